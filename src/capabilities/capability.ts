@@ -1,0 +1,100 @@
+import type { ExecutionCaller } from '../authorization/authorizer.js';
+
+/** Risk class of a capability; the default policy allows `read` only. */
+export type CapabilityRisk = 'read' | 'write' | 'destructive';
+
+/** One field of the limited input contract (not JSON Schema; spec §8 rule 6). */
+export interface CapabilityInputField {
+  type: 'string' | 'number' | 'boolean' | 'object' | 'array';
+  required: boolean;
+  description: string;
+}
+
+/** Structured logger handed to capabilities and middleware. */
+export interface ExecutionLogger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** What a capability receives besides its input. */
+export interface ExecutionContext {
+  readonly jobId: string;
+  readonly stepId: string;
+  readonly caller: ExecutionCaller | undefined;
+  readonly logger: ExecutionLogger;
+  /** Aborted when the step times out (TimeoutMiddleware); the runtime never cancels otherwise. */
+  readonly signal: AbortSignal;
+}
+
+/** A registered unit of work. Prefer `createCapability` over writing this by hand. */
+export interface Capability<Input = unknown, Output = unknown> {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  readonly risk: CapabilityRisk;
+  readonly inputSchema?: Readonly<Record<string, CapabilityInputField>>;
+  execute(input: Input, context: ExecutionContext): Output | Promise<Output>;
+}
+
+/** Public, detached description of a registered capability (spec §2.3). */
+export interface CapabilityDescriptor {
+  name: string;
+  version: string;
+  description: string;
+  risk: CapabilityRisk;
+  inputSchema: Record<string, CapabilityInputField>;
+}
+
+/** One invocation as middleware sees it. */
+export interface CapabilityExecution<Input = unknown> {
+  readonly input: Input;
+  readonly context: ExecutionContext;
+  readonly capability: {
+    readonly name: string;
+    readonly version: string;
+    readonly risk: CapabilityRisk;
+  };
+}
+
+/**
+ * Wraps an invocation. Call `next()` at most once (a second call fails the step); pass a new
+ * execution to change what inner layers see (TimeoutMiddleware passes a new signal).
+ */
+export interface CapabilityMiddleware {
+  execute(
+    execution: CapabilityExecution,
+    next: (execution?: CapabilityExecution) => Promise<unknown>,
+  ): unknown;
+}
+
+/** What `createCapability` takes. */
+export interface CapabilityDefinition<Input = unknown, Output = unknown> {
+  name: string;
+  version: string;
+  description: string;
+  risk: CapabilityRisk;
+  inputSchema?: Record<string, CapabilityInputField>;
+  /** Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal. */
+  timeoutMs?: number;
+  /** Innermost layers; lifecycle logging and timeout wrap them (API.md §5). */
+  middleware?: readonly CapabilityMiddleware[];
+  /** Logs start, completion and failure through `context.logger`. Default `true`. */
+  lifecycleLogging?: boolean;
+  execute(execution: { input: Input; context: ExecutionContext }): Output | Promise<Output>;
+}
+
+/** The `manifest` of a capability module: every capability it provides is listed by name. */
+export interface CapabilityModuleManifest {
+  name: string;
+  version: string;
+  capabilities: readonly string[];
+}
+
+/** What `runtime.use()` registers, atomically. */
+export interface CapabilityModule {
+  manifest: CapabilityModuleManifest;
+  // `execute` is a method, so a Capability<SomeInput> is assignable here (bivariant parameter).
+  capabilities: readonly Capability[];
+}

@@ -1,0 +1,100 @@
+import { createError } from '../errors/warrant-error.js';
+import { describeValue } from '../errors/describe-value.js';
+import type {
+  Capability,
+  CapabilityDefinition,
+  CapabilityExecution,
+  CapabilityInputField,
+  CapabilityMiddleware,
+  ExecutionContext,
+} from './capability.js';
+import { checkCapabilityShape } from './inventory.js';
+import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
+import { TimeoutMiddleware } from './timeout-middleware.js';
+
+const lifecycleLogging = new LifecycleLoggingMiddleware();
+
+function invalid(message: string): TypeError {
+  return createError(TypeError, 'CAPABILITY_DEFINITION_INVALID', message);
+}
+
+/**
+ * Builds a Capability from a definition. The middleware chain is composed here, once
+ * (STYLE.md rule 15): outermost lifecycle logging, then the timeout, then user middleware.
+ * @throws TypeError with code CAPABILITY_DEFINITION_INVALID when the definition is malformed.
+ */
+export function createCapability<Input = unknown, Output = unknown>(
+  definition: CapabilityDefinition<Input, Output>,
+): Capability<Input, Output> {
+  const shape = checkCapabilityShape(definition, 'createCapability()');
+  const { timeoutMs, middleware, lifecycleLogging: logging } = definition;
+  const label = `createCapability() ${JSON.stringify(shape.name)}`;
+  if (logging !== undefined && typeof logging !== 'boolean') {
+    throw invalid(`${label}: lifecycleLogging must be a boolean, got ${describeValue(logging)}`);
+  }
+  if (middleware !== undefined && !Array.isArray(middleware)) {
+    throw invalid(`${label}: middleware must be an array`);
+  }
+  const layers: CapabilityMiddleware[] = [];
+  if (logging !== false) layers.push(lifecycleLogging);
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw invalid(
+        `${label}: timeoutMs must be a positive finite number, got ${describeValue(timeoutMs)}`,
+      );
+    }
+    layers.push(new TimeoutMiddleware(timeoutMs));
+  }
+  for (const [index, layer] of (middleware ?? []).entries()) {
+    if (typeof layer !== 'object' || layer === null || typeof layer.execute !== 'function') {
+      throw invalid(
+        `${label}: middleware[${index}] must be an object with an execute(execution, next) method`,
+      );
+    }
+    layers.push(layer);
+  }
+  const run = shape.execute as unknown as CapabilityDefinition<Input, Output>['execute'];
+  const identity = Object.freeze({ name: shape.name, version: shape.version, risk: shape.risk });
+
+  const dispatch = async (index: number, execution: CapabilityExecution): Promise<unknown> => {
+    const layer = layers[index];
+    if (layer === undefined) {
+      return run.call(definition, { input: execution.input as Input, context: execution.context });
+    }
+    let called = false;
+    return layer.execute(execution, (override?: CapabilityExecution) => {
+      if (called) {
+        return Promise.reject(
+          createError(
+            Error,
+            'MIDDLEWARE_NEXT_CALLED_TWICE',
+            `Middleware of capability ${JSON.stringify(shape.name)} called next() more than once`,
+          ),
+        );
+      }
+      called = true;
+      return dispatch(index + 1, override ?? execution);
+    });
+  };
+
+  const inputSchema: Record<string, CapabilityInputField> = {};
+  for (const field of shape.schema) {
+    inputSchema[field.key] = Object.freeze({
+      type: field.type,
+      required: field.required,
+      description: field.description,
+    });
+  }
+
+  const capability: Capability<Input, Output> = {
+    name: shape.name,
+    version: shape.version,
+    description: shape.description,
+    risk: shape.risk,
+    inputSchema: Object.freeze(inputSchema),
+    execute(input: Input, context: ExecutionContext): Promise<Output> {
+      return dispatch(0, { input, context, capability: identity }) as Promise<Output>;
+    },
+  };
+  return Object.freeze(capability);
+}

@@ -1,0 +1,44 @@
+/**
+ * Introspection (spec §2.3, API.md §6): fresh, detached, mutable descriptors built from the
+ * frozen registration record on every call. Nothing is invoked and no event is published.
+ */
+import type { CapabilityDescriptor, CapabilityInputField } from './capability.js';
+import { capabilityInventory, type RegisteredCapability } from './inventory.js';
+
+function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
+  const inputSchema: Record<string, CapabilityInputField> = {};
+  for (const field of registered.schema) {
+    inputSchema[field.key] = {
+      type: field.type,
+      required: field.required,
+      description: field.description,
+    };
+  }
+  return {
+    name: registered.name,
+    version: registered.version,
+    description: registered.description,
+    risk: registered.risk,
+    inputSchema,
+  };
+}
+
+/** Every registered capability, in registration order. */
+export function listCapabilities(): CapabilityDescriptor[] {
+  const descriptors: CapabilityDescriptor[] = [];
+  for (const registered of capabilityInventory().values())
+    descriptors.push(toDescriptor(registered));
+  return descriptors;
+}
+
+/** Exact, case-sensitive lookup; a supplied version (even `''`) must match. Never throws. */
+export function describeCapability(
+  name: unknown,
+  version?: unknown,
+): CapabilityDescriptor | undefined {
+  if (typeof name !== 'string') return undefined;
+  const registered = capabilityInventory().get(name);
+  if (registered === undefined) return undefined;
+  if (version !== undefined && version !== registered.version) return undefined;
+  return toDescriptor(registered);
+}

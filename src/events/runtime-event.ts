@@ -1,0 +1,13 @@
+import type { JobEventType } from '../jobs/job.js';
+
+/** A job event as observers receive it (API.md §9). Not isolated from mutation (spec §6). */
+export interface RuntimeEvent {
+  readonly id: string;
+  readonly type: JobEventType;
+  readonly timestamp: string;
+  readonly jobId: string;
+  readonly stepId?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+export type RuntimeEventHandler = (event: RuntimeEvent) => void | Promise<void>;

@@ -1,0 +1,43 @@
+/**
+ * Warrant: a governed execution runtime. This file is the package's only public surface
+ * (API.md §2); it re-exports, and holds no logic.
+ * @module
+ */
+export { OperatorRuntime, operatorRuntime } from './runtime/operator-runtime.js';
+export type { OperatorRuntimeOptions, ExecutePlanOptions } from './runtime/operator-runtime.js';
+export { createCapability } from './capabilities/create-capability.js';
+export { TimeoutMiddleware } from './capabilities/timeout-middleware.js';
+export { LifecycleLoggingMiddleware } from './capabilities/lifecycle-logging-middleware.js';
+export { isPlanAdmissionError } from './plan/plan-admission-error.js';
+export type { PlanAdmissionIssue } from './plan/plan-admission-error.js';
+export type { ExecutionPlan, ExecutionStep, ResultReference } from './plan/execution-plan.js';
+export type {
+  Capability,
+  CapabilityRisk,
+  CapabilityInputField,
+  CapabilityDescriptor,
+  CapabilityDefinition,
+  CapabilityMiddleware,
+  CapabilityExecution,
+  CapabilityModule,
+  CapabilityModuleManifest,
+  ExecutionContext,
+  ExecutionLogger,
+} from './capabilities/capability.js';
+export type {
+  ExecutionAuthorizer,
+  CapabilityAuthorizationContext,
+  CapabilityAuthorizationDecision,
+  ExecutionCaller,
+} from './authorization/authorizer.js';
+export type {
+  Job,
+  JobStep,
+  JobStatus,
+  JobStepStatus,
+  JobOutcome,
+  JobEvent,
+  JobEventType,
+  JobListFilter,
+} from './jobs/job.js';
+export type { RuntimeEvent } from './events/runtime-event.js';

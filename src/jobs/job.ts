@@ -1,0 +1,98 @@
+/** The job record (API.md §8): the audit trail of one admitted plan. */
+
+export type JobStatus = 'created' | 'executing' | 'completed' | 'failed';
+export type JobStepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+export type JobOutcome = 'success' | 'failed';
+
+export type JobEventType =
+  | 'job.created'
+  | 'execution.started'
+  | 'capability.started'
+  | 'capability.completed'
+  | 'capability.denied'
+  | 'capability.failed'
+  | 'job.completed'
+  | 'job.failed';
+
+export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
+  'job.created',
+  'execution.started',
+  'capability.started',
+  'capability.completed',
+  'capability.denied',
+  'capability.failed',
+  'job.completed',
+  'job.failed',
+]);
+
+export interface JobEvent {
+  readonly id: string;
+  readonly jobId: string;
+  readonly type: JobEventType;
+  /** ISO 8601. */
+  readonly timestamp: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+export interface JobStep {
+  readonly id: string;
+  readonly capability: string;
+  readonly capabilityVersion?: string;
+  readonly input?: unknown;
+  readonly reason?: string;
+  readonly idempotencyKey?: string;
+  status: JobStepStatus;
+  readonly createdAt: string;
+  startedAt?: string;
+  completedAt?: string;
+  result?: unknown;
+  error?: string;
+}
+
+export interface Job {
+  readonly id: string;
+  readonly goal: string;
+  readonly planId?: string;
+  readonly idempotencyKey?: string;
+  readonly metadata?: unknown;
+  status: JobStatus;
+  outcome?: JobOutcome;
+  readonly createdAt: string;
+  updatedAt: string;
+  startedAt?: string;
+  completedAt?: string;
+  readonly steps: JobStep[];
+  /** One step: its result. Several: the array of step results. Set on success only. */
+  result?: unknown;
+  /** The failing step's error, on failure. */
+  error?: string;
+  readonly events: JobEvent[];
+}
+
+/** Filters of `runtime.listJobs()`; results are newest first. */
+export interface JobListFilter {
+  status?: JobStatus;
+  /** Jobs with at least one step bound to this capability name. */
+  capability?: string;
+  /** Exact goal (after trimming, as recorded). */
+  goal?: string;
+  /** At most this many jobs (a non-negative integer). */
+  limit?: number;
+}
+
+export function isFinished(job: Job): boolean {
+  return job.status === 'completed' || job.status === 'failed';
+}
+
+/** True when a job matches every given filter. Shared by stores that filter in memory. */
+export function matchesFilter(job: Job, filter: JobListFilter): boolean {
+  if (filter.status !== undefined && job.status !== filter.status) return false;
+  if (filter.goal !== undefined && job.goal !== filter.goal) return false;
+  if (
+    filter.capability !== undefined &&
+    !job.steps.some((step) => step.capability === filter.capability)
+  ) {
+    return false;
+  }
+  return true;
+}

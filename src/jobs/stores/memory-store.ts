@@ -1,0 +1,58 @@
+import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
+import type { JobChange, JobStore } from '../job-store.js';
+
+/**
+ * The default store: jobs in a Map, insertion (= creation) ordered. Bounded by `maxJobs`: when a
+ * job is created beyond the bound, the oldest FINISHED jobs are evicted; running jobs are kept.
+ * Jobs are held and returned by reference (no copying on the hot path).
+ */
+export class MemoryJobStore implements JobStore {
+  readonly #jobs = new Map<string, Job>();
+  readonly #maxJobs: number;
+
+  constructor(maxJobs: number) {
+    this.#maxJobs = maxJobs;
+  }
+
+  create(job: Job): void {
+    this.#jobs.set(job.id, job);
+    if (this.#jobs.size > this.#maxJobs) this.#evict();
+  }
+
+  update(_job: Job, _change: JobChange): void {
+    // The job object is the record; nothing to copy.
+  }
+
+  get(id: string): Job | undefined {
+    return this.#jobs.get(id);
+  }
+
+  list(filter: JobListFilter): Job[] {
+    const limit = filter.limit ?? Infinity;
+    const found: Job[] = [];
+    if (limit === 0) return found;
+    const all = [...this.#jobs.values()];
+    for (let index = all.length - 1; index >= 0; index--) {
+      const job = all[index] as Job;
+      if (!matchesFilter(job, filter)) continue;
+      found.push(job);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  close(): void {
+    this.#jobs.clear();
+  }
+
+  #evict(): void {
+    let excess = this.#jobs.size - this.#maxJobs;
+    for (const [id, job] of this.#jobs) {
+      if (excess <= 0) break;
+      if (isFinished(job)) {
+        this.#jobs.delete(id);
+        excess--;
+      }
+    }
+  }
+}

@@ -1,0 +1,248 @@
+import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
+import { defaultAuthorizer } from '../authorization/default-policy.js';
+import type {
+  CapabilityDescriptor,
+  CapabilityModule,
+  ExecutionLogger,
+} from '../capabilities/capability.js';
+import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
+import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
+import { describeThrown, describeValue } from '../errors/describe-value.js';
+import { createError } from '../errors/warrant-error.js';
+import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
+import type { RuntimeEventHandler } from '../events/runtime-event.js';
+import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
+import type { JobStore } from '../jobs/job-store.js';
+import { checkStoreOption, openStore } from '../jobs/open-store.js';
+import { admitPlan } from '../plan/admission.js';
+import { captureSubmission } from '../plan/capture.js';
+import type { ExecutionPlan } from '../plan/execution-plan.js';
+import { snapshotCaller } from './caller-snapshot.js';
+import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
+
+/** Options of `new OperatorRuntime()`. */
+export interface OperatorRuntimeOptions {
+  /** Decides every step. Default: reads allowed, writes and destructive work denied. */
+  authorizer?: ExecutionAuthorizer;
+  /** Where jobs are kept: `'memory'` (default). */
+  store?: string;
+  /** Bound of the memory store; oldest finished jobs are evicted first. Default 10000. */
+  maxJobs?: number;
+  /** Largest plan admitted (steps). Default 100000. */
+  maxPlanSteps?: number;
+  /** Logger handed to capabilities (`context.logger`). Default: silent. */
+  logger?: ExecutionLogger;
+  /** Told about observer throws and rejections. Default: a one-line console warning. */
+  onObserverError?: ObserverErrorHandler;
+}
+
+/** Options of one `executePlan` call. */
+export interface ExecutePlanOptions {
+  /** Who submits the plan; snapshotted (frozen) for the whole job. */
+  caller?: ExecutionCaller;
+}
+
+const silentLogger: ExecutionLogger = Object.freeze({
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+});
+
+const warnObserverError: ObserverErrorHandler = (error, event) => {
+  const message = describeThrown(error).replace(/\s+/g, ' ');
+  console.warn(`warrant: observer of ${event.type} failed (ignored): ${message}`);
+};
+
+function invalidOption(message: string): TypeError {
+  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
+}
+
+function positiveInteger(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidOption(`options.${name} must be a positive integer, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+function checkFilter(filter: unknown): JobListFilter {
+  if (filter === undefined) return {};
+  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+    throw createError(
+      TypeError,
+      'JOB_FILTER_INVALID',
+      `listJobs() filter must be an object, got ${describeValue(filter)}`,
+    );
+  }
+  const { status, capability, goal, limit } = filter as Record<string, unknown>;
+  for (const [name, value] of [
+    ['status', status],
+    ['capability', capability],
+    ['goal', goal],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'string') {
+      throw createError(
+        TypeError,
+        'JOB_FILTER_INVALID',
+        `listJobs() filter.${name} must be a string, got ${describeValue(value)}`,
+      );
+    }
+  }
+  if (
+    limit !== undefined &&
+    (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0)
+  ) {
+    throw createError(
+      TypeError,
+      'JOB_FILTER_INVALID',
+      `listJobs() filter.limit must be a non-negative integer, got ${describeValue(limit)}`,
+    );
+  }
+  return filter as JobListFilter;
+}
+
+/**
+ * Admits and runs plans under governance, and answers what is registered. A facade over the
+ * plan admission, the step executor, the job store and the observer bus (ARCHITECTURE.md).
+ */
+export class OperatorRuntime {
+  readonly #authorizer: ExecutionAuthorizer;
+  readonly #storeOption: string | undefined;
+  readonly #maxJobs: number;
+  readonly #maxPlanSteps: number;
+  readonly #logger: ExecutionLogger;
+  readonly #bus: EventBus;
+  // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
+  readonly #signal = new AbortController().signal;
+  #store: JobStore | undefined;
+  #closed = false;
+
+  /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
+  constructor(options: OperatorRuntimeOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw invalidOption(
+        `OperatorRuntime options must be an object, got ${describeValue(options)}`,
+      );
+    }
+    const { authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError } = options;
+    if (
+      authorizer !== undefined &&
+      (typeof authorizer !== 'object' ||
+        authorizer === null ||
+        typeof authorizer.authorize !== 'function')
+    ) {
+      throw invalidOption('options.authorizer must be an object with an authorize(context) method');
+    }
+    if (logger !== undefined) {
+      for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+        if (typeof logger?.[level] !== 'function')
+          throw invalidOption(`options.logger must have a ${level}() method`);
+      }
+    }
+    if (onObserverError !== undefined && typeof onObserverError !== 'function') {
+      throw invalidOption('options.onObserverError must be a function');
+    }
+    checkStoreOption(store);
+    this.#authorizer = authorizer ?? defaultAuthorizer;
+    this.#storeOption = store;
+    this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
+    this.#maxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
+    this.#logger = logger ?? silentLogger;
+    this.#bus = new EventBus(onObserverError ?? warnObserverError);
+  }
+
+  /**
+   * Registers a module's capabilities in the process-global inventory, all or none.
+   * @throws TypeError with CAPABILITY_MODULE_INVALID, CAPABILITY_DEFINITION_INVALID or
+   * CAPABILITY_ALREADY_REGISTERED; nothing of the module is registered then.
+   */
+  use(module: CapabilityModule): this {
+    registerModule(module);
+    return this;
+  }
+
+  /** Every registered capability, in registration order, as fresh detached descriptors. */
+  listCapabilities(): CapabilityDescriptor[] {
+    return listCapabilities();
+  }
+
+  /** The descriptor of `name` (exact), or undefined when unknown or `version` differs. */
+  describeCapability(name: string, version?: string): CapabilityDescriptor | undefined {
+    return describeCapability(name, version);
+  }
+
+  /**
+   * Captures, admits and runs a plan; resolves with the job, failed or completed.
+   * @throws PlanAdmissionError (PLAN_ADMISSION_REJECTED) before any job exists when the plan is
+   * refused; TypeError (EXECUTE_OPTIONS_INVALID) for bad options; JOB_STORE_FAILED when the
+   * store fails; RUNTIME_CLOSED after `close()`.
+   */
+  async executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = {}): Promise<Job> {
+    const dependencies = this.#dependencies();
+    if (typeof options !== 'object' || options === null) {
+      throw createError(
+        TypeError,
+        'EXECUTE_OPTIONS_INVALID',
+        `executePlan() options must be an object, got ${describeValue(options)}`,
+      );
+    }
+    const caller = snapshotCaller(options.caller);
+    const submission = captureSubmission(plan, this.#maxPlanSteps);
+    const inventory = capabilityInventory();
+    const admitted = admitPlan(submission, (name) => inventory.get(name));
+    return executeAdmittedPlan(admitted, caller, dependencies);
+  }
+
+  /**
+   * Observes job events of one type, or all with `'*'`. Returns an idempotent unsubscribe.
+   * @throws TypeError (SUBSCRIPTION_INVALID) for an unknown type or a non-function handler.
+   */
+  subscribe(type: JobEventType | '*', handler: RuntimeEventHandler): () => void {
+    return this.#bus.subscribe(type, handler);
+  }
+
+  /** The job with this id, or undefined. */
+  async getJob(id: string): Promise<Job | undefined> {
+    if (typeof id !== 'string') return undefined;
+    return this.#openStore().get(id);
+  }
+
+  /**
+   * Jobs, newest first, filtered by status, capability and goal, at most `limit`.
+   * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
+   */
+  async listJobs(filter?: JobListFilter): Promise<Job[]> {
+    return this.#openStore().list(checkFilter(filter));
+  }
+
+  /** Releases the store. Later `executePlan` calls reject with RUNTIME_CLOSED. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const store = this.#store;
+    this.#store = undefined;
+    if (store !== undefined) await store.close();
+  }
+
+  #openStore(): JobStore {
+    if (this.#closed) {
+      throw createError(Error, 'RUNTIME_CLOSED', 'This OperatorRuntime is closed');
+    }
+    this.#store ??= openStore(this.#storeOption, { maxJobs: this.#maxJobs });
+    return this.#store;
+  }
+
+  #dependencies(): ExecutorDependencies {
+    return {
+      store: this.#openStore(),
+      bus: this.#bus,
+      authorizer: this.#authorizer,
+      logger: this.#logger,
+      signal: this.#signal,
+    };
+  }
+}
+
+/** A default runtime instance with default options; inert until first used. */
+export const operatorRuntime = new OperatorRuntime();
