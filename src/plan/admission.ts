@@ -40,34 +40,53 @@ export const DEFAULT_GOAL = 'External execution plan';
 type Lookup = (name: string) => RegisteredCapability | undefined;
 type Issue = PlanAdmissionIssue;
 
-function unreadable(field: string, read: CapturedField, stepLabel?: string): string {
+function unreadable(field: string, read: CapturedField, label: string): string {
   const error = read.ok ? undefined : read.error;
-  return `${stepLabel === undefined ? 'plan' : stepLabel}: ${field} could not be read (${describeThrown(error)})`;
+  return `${label}: ${field} could not be read (${describeThrown(error)})`;
+}
+
+/** Records one issue; objects are built only when something is wrong (admission hot path). */
+function report(
+  issues: Issue[],
+  code: Issue['code'],
+  message: string,
+  field: string | undefined,
+  stepIndex?: number,
+  stepId?: string,
+): void {
+  const issue: { -readonly [K in keyof Issue]: Issue[K] } = { code, message };
+  if (stepIndex !== undefined) issue.stepIndex = stepIndex;
+  if (stepId !== undefined) issue.stepId = stepId;
+  if (field !== undefined) issue.field = field;
+  issues.push(issue);
 }
 
 function optionalString(
   read: CapturedField,
   field: string,
   issues: Issue[],
-  step?: { label: string; index: number; id?: string },
+  label: string,
+  stepIndex?: number,
+  stepId?: string,
 ): string | undefined {
   if (!read.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable(field, read, step?.label),
-      field,
-      ...(step && { stepIndex: step.index }),
-    });
+    report(issues, 'INVALID_PLAN', unreadable(field, read, label), field, stepIndex, stepId);
     return undefined;
   }
   if (read.value === undefined || typeof read.value === 'string') return read.value;
-  issues.push({
-    code: 'INVALID_PLAN',
-    message: `${step?.label ?? 'plan'}: ${field} must be a string when present, got ${describeValue(read.value)}`,
+  report(
+    issues,
+    'INVALID_PLAN',
+    `${label}: ${field} must be a string when present, got ${describeValue(read.value)}`,
     field,
-    ...(step && { stepIndex: step.index, ...(step.id !== undefined && { stepId: step.id }) }),
-  });
+    stepIndex,
+    stepId,
+  );
   return undefined;
+}
+
+function isReference(value: unknown): boolean {
+  return referenceText(value) !== undefined;
 }
 
 function admitStep(
@@ -81,149 +100,148 @@ function admitStep(
     const message = step.readFailure
       ? `steps[${index}] could not be read (${describeThrown(step.readFailure.error)})`
       : `steps[${index}] must be an object`;
-    issues.push({ code: 'INVALID_PLAN', message, stepIndex: index });
+    report(issues, 'INVALID_PLAN', message, undefined, index);
     return undefined;
   }
   const before = issues.length;
-  const base = { stepIndex: index };
   // Step id: a non-empty string, unique within the plan by exact equality.
   let id: string | undefined;
   if (!step.id.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable('id', step.id, `steps[${index}]`),
-      field: 'id',
-      ...base,
-    });
+    report(issues, 'INVALID_PLAN', unreadable('id', step.id, `steps[${index}]`), 'id', index);
   } else if (typeof step.id.value !== 'string' || step.id.value === '') {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: `steps[${index}]: id must be a non-empty string, got ${describeValue(step.id.value)}`,
-      field: 'id',
-      ...base,
-    });
+    report(
+      issues,
+      'INVALID_PLAN',
+      `steps[${index}]: id must be a non-empty string, got ${describeValue(step.id.value)}`,
+      'id',
+      index,
+    );
   } else {
     id = step.id.value;
   }
   const label = id === undefined ? `steps[${index}]` : `steps[${index}] ${JSON.stringify(id)}`;
-  const at = id === undefined ? base : { ...base, stepId: id };
   if (id !== undefined) {
     const first = idIndex.get(id);
     if (first !== undefined && first !== index) {
-      issues.push({
-        code: 'DUPLICATE_STEP_ID',
-        message: `${label}: id is already used by steps[${first}]; step ids must be unique within a plan`,
-        field: 'id',
-        ...at,
-      });
+      report(
+        issues,
+        'DUPLICATE_STEP_ID',
+        `${label}: id is already used by steps[${first}]; step ids must be unique within a plan`,
+        'id',
+        index,
+        id,
+      );
     }
   }
   // Capability binding and the optional exact version.
   let registered: RegisteredCapability | undefined;
-  if (!step.capability.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable('capability', step.capability, label),
-      field: 'capability',
-      ...at,
-    });
-  } else if (typeof step.capability.value !== 'string') {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: `${label}: capability must be a string, got ${describeValue(step.capability.value)}`,
-      field: 'capability',
-      ...at,
-    });
+  const capability = step.capability;
+  if (!capability.ok) {
+    report(
+      issues,
+      'INVALID_PLAN',
+      unreadable('capability', capability, label),
+      'capability',
+      index,
+      id,
+    );
+  } else if (typeof capability.value !== 'string') {
+    report(
+      issues,
+      'INVALID_PLAN',
+      `${label}: capability must be a string, got ${describeValue(capability.value)}`,
+      'capability',
+      index,
+      id,
+    );
   } else {
-    registered = lookup(step.capability.value);
+    registered = lookup(capability.value);
     if (registered === undefined) {
-      issues.push({
-        code: 'UNKNOWN_CAPABILITY',
-        message: `${label}: capability ${describeValue(step.capability.value)} is not registered`,
-        field: 'capability',
-        ...at,
-      });
+      report(
+        issues,
+        'UNKNOWN_CAPABILITY',
+        `${label}: capability ${describeValue(capability.value)} is not registered`,
+        'capability',
+        index,
+        id,
+      );
     }
   }
   let capabilityVersion: string | undefined;
-  if (!step.capabilityVersion.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable('capabilityVersion', step.capabilityVersion, label),
-      field: 'capabilityVersion',
-      ...at,
-    });
-  } else if (step.capabilityVersion.value !== undefined) {
+  const version = step.capabilityVersion;
+  if (!version.ok) {
+    report(
+      issues,
+      'INVALID_PLAN',
+      unreadable('capabilityVersion', version, label),
+      'capabilityVersion',
+      index,
+      id,
+    );
+  } else if (version.value !== undefined) {
     // API.md §3: any supplied string, including '', must equal the registered version.
-    if (typeof step.capabilityVersion.value !== 'string') {
-      issues.push({
-        code: 'INVALID_PLAN',
-        message: `${label}: capabilityVersion must be a string when present, got ${describeValue(step.capabilityVersion.value)}`,
-        field: 'capabilityVersion',
-        ...at,
-      });
+    if (typeof version.value !== 'string') {
+      report(
+        issues,
+        'INVALID_PLAN',
+        `${label}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
+        'capabilityVersion',
+        index,
+        id,
+      );
     } else {
-      capabilityVersion = step.capabilityVersion.value;
+      capabilityVersion = version.value;
       if (registered !== undefined && capabilityVersion !== registered.version) {
-        issues.push({
-          code: 'CAPABILITY_VERSION_MISMATCH',
-          message: `${label}: capabilityVersion ${JSON.stringify(capabilityVersion)} does not match registered version ${JSON.stringify(registered.version)} of ${JSON.stringify(registered.name)}`,
-          field: 'capabilityVersion',
-          ...at,
-        });
+        report(
+          issues,
+          'CAPABILITY_VERSION_MISMATCH',
+          `${label}: capabilityVersion ${JSON.stringify(capabilityVersion)} does not match registered version ${JSON.stringify(registered.version)} of ${JSON.stringify(registered.name)}`,
+          'capabilityVersion',
+          index,
+          id,
+        );
       }
     }
   }
-  const stepInfo = { label, index, ...(id !== undefined && { id }) };
-  const reason = optionalString(step.reason, 'reason', issues, stepInfo);
-  const idempotencyKey = optionalString(step.idempotencyKey, 'idempotencyKey', issues, stepInfo);
+  const reason = optionalString(step.reason, 'reason', issues, label, index, id);
+  const idempotencyKey = optionalString(
+    step.idempotencyKey,
+    'idempotencyKey',
+    issues,
+    label,
+    index,
+    id,
+  );
   // Input: references first (they are exempt from the field check until resolved), then fields.
   let input: unknown;
-  const references: LocatedReference[] = [];
+  let references: LocatedReference[] | undefined;
   if (!step.input.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable('input', step.input, label),
-      field: 'input',
-      ...at,
-    });
+    report(issues, 'INVALID_PLAN', unreadable('input', step.input, label), 'input', index, id);
   } else {
     input = step.input.value;
     try {
       collectReferences(input, (text, path) => {
-        const field = ['input', ...path].join('.');
+        const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
         const parsed = parseReference(text, index, idIndex);
         if ('code' in parsed)
-          issues.push({
-            code: parsed.code,
-            message: `${label}: ${field}: ${parsed.message}`,
-            field,
-            ...at,
-          });
-        else references.push({ ...parsed, path });
+          report(issues, parsed.code, `${label}: ${field}: ${parsed.message}`, field, index, id);
+        else (references ??= []).push({ ...parsed, path });
       });
-      const rootIsReference = references.length === 1 && references[0]?.path.length === 0;
-      if (registered !== undefined && !rootIsReference && referenceText(input) === undefined) {
-        for (const problem of checkInput(
-          input,
-          registered.schema,
-          (value) => referenceText(value) !== undefined,
-        )) {
-          issues.push({
-            code: problem.code,
-            message: `${label}: ${problem.message}`,
-            field: problem.field,
-            ...at,
-          });
+      // A reference as the whole input is checked once resolved, at step time.
+      if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {
+        for (const problem of checkInput(input, registered.schema, isReference)) {
+          report(issues, problem.code, `${label}: ${problem.message}`, problem.field, index, id);
         }
       }
     } catch (error) {
-      issues.push({
-        code: 'INVALID_PLAN',
-        message: `${label}: input could not be read (${describeThrown(error)})`,
-        field: 'input',
-        ...at,
-      });
+      report(
+        issues,
+        'INVALID_PLAN',
+        `${label}: input could not be read (${describeThrown(error)})`,
+        'input',
+        index,
+        id,
+      );
     }
   }
   if (issues.length !== before || id === undefined || registered === undefined) return undefined;
@@ -235,9 +253,11 @@ function admitStep(
     input,
     reason,
     idempotencyKey,
-    references,
+    references: references ?? NO_REFERENCES,
   };
 }
+
+const NO_REFERENCES: readonly LocatedReference[] = Object.freeze([]);
 
 /** Validates a captured submission; returns the admitted plan or throws PlanAdmissionError. */
 export function admitPlan(submission: CapturedSubmission, lookup: Lookup): AdmittedPlan {
@@ -246,45 +266,37 @@ export function admitPlan(submission: CapturedSubmission, lookup: Lookup): Admit
     throw new PlanAdmissionError([{ code: 'INVALID_PLAN', message: 'plan must be an object' }]);
   }
   if (!submission.version.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable('version', submission.version),
-      field: 'version',
-    });
+    report(issues, 'INVALID_PLAN', unreadable('version', submission.version, 'plan'), 'version');
   } else if (submission.version.value !== '1.0') {
-    issues.push({
-      code: 'UNSUPPORTED_PLAN_VERSION',
-      message: `plan: version must be "1.0", got ${describeValue(submission.version.value)}`,
-      field: 'version',
-    });
+    const got = describeValue(submission.version.value);
+    report(
+      issues,
+      'UNSUPPORTED_PLAN_VERSION',
+      `plan: version must be "1.0", got ${got}`,
+      'version',
+    );
   }
-  const planId = optionalString(submission.id, 'id', issues);
-  const goalText = optionalString(submission.goal, 'goal', issues);
-  const idempotencyKey = optionalString(submission.idempotencyKey, 'idempotencyKey', issues);
+  const planId = optionalString(submission.id, 'id', issues, 'plan');
+  const goalText = optionalString(submission.goal, 'goal', issues, 'plan');
+  const idempotencyKey = optionalString(
+    submission.idempotencyKey,
+    'idempotencyKey',
+    issues,
+    'plan',
+  );
   if (!submission.metadata.ok) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: unreadable('metadata', submission.metadata),
-      field: 'metadata',
-    });
+    report(issues, 'INVALID_PLAN', unreadable('metadata', submission.metadata, 'plan'), 'metadata');
   }
   const { stepsField } = submission;
   if (!stepsField.ok) {
-    issues.push({ code: 'INVALID_PLAN', message: unreadable('steps', stepsField), field: 'steps' });
+    report(issues, 'INVALID_PLAN', unreadable('steps', stepsField, 'plan'), 'steps');
   } else if (!Array.isArray(stepsField.value)) {
-    issues.push({
-      code: 'INVALID_PLAN',
-      message: `plan: steps must be an array, got ${describeValue(stepsField.value)}`,
-      field: 'steps',
-    });
+    const got = describeValue(stepsField.value);
+    report(issues, 'INVALID_PLAN', `plan: steps must be an array, got ${got}`, 'steps');
   } else if (submission.stepsProblem !== undefined) {
-    issues.push({ code: 'INVALID_PLAN', message: submission.stepsProblem, field: 'steps' });
+    report(issues, 'INVALID_PLAN', submission.stepsProblem, 'steps');
   } else if (submission.steps.length === 0) {
-    issues.push({
-      code: 'EMPTY_PLAN',
-      message: 'plan: steps must contain at least one step',
-      field: 'steps',
-    });
+    report(issues, 'EMPTY_PLAN', 'plan: steps must contain at least one step', 'steps');
   }
   // First occurrence of each usable id: references and duplicates are judged against it.
   const idIndex = new Map<string, number>();

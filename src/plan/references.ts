@@ -34,12 +34,19 @@ const RESULT = '.result';
  * whose ONLY own key is `$ref`, held as an own string data property (a getter does not count).
  */
 export function referenceText(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const keys = Reflect.ownKeys(value);
-  if (keys.length !== 1 || keys[0] !== '$ref') return undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  // The descriptor first: most values have no `$ref`, and this allocates nothing for them.
   const descriptor = Reflect.getOwnPropertyDescriptor(value, '$ref');
-  if (descriptor === undefined || !('value' in descriptor)) return undefined;
-  return typeof descriptor.value === 'string' ? descriptor.value : undefined;
+  if (
+    descriptor === undefined ||
+    !('value' in descriptor) ||
+    typeof descriptor.value !== 'string'
+  ) {
+    return undefined;
+  }
+  if (Array.isArray(value)) return undefined;
+  const keys = Reflect.ownKeys(value);
+  return keys.length === 1 ? descriptor.value : undefined;
 }
 
 /**

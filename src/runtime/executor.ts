@@ -12,6 +12,7 @@ import { checkInput } from '../capabilities/input-schema.js';
 import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { EventBus } from '../events/event-bus.js';
+import { isoNow as now } from '../jobs/clock.js';
 import type { Job, JobEvent, JobEventType, JobStep } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
@@ -48,31 +49,50 @@ class JobRun {
     this.#deps = deps;
   }
 
-  /** Appends an event to the job; the caller persists it, then publishes it. */
+  /**
+   * Appends an event to the job; the caller persists it, then publishes it. Event ids are
+   * `<jobId>:<sequence>`: unique across jobs, ordered within one, and free of a random draw.
+   */
   event(type: JobEventType, timestamp: string, data?: Record<string, unknown>): JobEvent {
-    const event: JobEvent = {
-      id: randomUUID(),
-      jobId: this.#job.id,
+    const job = this.#job;
+    const event: { -readonly [K in keyof JobEvent]: JobEvent[K] } = {
+      id: `${job.id}:${job.events.length + 1}`,
+      jobId: job.id,
       type,
       timestamp,
-      ...(data !== undefined && { data }),
     };
+    if (data !== undefined) event.data = data;
     this.#job.events.push(event);
     return event;
   }
 
-  /** Persists one change, then publishes its events in order (observers see recorded state). */
-  async commit(change: JobChange): Promise<void> {
+  /**
+   * Persists one change, then publishes its events in order (observers see recorded state).
+   * Returns undefined when nothing had to be awaited (synchronous store, no observer), so the
+   * common path allocates no promise.
+   */
+  commit(change: JobChange): Promise<void> | undefined {
+    let written: void | Promise<void>;
     try {
-      const written = this.#deps.store.update(this.#job, change);
-      if (written !== undefined) await written;
+      written = this.#deps.store.update(this.#job, change);
     } catch (error) {
       throw storeFailure(error);
     }
-    await this.publish(change.events);
+    if (written === undefined) return this.publish(change.events);
+    return written.then(
+      () => this.publish(change.events),
+      (error: unknown) => {
+        throw storeFailure(error);
+      },
+    );
   }
 
-  async publish(events: readonly JobEvent[]): Promise<void> {
+  publish(events: readonly JobEvent[]): Promise<void> | undefined {
+    if (this.#deps.bus.idle) return undefined;
+    return this.#publishInOrder(events);
+  }
+
+  async #publishInOrder(events: readonly JobEvent[]): Promise<void> {
     for (const event of events) {
       const delivered = this.#deps.bus.publish(event);
       if (delivered !== undefined) await delivered;
@@ -80,33 +100,35 @@ class JobRun {
   }
 }
 
-function now(): string {
-  return new Date().toISOString();
-}
-
 function createJob(plan: AdmittedPlan, timestamp: string): Job {
-  const steps: JobStep[] = plan.steps.map((step) => ({
-    id: step.id,
-    capability: step.capability.name,
-    ...(step.capabilityVersion !== undefined && { capabilityVersion: step.capabilityVersion }),
-    ...(step.input !== undefined && { input: step.input }),
-    ...(step.reason !== undefined && { reason: step.reason }),
-    ...(step.idempotencyKey !== undefined && { idempotencyKey: step.idempotencyKey }),
-    status: 'pending',
-    createdAt: timestamp,
-  }));
-  return {
+  // Optional keys are set only when present (plain assignments: spreads were measurably slower).
+  type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+  const steps: JobStep[] = plan.steps.map((step) => {
+    const record: Mutable<JobStep> = {
+      id: step.id,
+      capability: step.capability.name,
+      status: 'pending',
+      createdAt: timestamp,
+    };
+    if (step.capabilityVersion !== undefined) record.capabilityVersion = step.capabilityVersion;
+    if (step.input !== undefined) record.input = step.input;
+    if (step.reason !== undefined) record.reason = step.reason;
+    if (step.idempotencyKey !== undefined) record.idempotencyKey = step.idempotencyKey;
+    return record;
+  });
+  const job: Mutable<Job> = {
     id: randomUUID(),
     goal: plan.goal,
-    ...(plan.id !== undefined && { planId: plan.id }),
-    ...(plan.idempotencyKey !== undefined && { idempotencyKey: plan.idempotencyKey }),
-    ...(plan.metadata !== undefined && { metadata: plan.metadata }),
     status: 'created',
     createdAt: timestamp,
     updatedAt: timestamp,
     steps,
     events: [],
   };
+  if (plan.id !== undefined) job.planId = plan.id;
+  if (plan.idempotencyKey !== undefined) job.idempotencyKey = plan.idempotencyKey;
+  if (plan.metadata !== undefined) job.metadata = plan.metadata;
+  return job;
 }
 
 type StepOutcome =
@@ -187,12 +209,13 @@ async function runStep(
   jobStep.startedAt = startedAt;
   job.updatedAt = startedAt;
   // The "started" record is durable before the capability runs (API.md §10).
-  await run.commit({
+  const recorded = run.commit({
     step: step.index,
     events: [
       run.event('capability.started', startedAt, { stepId: step.id, capability: capability.name }),
     ],
   });
+  if (recorded !== undefined) await recorded;
   const context: ExecutionContext = {
     jobId: job.id,
     stepId: step.id,
@@ -231,13 +254,15 @@ export async function executeAdmittedPlan(
   } catch (error) {
     throw storeFailure(error);
   }
-  await run.publish([created]);
+  let pending = run.publish([created]);
+  if (pending !== undefined) await pending;
 
   const startedAt = now();
   job.status = 'executing';
   job.startedAt = startedAt;
   job.updatedAt = startedAt;
-  await run.commit({ events: [run.event('execution.started', startedAt)] });
+  pending = run.commit({ events: [run.event('execution.started', startedAt)] });
+  if (pending !== undefined) await pending;
 
   const results: unknown[] = [];
   for (const step of plan.steps) {
@@ -250,7 +275,7 @@ export async function executeAdmittedPlan(
       jobStep.status = 'completed';
       jobStep.result = outcome.result;
       results.push(outcome.result);
-      await run.commit({
+      pending = run.commit({
         step: step.index,
         events: [
           run.event('capability.completed', endedAt, {
@@ -259,6 +284,7 @@ export async function executeAdmittedPlan(
           }),
         ],
       });
+      if (pending !== undefined) await pending;
       continue;
     }
     jobStep.status = 'failed';
@@ -271,13 +297,14 @@ export async function executeAdmittedPlan(
     job.error = outcome.error;
     job.completedAt = endedAt;
     // One write for the step failure and the job failure: both land, or neither.
-    await run.commit({
+    pending = run.commit({
       step: step.index,
       events: [
         run.event(outcome.type, endedAt, outcome.data),
         run.event('job.failed', endedAt, { error: outcome.error }),
       ],
     });
+    if (pending !== undefined) await pending;
     return job;
   }
   const completedAt = now();
@@ -286,8 +313,9 @@ export async function executeAdmittedPlan(
   job.result = results.length === 1 ? results[0] : results;
   job.completedAt = completedAt;
   job.updatedAt = completedAt;
-  await run.commit({
+  pending = run.commit({
     events: [run.event('job.completed', completedAt, { stepCount: job.steps.length })],
   });
+  if (pending !== undefined) await pending;
   return job;
 }

@@ -116,6 +116,7 @@ export class OperatorRuntime {
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
   readonly #signal = new AbortController().signal;
   #store: JobStore | undefined;
+  #dependencies: ExecutorDependencies | undefined;
   #closed = false;
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
@@ -179,7 +180,7 @@ export class OperatorRuntime {
    * store fails; RUNTIME_CLOSED after `close()`.
    */
   async executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = {}): Promise<Job> {
-    const dependencies = this.#dependencies();
+    const dependencies = this.#executorDependencies();
     if (typeof options !== 'object' || options === null) {
       throw createError(
         TypeError,
@@ -233,14 +234,18 @@ export class OperatorRuntime {
     return this.#store;
   }
 
-  #dependencies(): ExecutorDependencies {
-    return {
-      store: this.#openStore(),
-      bus: this.#bus,
-      authorizer: this.#authorizer,
-      logger: this.#logger,
-      signal: this.#signal,
-    };
+  #executorDependencies(): ExecutorDependencies {
+    const store = this.#openStore();
+    if (this.#dependencies?.store !== store) {
+      this.#dependencies = {
+        store,
+        bus: this.#bus,
+        authorizer: this.#authorizer,
+        logger: this.#logger,
+        signal: this.#signal,
+      };
+    }
+    return this.#dependencies;
   }
 }
 

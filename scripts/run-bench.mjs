@@ -1,0 +1,23 @@
+// Runs every bench/**/*.bench.ts in its own process (one workload per process, as
+// better-sqlite3's benchmark does) and prints their markdown tables. Never part of `npm test`.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return find(path);
+    return entry.name.endsWith('.bench.ts') ? [path] : [];
+  });
+}
+
+const only = process.argv.slice(2);
+const files = (only.length > 0 ? only : find('bench')).sort();
+let failed = 0;
+for (const file of files) {
+  console.log(`\n<!-- ${file} -->`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit' });
+  if (result.status !== 0) failed++;
+}
+process.exit(failed === 0 ? 0 : 1);

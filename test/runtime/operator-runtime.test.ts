@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { OperatorRuntime, operatorRuntime } from '../../src/index.js';
+import { register, runtimeWith } from '../support/runtime-fixtures.js';
+
+describe('new OperatorRuntime(options)', () => {
+  it('rejects malformed options with RUNTIME_OPTIONS_INVALID', () => {
+    const bad: unknown[] = [
+      null,
+      { authorizer: {} },
+      { authorizer: { authorize: 'yes' } },
+      { store: 'redis://x' },
+      { store: 42 },
+      { maxJobs: 0 },
+      { maxJobs: 1.5 },
+      { maxPlanSteps: -1 },
+      { logger: { info() {} } },
+      { onObserverError: 'x' },
+    ];
+    for (const options of bad) {
+      assert.throws(() => new OperatorRuntime(options as never), {
+        name: 'TypeError',
+        code: 'RUNTIME_OPTIONS_INVALID',
+      });
+    }
+  });
+
+  it('exports an inert default instance', async () => {
+    assert.ok(operatorRuntime instanceof OperatorRuntime);
+    assert.equal(await operatorRuntime.getJob('missing'), undefined);
+  });
+
+  it('use() returns the runtime for chaining', () => {
+    const runtime = runtimeWith();
+    const name = `chain.${process.pid}`;
+    const returned = runtime.use({
+      manifest: { name: 'chain', version: '1', capabilities: [name] },
+      capabilities: [{ name, version: '1', description: 'd', risk: 'read', execute: () => 1 }],
+    });
+    assert.equal(returned, runtime);
+  });
+
+  it('passes the configured logger to capabilities', async () => {
+    const lines: string[] = [];
+    const logger = {
+      debug: (message: string) => lines.push(`debug ${message}`),
+      info: (message: string) => lines.push(`info ${message}`),
+      warn: (message: string) => lines.push(`warn ${message}`),
+      error: (message: string) => lines.push(`error ${message}`),
+    };
+    const runtime = runtimeWith({ logger });
+    const [name] = register(runtime, {
+      execute: ({ context }) => {
+        context.logger.info('inside');
+      },
+    });
+    await runtime.executePlan({ version: '1.0', steps: [{ id: 'x', capability: name as string }] });
+    assert.deepEqual(lines, ['info inside']);
+  });
+
+  it('rejects executePlan() options that are not an object, and a malformed caller, with EXECUTE_OPTIONS_INVALID', async () => {
+    const runtime = runtimeWith();
+    const [name] = register(runtime, { execute: () => 1 });
+    const plan = { version: '1.0' as const, steps: [{ id: 'x', capability: name as string }] };
+    await assert.rejects(runtime.executePlan(plan, null as never), {
+      code: 'EXECUTE_OPTIONS_INVALID',
+    });
+    await assert.rejects(runtime.executePlan(plan, { caller: 'root' as never }), {
+      code: 'EXECUTE_OPTIONS_INVALID',
+    });
+    assert.deepEqual(await runtime.listJobs(), []);
+  });
+});
+
+describe('OperatorRuntime#getJob() and #listJobs()', () => {
+  it('returns jobs by id, newest first, filtered by status, capability and goal, limited', async () => {
+    const runtime = runtimeWith();
+    const [read, write] = register(
+      runtime,
+      { execute: () => 1 },
+      { risk: 'write', execute: () => 2 },
+    );
+    const first = await runtime.executePlan({
+      version: '1.0',
+      goal: ' first ',
+      steps: [{ id: 'a', capability: read as string }],
+    });
+    const second = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'b', capability: write as string }],
+    });
+    const third = await runtime.executePlan({
+      version: '1.0',
+      goal: 'third',
+      steps: [{ id: 'c', capability: read as string }],
+    });
+    assert.equal(await runtime.getJob(first.id), first);
+    assert.equal(await runtime.getJob('nope'), undefined);
+    assert.equal(first.goal, 'first');
+    assert.equal(second.goal, 'External execution plan');
+    const ids = (jobs: { id: string }[]) => jobs.map((job) => job.id);
+    assert.deepEqual(ids(await runtime.listJobs()), [third.id, second.id, first.id]);
+    assert.deepEqual(ids(await runtime.listJobs({ status: 'failed' })), [second.id]);
+    assert.deepEqual(ids(await runtime.listJobs({ capability: read as string })), [
+      third.id,
+      first.id,
+    ]);
+    assert.deepEqual(ids(await runtime.listJobs({ goal: 'first' })), [first.id]);
+    assert.deepEqual(ids(await runtime.listJobs({ limit: 2 })), [third.id, second.id]);
+    assert.deepEqual(await runtime.listJobs({ limit: 0 }), []);
+  });
+
+  it('rejects a malformed filter with JOB_FILTER_INVALID', async () => {
+    const runtime = runtimeWith();
+    for (const filter of [null, 'x', { limit: -1 }, { limit: 1.5 }, { status: 3 }]) {
+      await assert.rejects(runtime.listJobs(filter as never), { code: 'JOB_FILTER_INVALID' });
+    }
+  });
+
+  it('keeps at most maxJobs jobs in memory, evicting the oldest finished first', async () => {
+    const runtime = runtimeWith({ maxJobs: 3 });
+    const [name] = register(runtime, { execute: () => 1 });
+    const jobs = [];
+    for (let index = 0; index < 5; index++) {
+      jobs.push(
+        await runtime.executePlan({
+          version: '1.0',
+          steps: [{ id: 'x', capability: name as string }],
+        }),
+      );
+    }
+    const listed = await runtime.listJobs();
+    assert.deepEqual(
+      listed.map((job) => job.id),
+      [jobs[4]?.id, jobs[3]?.id, jobs[2]?.id],
+    );
+    assert.equal(await runtime.getJob(jobs[0]?.id as string), undefined);
+  });
+
+  it('keeps a running job even when it is the oldest beyond maxJobs', async () => {
+    const runtime = runtimeWith({ maxJobs: 1 });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const [slow, fast] = register(runtime, { execute: () => gate }, { execute: () => 1 });
+    const running = runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 's', capability: slow as string }],
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const done = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'f', capability: fast as string }],
+    });
+    const [runningJob] = await runtime.listJobs({ status: 'executing' });
+    assert.ok(runningJob, 'the executing job was not evicted');
+    assert.equal(await runtime.getJob(done.id), done);
+    release();
+    assert.equal((await running).status, 'completed');
+  });
+});
+
+describe('OperatorRuntime#close()', () => {
+  it('is idempotent and makes later executePlan() calls reject with RUNTIME_CLOSED', async () => {
+    const runtime = runtimeWith();
+    const [name] = register(runtime, { execute: () => 1 });
+    await runtime.executePlan({ version: '1.0', steps: [{ id: 'x', capability: name as string }] });
+    await runtime.close();
+    await runtime.close();
+    await assert.rejects(
+      runtime.executePlan({ version: '1.0', steps: [{ id: 'x', capability: name as string }] }),
+      {
+        code: 'RUNTIME_CLOSED',
+      },
+    );
+  });
+});
+
+describe('the unhandled-rejection guard of the test suite', () => {
+  it('fails a test process in which a rejection goes unhandled, even if a handler swallows it', () => {
+    const script = [
+      "process.on('unhandledRejection', () => {});",
+      "Promise.reject(new Error('lost'));",
+      'setTimeout(() => {}, 10);',
+    ].join('\n');
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--import',
+        './test/support/unhandled-rejection-guard.ts',
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(child.status, 1, child.stderr);
+    assert.match(child.stderr, /unhandledRejection in test process/);
+  });
+});

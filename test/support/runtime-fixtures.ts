@@ -1,0 +1,73 @@
+// Shared helpers for runtime tests: unique capability names per call (the inventory is
+// process-global and has no unregister) and recording authorizers/observers.
+import {
+  OperatorRuntime,
+  createCapability,
+  type CapabilityAuthorizationContext,
+  type CapabilityDefinition,
+  type ExecutionAuthorizer,
+  type OperatorRuntimeOptions,
+  type RuntimeEvent,
+} from '../../src/index.js';
+
+let counter = 0;
+
+/** A name no other test in this process uses. */
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}.${process.pid}.${counter}`;
+}
+
+type Definition = Omit<CapabilityDefinition, 'name' | 'version' | 'description' | 'risk'> &
+  Partial<Pick<CapabilityDefinition, 'version' | 'description' | 'risk'>>;
+
+/** Registers capabilities in one module under unique names; returns the names in order. */
+export function register(runtime: OperatorRuntime, ...definitions: Definition[]): string[] {
+  const capabilities = definitions.map((definition) =>
+    createCapability({
+      version: '1.0.0',
+      description: 'test capability',
+      risk: 'read',
+      lifecycleLogging: false,
+      ...definition,
+      name: uniqueName('cap'),
+    }),
+  );
+  const names = capabilities.map((capability) => capability.name);
+  runtime.use({
+    manifest: { name: uniqueName('module'), version: '1.0.0', capabilities: names },
+    capabilities,
+  });
+  return names;
+}
+
+export interface RecordingAuthorizer extends ExecutionAuthorizer {
+  readonly calls: CapabilityAuthorizationContext[];
+}
+
+/** Allows everything (or answers with `decide`) and records every context it saw. */
+export function recordingAuthorizer(
+  decide: (context: CapabilityAuthorizationContext) => unknown = () => ({ decision: 'allow' }),
+): RecordingAuthorizer {
+  const calls: CapabilityAuthorizationContext[] = [];
+  return {
+    calls,
+    authorize(context) {
+      calls.push(context);
+      return decide(context) as never;
+    },
+  };
+}
+
+export function runtimeWith(options: OperatorRuntimeOptions = {}): OperatorRuntime {
+  return new OperatorRuntime(options);
+}
+
+/** Subscribes to every event and returns the list it fills. */
+export function recordEvents(runtime: OperatorRuntime): RuntimeEvent[] {
+  const events: RuntimeEvent[] = [];
+  runtime.subscribe('*', (event) => {
+    events.push(event);
+  });
+  return events;
+}
