@@ -1,0 +1,72 @@
+/** `warrant capabilities [name]`: introspection of what the program registers (never authorization). */
+import { formatTable } from '../format-table.js';
+import { parseCommand } from '../parse.js';
+import {
+  createProgramRuntime,
+  runtimeOptions,
+  runtimeOptionsHelp,
+  type RuntimeFlags,
+} from '../program-runtime.js';
+import { UsageError } from '../usage-error.js';
+
+export const capabilitiesHelp = `Usage: warrant capabilities [name] [options]
+
+Lists the registered capabilities (built-ins plus --module files), or describes one.
+Registration implies no permission. Exit codes: 0 ok, 1 unknown capability, 2 bad usage.
+
+Options:
+${runtimeOptionsHelp}
+  --json                print JSON
+  -h, --help            show this help`;
+
+export async function capabilitiesCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, {
+    ...runtimeOptions,
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    console.log(capabilitiesHelp);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError('expected at most one capability name');
+  const runtime = await createProgramRuntime({ ...(values as RuntimeFlags), store: 'memory' });
+  try {
+    const name = positionals[0];
+    if (name !== undefined) {
+      const descriptor = runtime.describeCapability(name);
+      if (descriptor === undefined) {
+        process.stderr.write(`warrant capabilities: unknown capability ${JSON.stringify(name)}\n`);
+        return 1;
+      }
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
+        return 0;
+      }
+      const fields = Object.entries(descriptor.inputSchema).map(([key, field]) => [
+        key,
+        field.type,
+        field.required ? 'yes' : 'no',
+        field.description,
+      ]);
+      process.stdout.write(
+        `${descriptor.name}@${descriptor.version} (${descriptor.risk}): ${descriptor.description}\n\n${formatTable(['field', 'type', 'required', 'description'], fields)}\n`,
+      );
+      return 0;
+    }
+    const all = runtime.listCapabilities();
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      return 0;
+    }
+    const rows = all.map((capability) => [
+      capability.name,
+      capability.version,
+      capability.risk,
+      capability.description,
+    ]);
+    process.stdout.write(`${formatTable(['name', 'version', 'risk', 'description'], rows)}\n`);
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
