@@ -2,7 +2,7 @@
 import type { Job, JobListFilter } from '../../index.js';
 import { toJsonSafe } from '../../http/safe-json.js';
 import { formatTable } from '../format-table.js';
-import { parseCommand } from '../parse.js';
+import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { UsageError } from '../usage-error.js';
 
@@ -49,15 +49,14 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
   if (action === 'show' && id === undefined)
     throw new UsageError('warrant jobs show <id>: the job id is missing');
-  const runtime = await createProgramRuntime({
-    ...(values.store !== undefined && { store: values.store }),
-  });
+  const store = text(values, 'store');
+  const runtime = await createProgramRuntime(store === undefined ? {} : { store });
   try {
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
         process.stderr.write(
-          `warrant jobs: no job ${JSON.stringify(id)} in ${values.store ?? DEFAULT_STORE}\n`,
+          `warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`,
         );
         return 1;
       }
@@ -67,12 +66,14 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       return 0;
     }
     const filter: JobListFilter = { limit: 20 };
-    if (values.status !== undefined) filter.status = values.status as JobListFilter['status'];
-    if (values.capability !== undefined) filter.capability = values.capability;
-    if (values.limit !== undefined) {
-      if (!/^\d+$/.test(values.limit))
-        throw new UsageError('--limit must be a non-negative integer');
-      filter.limit = Number(values.limit);
+    const status = text(values, 'status');
+    const capability = text(values, 'capability');
+    const limit = text(values, 'limit');
+    if (status !== undefined) filter.status = status as JobListFilter['status'];
+    if (capability !== undefined) filter.capability = capability;
+    if (limit !== undefined) {
+      if (!/^\d+$/.test(limit)) throw new UsageError('--limit must be a non-negative integer');
+      filter.limit = Number(limit);
     }
     const jobs = await runtime.listJobs(filter);
     if (values.json) {

@@ -1,6 +1,6 @@
 /** `warrant serve`: the HTTP server of API.md §11, bound to 127.0.0.1 by default. */
 import { createHttpServer } from '../../http/server.js';
-import { parseCommand } from '../parse.js';
+import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
   runtimeOptions,
@@ -39,20 +39,19 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const port = Number(values.port ?? 3333);
+  const port = Number(text(values, 'port') ?? 3333);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be 0..65535, got ${JSON.stringify(values.port)}`);
-  const token = values.token ?? process.env.WARRANT_TOKEN;
+  const token = text(values, 'token') ?? process.env.WARRANT_TOKEN;
+  const authorizerFile = text(values, 'authorizer');
   if (token === '') throw new UsageError('--token must not be empty');
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   const app = createHttpServer(runtime, {
     ...(token !== undefined && { token }),
     legacyRoutes: values['legacy-routes'] === true,
-    ...(values.authorizer !== undefined && {
-      legacyAuthorizer: await loadAuthorizer(values.authorizer),
-    }),
+    ...(authorizerFile !== undefined && { legacyAuthorizer: await loadAuthorizer(authorizerFile) }),
   });
-  const address = await app.listen({ host: values.host ?? '127.0.0.1', port });
+  const address = await app.listen({ host: text(values, 'host') ?? '127.0.0.1', port });
   process.stderr.write(
     `warrant serve: listening on ${address}${token === undefined ? '' : ' (bearer token required)'}\n`,
   );

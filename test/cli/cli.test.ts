@@ -1,0 +1,234 @@
+// Runs the real executable (dist/esm/cli/main.js, built by `npm test`'s pretest) as a child process.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+
+const bin = resolve('dist/esm/cli/main.js');
+const fixtures = resolve('test/cli/fixtures');
+
+function warrant(args: string[], cwd = process.cwd()) {
+  assert.ok(existsSync(bin), 'dist/esm/cli/main.js is missing: run `npm run build` first');
+  const child = spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+function planFile(plan: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'warrant-cli-'));
+  const file = join(dir, 'plan.json');
+  writeFileSync(file, typeof plan === 'string' ? plan : JSON.stringify(plan));
+  return file;
+}
+
+function assertOneLineError(stderr: string): void {
+  assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+}
+
+describe('warrant (no command)', () => {
+  it('prints usage and exits 2 without a command, 0 with --help', () => {
+    const none = warrant([]);
+    assert.equal(none.code, 2);
+    assert.match(none.stdout, /Usage: warrant <command>/);
+    assert.equal(warrant(['--help']).code, 0);
+    const unknown = warrant(['frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command "frobnicate"/);
+  });
+
+  it('has --help on every command', () => {
+    for (const command of ['run', 'serve', 'jobs', 'capabilities']) {
+      const help = warrant([command, '--help']);
+      assert.equal(help.code, 0, command);
+      assert.match(help.stdout, new RegExp(`Usage: warrant ${command}`));
+    }
+  });
+});
+
+describe('warrant run', () => {
+  it('runs a plan with a reference: progress and summary on stderr, job id on stdout, exit 0', () => {
+    const file = planFile({
+      version: '1.0',
+      steps: [
+        { id: 'hello', capability: 'system.echo', input: { message: 'hello' } },
+        {
+          id: 'count',
+          capability: 'fixture.count',
+          input: { text: { $ref: 'steps.hello.result.message' } },
+        },
+      ],
+    });
+    const run = warrant([
+      'run',
+      file,
+      '--store',
+      'memory',
+      '--module',
+      join(fixtures, 'modules.mjs'),
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /✔ hello \(system\.echo\) allowed, completed in [\d.]+ ms/);
+    assert.match(run.stderr, /step\s+capability\s+decision\s+status\s+duration/);
+    assert.match(run.stderr, /count\s+fixture\.count\s+allow\s+completed/);
+    assert.match(run.stdout.trim(), /^[0-9a-f-]{36}$/);
+  });
+
+  it('prints the job as JSON with --json', () => {
+    const file = planFile({
+      version: '1.0',
+      steps: [{ id: 'e', capability: 'system.echo', input: { message: 'json' } }],
+    });
+    const run = warrant(['run', file, '--store', 'memory', '--json']);
+    assert.equal(run.code, 0);
+    const job = JSON.parse(run.stdout) as {
+      status: string;
+      result: { message: string };
+      events: unknown[];
+    };
+    assert.equal(job.status, 'completed');
+    assert.equal(job.result.message, 'json');
+    assert.equal(job.events.length, 5);
+  });
+
+  it('exits 1 on a failed job (a denial by default policy, or a capability that throws)', () => {
+    const denied = warrant([
+      'run',
+      planFile({
+        version: '1.0',
+        steps: [{ id: 'w', capability: 'fs.write', input: { path: 'x', content: 'y' } }],
+      }),
+      '--store',
+      'memory',
+      '--fs-root',
+      tmpdir(),
+    ]);
+    assert.equal(denied.code, 1);
+    assert.match(
+      denied.stderr,
+      /✖ w \(fs\.write\) denied: Write capability requires explicit approval\./,
+    );
+    assert.match(denied.stderr, /w\s+fs\.write\s+deny\s+failed/);
+    const failed = warrant([
+      'run',
+      planFile({ version: '1.0', steps: [{ id: 'x', capability: 'fixture.explode' }] }),
+      '--store',
+      'memory',
+      '--module',
+      join(fixtures, 'modules.mjs'),
+    ]);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /fixture exploded/);
+  });
+
+  it('lets an --authorizer file approve a write', () => {
+    const root = mkdtempSync(join(tmpdir(), 'warrant-cli-root-'));
+    const plan = planFile({
+      version: '1.0',
+      steps: [{ id: 'w', capability: 'fs.write', input: { path: 'out.txt', content: 'ok' } }],
+    });
+    const run = warrant([
+      'run',
+      plan,
+      '--store',
+      'memory',
+      '--fs-root',
+      root,
+      '--authorizer',
+      join(fixtures, 'allow-all.mjs'),
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(existsSync(join(root, 'out.txt')));
+  });
+
+  it('exits 2 with the issues when admission refuses the plan', () => {
+    const run = warrant([
+      'run',
+      planFile({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: 'nope' },
+          { id: 'a', capability: 'system.echo' },
+        ],
+      }),
+      '--store',
+      'memory',
+    ]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /Plan refused at admission \(PLAN_ADMISSION_REJECTED\)/);
+    assert.match(run.stderr, /UNKNOWN_CAPABILITY/);
+    assert.match(run.stderr, /DUPLICATE_STEP_ID/);
+  });
+
+  it('exits 2 with one line for a missing file, invalid JSON, a bad module, a bad option', () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ['run', '/no/such/plan.json', '--store', 'memory'],
+        /plan file not found: \/no\/such\/plan\.json/,
+      ],
+      [['run', planFile('{not json'), '--store', 'memory'], /is not valid JSON/],
+      [
+        [
+          'run',
+          planFile({ version: '1.0', steps: [] }),
+          '--store',
+          'memory',
+          '--module',
+          '/no/such/module.mjs',
+        ],
+        /--module \/no\/such\/module\.mjs: file not found/,
+      ],
+      [
+        [
+          'run',
+          planFile({ version: '1.0', steps: [] }),
+          '--store',
+          'memory',
+          '--module',
+          join(fixtures, 'not-a-module.mjs'),
+        ],
+        /must be a capability module/,
+      ],
+      [
+        [
+          'run',
+          planFile({ version: '1.0', steps: [] }),
+          '--store',
+          'memory',
+          '--authorizer',
+          join(fixtures, 'not-a-module.mjs'),
+        ],
+        /authorize\(context\) method/,
+      ],
+      [['run', '--bogus'], /Unknown option '--bogus'/],
+      [['run'], /expected exactly one plan file/],
+    ];
+    for (const [args, message] of cases) {
+      const run = warrant(args);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assertOneLineError(run.stderr);
+    }
+  });
+});
+
+describe('warrant capabilities', () => {
+  it('lists built-ins and module capabilities, describes one, and exits 1 for an unknown name', () => {
+    const list = warrant(['capabilities', '--module', join(fixtures, 'modules.mjs')]);
+    assert.equal(list.code, 0);
+    assert.match(list.stdout, /system\.echo\s+1\.0\.0\s+read/);
+    assert.match(list.stdout, /fixture\.count/);
+    assert.doesNotMatch(list.stdout, /fs\.read/, 'fs.* needs --fs-root');
+    const one = warrant(['capabilities', 'system.echo', '--json']);
+    assert.deepEqual(JSON.parse(one.stdout).inputSchema, {
+      message: { type: 'string', required: true, description: 'Text to echo' },
+    });
+    const unknown = warrant(['capabilities', 'nope']);
+    assert.equal(unknown.code, 1);
+  });
+});
