@@ -137,35 +137,33 @@ function isReferenceContainer(value: unknown): value is object {
 
 /**
  * Finds every reference inside an input: the root itself, or nested in plain objects and arrays
- * (own enumerable string keys). Iterative with a seen-set, so cycles and deep nesting are safe.
- * `visit` receives each reference's text and path; `visitField` is not used here.
+ * (own enumerable string keys), and calls `visit(text, path)` for each, in document order.
+ * Iterative with a seen-set, so cycles and deep nesting are safe.
  */
 export function collectReferences(
   input: unknown,
   visit: (text: string, path: InputPath) => void,
 ): void {
-  const rootText = referenceText(input);
-  if (rootText !== undefined) {
-    visit(rootText, []);
-    return;
-  }
-  if (!isReferenceContainer(input)) return;
   const seen = new WeakSet<object>();
-  const stack: { value: object; path: InputPath }[] = [{ value: input, path: [] }];
+  // Depth-first with an explicit stack; children are pushed in reverse so that references are
+  // visited in document order.
+  const stack: { value: unknown; path: InputPath }[] = [{ value: input, path: [] }];
   while (stack.length > 0) {
-    const { value, path } = stack.pop() as { value: object; path: InputPath };
-    if (seen.has(value)) continue;
+    const { value, path } = stack.pop() as { value: unknown; path: InputPath };
+    const text = referenceText(value);
+    if (text !== undefined) {
+      visit(text, path);
+      continue;
+    }
+    if (!isReferenceContainer(value) || seen.has(value)) continue;
     seen.add(value);
     const isArray = Array.isArray(value);
     const keys = Object.keys(value);
-    // Walk in reverse so references are reported in document order.
     for (let k = keys.length - 1; k >= 0; k--) {
       const key = keys[k] as string;
       const child: unknown = (value as Record<string, unknown>)[key];
-      const childPath = [...path, isArray ? Number(key) : key];
-      const text = referenceText(child);
-      if (text !== undefined) visit(text, childPath);
-      else if (isReferenceContainer(child)) stack.push({ value: child, path: childPath });
+      if (typeof child === 'object' && child !== null)
+        stack.push({ value: child, path: [...path, isArray ? Number(key) : key] });
     }
   }
 }

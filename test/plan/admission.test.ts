@@ -1,0 +1,302 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isPlanAdmissionError, type PlanAdmissionIssue } from '../../src/index.js';
+import {
+  recordEvents,
+  recordingAuthorizer,
+  register,
+  runtimeWith,
+} from '../support/runtime-fixtures.js';
+
+const PREFIX = 'Execution plan failed validation: ';
+
+async function rejection(
+  run: () => Promise<unknown>,
+): Promise<{ message: string; issues: readonly PlanAdmissionIssue[] }> {
+  try {
+    await run();
+  } catch (error) {
+    assert.ok(isPlanAdmissionError(error), `not a PlanAdmissionError: ${String(error)}`);
+    return error;
+  }
+  return assert.fail('admission did not reject');
+}
+
+function setup() {
+  const authorizer = recordingAuthorizer();
+  const runtime = runtimeWith({ authorizer });
+  let invoked = 0;
+  const [plain, typed] = register(
+    runtime,
+    { version: '2.0.0', execute: () => invoked++ },
+    {
+      inputSchema: {
+        name: { type: 'string', required: true, description: 'n' },
+        count: { type: 'number', required: false, description: 'c' },
+        options: { type: 'object', required: false, description: 'o' },
+        tags: { type: 'array', required: false, description: 't' },
+        flag: { type: 'boolean', required: false, description: 'f' },
+      },
+      execute: () => invoked++,
+    },
+  );
+  const events = recordEvents(runtime);
+  return {
+    runtime,
+    authorizer,
+    events,
+    plain: plain as string,
+    typed: typed as string,
+    invoked: () => invoked,
+  };
+}
+
+describe('OperatorRuntime#executePlan() admission', () => {
+  it('rejects version "2.0" with UNSUPPORTED_PLAN_VERSION before creating a job, event, authorizer or capability call', async () => {
+    const { runtime, authorizer, events, plain, invoked } = setup();
+    const error = await rejection(() =>
+      runtime.executePlan({ version: '2.0', steps: [{ id: 'a', capability: plain }] } as never),
+    );
+    assert.equal(error.message, `${PREFIX}plan: version must be "1.0", got "2.0"`);
+    assert.deepEqual(error.issues, [
+      {
+        code: 'UNSUPPORTED_PLAN_VERSION',
+        message: 'plan: version must be "1.0", got "2.0"',
+        field: 'version',
+      },
+    ]);
+    assert.deepEqual(await runtime.listJobs(), []);
+    assert.equal(events.length, 0);
+    assert.equal(authorizer.calls.length, 0);
+    assert.equal(invoked(), 0);
+  });
+
+  it('rejects an empty plan with EMPTY_PLAN and a non-object plan or steps with INVALID_PLAN', async () => {
+    const { runtime } = setup();
+    assert.equal(
+      (await rejection(() => runtime.executePlan({ version: '1.0', steps: [] }))).issues[0]?.code,
+      'EMPTY_PLAN',
+    );
+    for (const plan of [null, 'plan', [], { version: '1.0' }, { version: '1.0', steps: {} }]) {
+      assert.equal(
+        (await rejection(() => runtime.executePlan(plan as never))).issues[0]?.code,
+        'INVALID_PLAN',
+      );
+    }
+  });
+
+  it('rejects non-object steps and non-string or empty ids and capabilities with INVALID_PLAN', async () => {
+    const { runtime, plain } = setup();
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '1.0',
+        steps: [
+          null,
+          [],
+          'step',
+          { id: 7, capability: plain },
+          { id: '', capability: plain },
+          { id: Symbol('s'), capability: plain },
+          { id: 'x', capability: 5 },
+        ],
+      } as never),
+    );
+    assert.deepEqual(
+      error.issues.map((issue) => [issue.code, issue.stepIndex, issue.field]),
+      [
+        ['INVALID_PLAN', 0, undefined],
+        ['INVALID_PLAN', 1, undefined],
+        ['INVALID_PLAN', 2, undefined],
+        ['INVALID_PLAN', 3, 'id'],
+        ['INVALID_PLAN', 4, 'id'],
+        ['INVALID_PLAN', 5, 'id'],
+        ['INVALID_PLAN', 6, 'capability'],
+      ],
+    );
+    assert.equal(error.issues[6]?.message, 'steps[6] "x": capability must be a string, got 5');
+  });
+
+  it('reports duplicate ids (exact equality), unknown capabilities and version mismatches, all in step order', async () => {
+    const { runtime, plain } = setup();
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: plain, capabilityVersion: '2.0.0' },
+          { id: 'A', capability: plain },
+          { id: 'a', capability: 'Missing.Capability' },
+          { id: 'd', capability: plain, capabilityVersion: '' },
+          { id: 'e', capability: plain, capabilityVersion: '2.0' },
+          { id: 'f', capability: plain.toUpperCase() },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      error.issues.map((issue) => [issue.code, issue.stepIndex, issue.stepId]),
+      [
+        ['DUPLICATE_STEP_ID', 2, 'a'],
+        ['UNKNOWN_CAPABILITY', 2, 'a'],
+        ['CAPABILITY_VERSION_MISMATCH', 3, 'd'],
+        ['CAPABILITY_VERSION_MISMATCH', 4, 'e'],
+        ['UNKNOWN_CAPABILITY', 5, 'f'],
+      ],
+    );
+    assert.equal(error.message, PREFIX + error.issues.map((issue) => issue.message).join('; '));
+    assert.equal(
+      error.issues[2]?.message,
+      `steps[3] "d": capabilityVersion "" does not match registered version "2.0.0" of ${JSON.stringify(plain)}`,
+    );
+  });
+
+  it('treats an omitted or undefined capabilityVersion as unspecified', async () => {
+    const { runtime, plain } = setup();
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [
+        { id: 'a', capability: plain },
+        { id: 'b', capability: plain, capabilityVersion: undefined },
+        { id: 'c', capability: plain, capabilityVersion: '2.0.0' },
+      ],
+    });
+    assert.equal(job.status, 'completed');
+  });
+
+  it('checks input fields: required missing for undefined, null and "", types, finite numbers', async () => {
+    const { runtime, typed } = setup();
+    const inputs: [unknown, string[]][] = [
+      [undefined, ['REQUIRED_INPUT_MISSING input.name']],
+      [{ name: null }, ['REQUIRED_INPUT_MISSING input.name']],
+      [{ name: '' }, ['REQUIRED_INPUT_MISSING input.name']],
+      [{ name: 3 }, ['INPUT_TYPE_MISMATCH input.name']],
+      [{ name: 'n', count: Number.NaN }, ['INPUT_TYPE_MISMATCH input.count']],
+      [{ name: 'n', count: Infinity }, ['INPUT_TYPE_MISMATCH input.count']],
+      [{ name: 'n', options: [] }, ['INPUT_TYPE_MISMATCH input.options']],
+      [{ name: 'n', options: null }, []],
+      [{ name: 'n', tags: {} }, ['INPUT_TYPE_MISMATCH input.tags']],
+      [{ name: 'n', flag: 'yes' }, ['INPUT_TYPE_MISMATCH input.flag']],
+      ['a string', ['INPUT_TYPE_MISMATCH input']],
+      [{ name: 'n', count: 1, options: {}, tags: [], flag: false, extra: 'ignored' }, []],
+    ];
+    for (const [input, expected] of inputs) {
+      const plan = { version: '1.0' as const, steps: [{ id: 's', capability: typed, input }] };
+      if (expected.length === 0) {
+        assert.equal((await runtime.executePlan(plan)).status, 'completed', JSON.stringify(input));
+        continue;
+      }
+      const error = await rejection(() => runtime.executePlan(plan));
+      assert.deepEqual(
+        error.issues.map((issue) => `${issue.code} ${issue.field}`),
+        expected,
+        JSON.stringify(input),
+      );
+    }
+  });
+
+  it('reports reference issues: malformed, not earlier (later, itself, unknown), ambiguous', async () => {
+    const { runtime, plain } = setup();
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: plain },
+          { id: 'a.result', capability: plain },
+          {
+            id: 'c',
+            capability: plain,
+            input: {
+              bad: { $ref: 'results.a' },
+              empty: { $ref: 'steps.a.result..x' },
+              later: { $ref: 'steps.d.result' },
+              self: { $ref: 'steps.c.result' },
+              unknown: { $ref: 'steps.zzz.result' },
+              twice: { $ref: 'steps.a.result.result.x' },
+              fine: { $ref: 'steps.a.result' },
+            },
+          },
+          { id: 'd', capability: plain },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      error.issues.map((issue) => `${issue.code} ${issue.field}`),
+      [
+        'INVALID_RESULT_REFERENCE input.bad',
+        'INVALID_RESULT_REFERENCE input.empty',
+        'RESULT_REFERENCE_NOT_EARLIER input.later',
+        'RESULT_REFERENCE_NOT_EARLIER input.self',
+        'RESULT_REFERENCE_NOT_EARLIER input.unknown',
+        'AMBIGUOUS_RESULT_REFERENCE input.twice',
+      ],
+    );
+  });
+
+  it('does not type-check a field holding a reference at admission, but checks the resolved value at step time', async () => {
+    const { runtime, plain, typed } = setup();
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [
+        { id: 'a', capability: plain },
+        { id: 'b', capability: typed, input: { name: { $ref: 'steps.a.result' } } },
+      ],
+    });
+    assert.equal(job.status, 'failed');
+    assert.match(
+      job.error ?? '',
+      /^Input validation failed: input\.name must be a string, got a number$/,
+    );
+  });
+
+  it('rejects non-string optional fields and a throwing getter with INVALID_PLAN, never throwing anything else', async () => {
+    const { runtime, plain } = setup();
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '1.0',
+        goal: 42,
+        id: {},
+        steps: [
+          {
+            id: 'a',
+            capability: plain,
+            reason: false,
+            get input() {
+              throw new Error('getter exploded');
+            },
+          },
+        ],
+      } as never),
+    );
+    assert.deepEqual(
+      error.issues.map((issue) => issue.field),
+      ['id', 'goal', 'reason', 'input'],
+    );
+    assert.match(error.issues[3]?.message ?? '', /input could not be read \(getter exploded\)/);
+  });
+
+  it('admits a plan with __proto__ and constructor keys in its input as plain data', async () => {
+    const { runtime } = setup();
+    let received: unknown;
+    const [name] = register(runtime, { execute: ({ input }) => (received = input) });
+    const input = JSON.parse(
+      '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"x": 1}}}',
+    ) as object;
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 's', capability: name as string, input }],
+    });
+    assert.equal(job.status, 'completed');
+    assert.equal(received, input);
+    assert.equal(({} as { polluted?: unknown }).polluted, undefined);
+  });
+
+  it('admits a 10,000-step plan with a reference per step', async () => {
+    const { runtime, plain } = setup();
+    const steps = Array.from({ length: 10_000 }, (_, index) => ({
+      id: `s${index}`,
+      capability: plain,
+      input: index === 0 ? {} : { previous: { $ref: `steps.s${index - 1}.result` } },
+    }));
+    const job = await runtime.executePlan({ version: '1.0', steps });
+    assert.equal(job.steps.length, 10_000);
+    assert.equal(job.status, 'completed');
+  });
+});
