@@ -61,7 +61,7 @@ describe('captureSubmission()', () => {
   it('keeps later caller edits out of the captured structure', () => {
     const plan = { version: '1.0', steps: [{ id: 'a', capability: 'x', input: { n: 1 } }] };
     const captured = captureSubmission(plan, 10);
-    plan.steps[0]!.capability = 'y';
+    (plan.steps[0] as { capability: string }).capability = 'y';
     plan.steps.push({ id: 'b', capability: 'z', input: { n: 2 } });
     assert.equal(captured.steps.length, 1);
     assert.deepEqual(captured.steps[0]?.capability, { ok: true, value: 'x' });
