@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkDecision } from '../../src/authorization/check-decision.js';
+
+describe('checkDecision()', () => {
+  it('allows only an own data property decision === "allow"', () => {
+    assert.deepEqual(checkDecision({ decision: 'allow' }), { kind: 'allow' });
+    assert.deepEqual(checkDecision(Object.freeze({ decision: 'allow', extra: 1 })), {
+      kind: 'allow',
+    });
+    assert.deepEqual(
+      checkDecision(Object.assign(Object.create(null) as object, { decision: 'allow' })),
+      { kind: 'allow' },
+    );
+  });
+
+  it('reads an explicit denial with an undefined or string reason', () => {
+    assert.deepEqual(checkDecision({ decision: 'deny' }), { kind: 'deny', reason: undefined });
+    assert.deepEqual(checkDecision({ decision: 'deny', reason: undefined }), {
+      kind: 'deny',
+      reason: undefined,
+    });
+    assert.deepEqual(checkDecision({ decision: 'deny', reason: 'no' }), {
+      kind: 'deny',
+      reason: 'no',
+    });
+  });
+
+  it('fails closed on everything else', () => {
+    const { proxy: revoked, revoke } = Proxy.revocable({ decision: 'allow' }, {});
+    revoke();
+    const invalid: unknown[] = [
+      undefined,
+      null,
+      'allow',
+      true,
+      ['allow'],
+      Object.assign([], { decision: 'allow' }),
+      {},
+      { decision: 'ALLOW' },
+      { decision: 'maybe' },
+      { decision: true },
+      Object.create({ decision: 'allow' }),
+      Object.defineProperty({}, 'decision', { get: () => 'allow' }),
+      { decision: 'deny', reason: 42 },
+      { decision: 'deny', reason: null },
+      Object.defineProperty({ decision: 'deny' }, 'reason', { get: () => 'why' }),
+      new Proxy(
+        {},
+        {
+          getOwnPropertyDescriptor: () => {
+            throw new Error('trap');
+          },
+        },
+      ),
+      revoked,
+    ];
+    for (const value of invalid) assert.deepEqual(checkDecision(value), { kind: 'invalid' });
+  });
+
+  it('reads decision exactly once', () => {
+    let reads = 0;
+    const decision = new Proxy(
+      { decision: 'allow' },
+      {
+        getOwnPropertyDescriptor(target, key) {
+          if (key === 'decision') reads++;
+          return Reflect.getOwnPropertyDescriptor(target, key);
+        },
+      },
+    );
+    checkDecision(decision);
+    assert.equal(reads, 1);
+  });
+});

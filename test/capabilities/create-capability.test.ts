@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  createCapability,
+  type CapabilityMiddleware,
+  type ExecutionContext,
+} from '../../src/index.js';
+
+function context(overrides: Partial<ExecutionContext> = {}): ExecutionContext {
+  return {
+    jobId: 'j',
+    stepId: 's',
+    caller: undefined,
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+const base = { name: 'make.test', version: '1', description: 'd', risk: 'read' as const };
+
+describe('createCapability()', () => {
+  it('returns a frozen Capability whose execute(input, context) calls definition.execute({ input, context })', async () => {
+    let seen: unknown;
+    const capability = createCapability({
+      ...base,
+      execute: (execution) => ((seen = execution), 'out'),
+    });
+    const ctx = context();
+    assert.equal(await capability.execute({ a: 1 }, ctx), 'out');
+    assert.deepEqual(seen, { input: { a: 1 }, context: ctx });
+    assert.ok(Object.isFrozen(capability));
+    assert.deepEqual(Object.keys(capability).sort(), [
+      'description',
+      'execute',
+      'inputSchema',
+      'name',
+      'risk',
+      'version',
+    ]);
+  });
+
+  it('runs lifecycle logging, then the timeout, then user middleware, outermost first', async () => {
+    const order: string[] = [];
+    const logger = {
+      debug: (m: string) => order.push(`log:${m}`),
+      info: (m: string) => order.push(`log:${m}`),
+      warn() {},
+      error() {},
+    };
+    const layer = (name: string): CapabilityMiddleware => ({
+      async execute(execution, next) {
+        order.push(`${name}:in`);
+        const result = await next();
+        order.push(`${name}:out`);
+        return result;
+      },
+    });
+    const capability = createCapability({
+      ...base,
+      timeoutMs: 1000,
+      middleware: [layer('first'), layer('second')],
+      execute: () => order.push('execute'),
+    });
+    await capability.execute({}, context({ logger }));
+    assert.deepEqual(order, [
+      'log:capability started',
+      'first:in',
+      'second:in',
+      'execute',
+      'second:out',
+      'first:out',
+      'log:capability completed',
+    ]);
+  });
+
+  it('lets middleware pass a modified execution to next()', async () => {
+    const capability = createCapability({
+      ...base,
+      lifecycleLogging: false,
+      middleware: [
+        { execute: (execution, next) => next({ ...execution, input: { changed: true } }) },
+      ],
+      execute: ({ input }) => input,
+    });
+    assert.deepEqual(await capability.execute({ changed: false }, context()), { changed: true });
+  });
+
+  it('fails with MIDDLEWARE_NEXT_CALLED_TWICE when a middleware calls next() twice', async () => {
+    let runs = 0;
+    const capability = createCapability({
+      ...base,
+      lifecycleLogging: false,
+      middleware: [{ execute: async (_execution, next) => (await next(), next()) }],
+      execute: () => ++runs,
+    });
+    await assert.rejects(Promise.resolve(capability.execute({}, context())), {
+      code: 'MIDDLEWARE_NEXT_CALLED_TWICE',
+    });
+    assert.equal(runs, 1);
+  });
+
+  it('turns a synchronous throw of execute into a rejection', async () => {
+    const capability = createCapability({
+      ...base,
+      lifecycleLogging: false,
+      execute: () => {
+        throw new Error('sync');
+      },
+    });
+    await assert.rejects(Promise.resolve(capability.execute({}, context())), /sync/);
+  });
+
+  it('rejects malformed definitions with CAPABILITY_DEFINITION_INVALID', () => {
+    const bad: Record<string, unknown>[] = [
+      { ...base, lifecycleLogging: 'yes' },
+      { ...base, middleware: {} },
+      { ...base, middleware: [{}] },
+      { ...base, timeoutMs: 0 },
+      { ...base, timeoutMs: Infinity },
+      { ...base, risk: 'unknown' },
+      { ...base, execute: undefined },
+    ];
+    for (const definition of bad) {
+      assert.throws(() => createCapability({ execute: () => 1, ...definition } as never), {
+        name: 'TypeError',
+        code: 'CAPABILITY_DEFINITION_INVALID',
+      });
+    }
+  });
+});

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  OperatorRuntime,
+  createCapability,
+  type Capability,
+  type CapabilityModule,
+} from '../../src/index.js';
+import { capabilityInventory } from '../../src/capabilities/inventory.js';
+import { recordingAuthorizer, uniqueName } from '../support/runtime-fixtures.js';
+
+function capability(
+  name: string,
+  overrides: Partial<Record<keyof Capability, unknown>> = {},
+): Capability {
+  return {
+    name,
+    version: '1.0.0',
+    description: 'd',
+    risk: 'read',
+    execute: () => 'ran',
+    ...overrides,
+  } as Capability;
+}
+
+function module(
+  capabilities: Capability[],
+  declared = capabilities.map((entry) => entry.name),
+): CapabilityModule {
+  return {
+    manifest: { name: uniqueName('module'), version: '1.0.0', capabilities: declared },
+    capabilities,
+  };
+}
+
+describe('OperatorRuntime#use()', () => {
+  it('registers atomically: one bad capability registers nothing of its module', () => {
+    const runtime = new OperatorRuntime();
+    const good = uniqueName('good');
+    assert.throws(
+      () =>
+        runtime.use(module([capability(good), capability(uniqueName('bad'), { risk: 'admin' })])),
+      {
+        name: 'TypeError',
+        code: 'CAPABILITY_DEFINITION_INVALID',
+      },
+    );
+    assert.equal(runtime.describeCapability(good), undefined);
+  });
+
+  it('checks the module and its manifest', () => {
+    const runtime = new OperatorRuntime();
+    const name = uniqueName('m');
+    const cases: unknown[] = [
+      null,
+      { capabilities: [] },
+      { manifest: { name: '', version: '1', capabilities: [] }, capabilities: [] },
+      { manifest: { name: 'x', version: 1, capabilities: [] }, capabilities: [] },
+      { manifest: { name: 'x', version: '1', capabilities: 'all' }, capabilities: [] },
+      { manifest: { name: 'x', version: '1', capabilities: [] }, capabilities: [capability(name)] },
+      {
+        manifest: { name: 'x', version: '1', capabilities: [name, 'ghost'] },
+        capabilities: [capability(name)],
+      },
+      { manifest: { name: 'x', version: '1', capabilities: [] }, capabilities: 'none' },
+    ];
+    for (const candidate of cases) {
+      assert.throws(
+        () => runtime.use(candidate as CapabilityModule),
+        { code: 'CAPABILITY_MODULE_INVALID' },
+        JSON.stringify(candidate),
+      );
+    }
+    assert.equal(runtime.describeCapability(name), undefined);
+  });
+
+  it('checks every capability definition', () => {
+    const runtime = new OperatorRuntime();
+    const bad: Partial<Record<keyof Capability, unknown>>[] = [
+      { name: '' },
+      { version: 2 },
+      { description: undefined },
+      { risk: 'READ' },
+      { execute: 'run' },
+      { inputSchema: [] },
+      { inputSchema: { a: { type: 'date', required: true, description: '' } } },
+      { inputSchema: { a: { type: 'string', required: 'yes', description: '' } } },
+      { inputSchema: { a: { type: 'string', required: true } } },
+      {
+        inputSchema: JSON.parse(
+          '{"__proto__": {"type": "string", "required": true, "description": ""}}',
+        ) as unknown,
+      },
+    ];
+    for (const overrides of bad) {
+      const name = typeof overrides.name === 'string' ? overrides.name : uniqueName('def');
+      assert.throws(
+        () => runtime.use(module([capability(name, overrides)], [name])),
+        { code: 'CAPABILITY_DEFINITION_INVALID' },
+        JSON.stringify(overrides),
+      );
+    }
+  });
+
+  it('rejects a duplicate name whatever its version, across modules, runtimes and within one module', () => {
+    const name = uniqueName('dup');
+    new OperatorRuntime().use(module([capability(name)]));
+    assert.throws(
+      () => new OperatorRuntime().use(module([capability(name, { version: '9.9.9' })])),
+      {
+        code: 'CAPABILITY_ALREADY_REGISTERED',
+        message: `Capability "${name}" is already registered (version "1.0.0"); names are unique whatever the version`,
+      },
+    );
+    const twice = uniqueName('twice');
+    assert.throws(
+      () => new OperatorRuntime().use(module([capability(twice), capability(twice)], [twice])),
+      { code: 'CAPABILITY_ALREADY_REGISTERED' },
+    );
+    assert.equal(new OperatorRuntime().describeCapability(twice), undefined);
+  });
+
+  it('snapshots what it registers: later edits to the capability object change nothing', async () => {
+    const authorizer = recordingAuthorizer();
+    const runtime = new OperatorRuntime({ authorizer });
+    const name = uniqueName('snap');
+    const target = capability(name, {
+      inputSchema: { a: { type: 'string', required: true, description: 'A' } },
+    }) as unknown as Record<string, unknown>;
+    runtime.use(module([target as unknown as Capability]));
+    target.risk = 'destructive';
+    target.version = '6.6.6';
+    target.execute = () => 'swapped';
+    (target.inputSchema as Record<string, { type: string }>).a!.type = 'number';
+    assert.equal(runtime.describeCapability(name)?.risk, 'read');
+    assert.equal(runtime.describeCapability(name)?.inputSchema.a?.type, 'string');
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 's', capability: name, input: { a: 'text' } }],
+    });
+    assert.equal(job.result, 'ran');
+    assert.deepEqual(authorizer.calls[0]?.capability, { name, version: '1.0.0', risk: 'read' });
+  });
+
+  it('keeps one inventory per process on globalThis, shared by every runtime', () => {
+    const name = uniqueName('global');
+    new OperatorRuntime().use(
+      module([
+        createCapability({ name, version: '1', description: 'd', risk: 'read', execute: () => 1 }),
+      ]),
+    );
+    const holder = globalThis as unknown as Record<symbol, unknown>;
+    assert.equal(holder[Symbol.for('warrant.capabilityInventory.v1')], capabilityInventory());
+    assert.ok(capabilityInventory().has(name));
+    assert.equal(new OperatorRuntime().listCapabilities().at(-1)?.name, name);
+  });
+});

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TimeoutMiddleware, createCapability, type ExecutionContext } from '../../src/index.js';
+
+const context: ExecutionContext = {
+  jobId: 'j',
+  stepId: 's',
+  caller: undefined,
+  logger: { debug() {}, info() {}, warn() {}, error() {} },
+  signal: new AbortController().signal,
+};
+
+describe('TimeoutMiddleware', () => {
+  it('fails with "Capability execution timed out after <ms>ms" (CAPABILITY_TIMEOUT) and aborts the signal inner layers received', async () => {
+    let signal: AbortSignal | undefined;
+    const capability = createCapability({
+      name: 'slow.one',
+      version: '1',
+      description: 'd',
+      risk: 'read',
+      timeoutMs: 20,
+      execute: ({ context: inner }) => {
+        signal = inner.signal;
+        return new Promise((_resolve, reject) =>
+          inner.signal.addEventListener('abort', () =>
+            setTimeout(() => reject(new Error('late rejection')), 5),
+          ),
+        );
+      },
+    });
+    await assert.rejects(Promise.resolve(capability.execute({}, context)), {
+      code: 'CAPABILITY_TIMEOUT',
+      message: 'Capability execution timed out after 20ms',
+    });
+    assert.equal(signal?.aborted, true);
+    assert.equal(context.signal.aborted, false, 'the outer signal is untouched');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
+  it('passes the result through when inner layers finish in time', async () => {
+    const middleware = new TimeoutMiddleware(1000);
+    assert.equal(middleware.ms, 1000);
+    const result = await middleware.execute(
+      { input: 1, context, capability: { name: 'x', version: '1', risk: 'read' } },
+      async () => 'fast',
+    );
+    assert.equal(result, 'fast');
+  });
+
+  it('rejects a non-positive or non-finite timeout with TIMEOUT_INVALID', () => {
+    for (const ms of [0, -1, NaN, Infinity, '10']) {
+      assert.throws(() => new TimeoutMiddleware(ms as number), {
+        name: 'TypeError',
+        code: 'TIMEOUT_INVALID',
+      });
+    }
+  });
+});

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createError, isIssuedError, issueError } from '../../src/errors/warrant-error.js';
+
+describe('issued errors', () => {
+  it('stamps a read-only code and recognises only the very error issued with that code', () => {
+    const error = createError(TypeError, 'SOME_CODE', 'message', new Error('cause'));
+    assert.ok(error instanceof TypeError);
+    assert.equal(error.code, 'SOME_CODE');
+    assert.equal((error.cause as Error).message, 'cause');
+    assert.throws(() => {
+      (error as { code: string }).code = 'OTHER';
+    }, TypeError);
+    assert.equal(isIssuedError(error, 'SOME_CODE'), true);
+    assert.equal(isIssuedError(error, 'OTHER'), false);
+    assert.equal(
+      isIssuedError(Object.assign(new Error('x'), { code: 'SOME_CODE' }), 'SOME_CODE'),
+      false,
+    );
+    assert.equal(isIssuedError(new Proxy(error, {}), 'SOME_CODE'), false);
+    assert.equal(isIssuedError(Object.create(error), 'SOME_CODE'), false);
+    assert.equal(isIssuedError('SOME_CODE', 'SOME_CODE'), false);
+  });
+
+  it('keeps the issued set on globalThis under a versioned key, shared by every copy of the module', () => {
+    const error = issueError(new Error('e'), 'SHARED_CODE');
+    const set = (globalThis as unknown as Record<symbol, WeakSet<object>>)[
+      Symbol.for('warrant.issuedErrors.v1')
+    ];
+    assert.ok(set?.has(error));
+  });
+});
