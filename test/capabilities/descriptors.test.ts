@@ -74,7 +74,7 @@ describe('introspection: listCapabilities() and describeCapability()', () => {
     );
     one.risk = 'read';
     one.version = '9';
-    one.inputSchema.id!.required = false;
+    (one.inputSchema.id as { required: boolean }).required = false;
     delete (one.inputSchema as Record<string, unknown>).id;
     const listed = runtime.listCapabilities();
     listed.length = 0;
