@@ -11,15 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createFsModule } from '../../src/builtins/fs-module.js';
-import type { Capability, ExecutionContext } from '../../src/index.js';
+import type { Capability } from '../../src/index.js';
+import { testContext } from '../support/execution-context.js';
 
-const context = {
-  jobId: 'j',
-  stepId: 's',
-  caller: undefined,
-  logger: { debug() {}, info() {}, warn() {}, error() {} },
-  signal: new AbortController().signal,
-} satisfies ExecutionContext;
+const context = testContext();
 
 function setup() {
   const base = mkdtempSync(join(tmpdir(), 'warrant-fs-'));

@@ -3,15 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createHttpModule } from '../../src/builtins/http-module.js';
-import type { Capability, ExecutionContext } from '../../src/index.js';
+import type { Capability } from '../../src/index.js';
+import { testContext } from '../support/execution-context.js';
 
-const context = {
-  jobId: 'j',
-  stepId: 's',
-  caller: undefined,
-  logger: { debug() {}, info() {}, warn() {}, error() {} },
-  signal: new AbortController().signal,
-} satisfies ExecutionContext;
+const context = testContext();
 
 describe('builtin http module', () => {
   let server: Server;

@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  createCapability,
-  type CapabilityMiddleware,
-  type ExecutionContext,
-} from '../../src/index.js';
-
-function context(overrides: Partial<ExecutionContext> = {}): ExecutionContext {
-  return {
-    jobId: 'j',
-    stepId: 's',
-    caller: undefined,
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
+import { createCapability, type CapabilityMiddleware } from '../../src/index.js';
+import { testContext as context } from '../support/execution-context.js';
 
 const base = { name: 'make.test', version: '1', description: 'd', risk: 'read' as const };
 

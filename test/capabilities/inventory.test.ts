@@ -131,7 +131,8 @@ describe('OperatorRuntime#use()', () => {
     target.risk = 'destructive';
     target.version = '6.6.6';
     target.execute = () => 'swapped';
-    ((target.inputSchema as Record<string, { type: string }>).a as { type: string }).type = 'number';
+    ((target.inputSchema as Record<string, { type: string }>).a as { type: string }).type =
+      'number';
     assert.equal(runtime.describeCapability(name)?.risk, 'read');
     assert.equal(runtime.describeCapability(name)?.inputSchema.a?.type, 'string');
     const job = await runtime.executePlan({

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TimeoutMiddleware, createCapability, type ExecutionContext } from '../../src/index.js';
+import { TimeoutMiddleware, createCapability } from '../../src/index.js';
+import { testContext } from '../support/execution-context.js';
 
-const context: ExecutionContext = {
-  jobId: 'j',
-  stepId: 's',
-  caller: undefined,
-  logger: { debug() {}, info() {}, warn() {}, error() {} },
-  signal: new AbortController().signal,
-};
+const context = testContext();
 
 describe('TimeoutMiddleware', () => {
   it('fails with "Capability execution timed out after <ms>ms" (CAPABILITY_TIMEOUT) and aborts the signal inner layers received', async () => {
