@@ -221,11 +221,14 @@ function admitStep(
     input = step.input.value;
     try {
       collectReferences(input, (text, path) => {
-        const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
         const parsed = parseReference(text, index, idIndex);
-        if ('code' in parsed)
+        if ('code' in parsed) {
+          const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
           report(issues, parsed.code, `${label}: ${field}: ${parsed.message}`, field, index, id);
-        else (references ??= []).push({ ...parsed, path });
+        } else {
+          const { stepIndex, stepId, segments } = parsed;
+          (references ??= []).push({ stepIndex, stepId, segments, text, path });
+        }
       });
       // A reference as the whole input is checked once resolved, at step time.
       if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {

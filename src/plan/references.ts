@@ -27,6 +27,11 @@ export type ReferenceParseFailure = {
 };
 
 const PREFIX = 'steps.';
+
+/** Reference text for messages, built only when there is something to report. */
+function quote(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+}
 const RESULT = '.result';
 
 /**
@@ -59,11 +64,10 @@ export function parseReference(
   currentIndex: number,
   idIndex: ReadonlyMap<string, number>,
 ): ParsedReference | ReferenceParseFailure {
-  const quoted = JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
   if (!text.startsWith(PREFIX)) {
     return {
       code: 'INVALID_RESULT_REFERENCE',
-      message: `result reference ${quoted} must look like "steps.<stepId>.result" or "steps.<stepId>.result.<path>"`,
+      message: `result reference ${quote(text)} must look like "steps.<stepId>.result" or "steps.<stepId>.result.<path>"`,
     };
   }
   const body = text.slice(PREFIX.length);
@@ -97,7 +101,7 @@ export function parseReference(
     const ids = earlier.map((ref) => JSON.stringify(ref.stepId)).join(' and ');
     return {
       code: 'AMBIGUOUS_RESULT_REFERENCE',
-      message: `result reference ${quoted} matches more than one earlier step (${ids}); rename a step`,
+      message: `result reference ${quote(text)} matches more than one earlier step (${ids}); rename a step`,
     };
   }
   const match = earlier[0];
@@ -105,24 +109,24 @@ export function parseReference(
     if (laterOrSelf !== undefined) {
       return {
         code: 'RESULT_REFERENCE_NOT_EARLIER',
-        message: `result reference ${quoted} points to step ${JSON.stringify(laterOrSelf)}, which does not run before this step`,
+        message: `result reference ${quote(text)} points to step ${JSON.stringify(laterOrSelf)}, which does not run before this step`,
       };
     }
     if (!sawResultBoundary) {
       return {
         code: 'INVALID_RESULT_REFERENCE',
-        message: `result reference ${quoted} must look like "steps.<stepId>.result" or "steps.<stepId>.result.<path>"`,
+        message: `result reference ${quote(text)} must look like "steps.<stepId>.result" or "steps.<stepId>.result.<path>"`,
       };
     }
     return {
       code: 'RESULT_REFERENCE_NOT_EARLIER',
-      message: `result reference ${quoted} names no earlier step of this plan`,
+      message: `result reference ${quote(text)} names no earlier step of this plan`,
     };
   }
   if (match.segments.some((segment) => segment === '')) {
     return {
       code: 'INVALID_RESULT_REFERENCE',
-      message: `result reference ${quoted} has an empty path segment`,
+      message: `result reference ${quote(text)} has an empty path segment`,
     };
   }
   return match;
