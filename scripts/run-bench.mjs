@@ -17,7 +17,9 @@ const files = (only.length > 0 ? only : find('bench')).sort();
 let failed = 0;
 for (const file of files) {
   console.log(`\n<!-- ${file} -->`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file], {
+    stdio: 'inherit',
+  });
   if (result.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);
