@@ -4,6 +4,7 @@
  * rule 6). Errors never carry stack traces or inner messages (rule 13).
  */
 import { timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import {
   isPlanAdmissionError,
@@ -31,6 +32,9 @@ export interface HttpServerOptions {
   readonly legacyAuthorizer?: ExecutionAuthorizer;
   /** Largest request body in bytes. Default 1 MiB. */
   readonly bodyLimit?: number;
+  /** A request (headers and body) must arrive within this time, or its socket is closed
+   * (slow-loris defence). Default 30 s. */
+  readonly requestTimeoutMs?: number;
 }
 
 interface ExecuteBody {
@@ -61,6 +65,19 @@ export function createHttpServer(
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // Node checks request deadlines on an interval (30 s by default): check often enough that a
+    // slow-loris connection is closed close to its deadline.
+    serverFactory: (handler) => {
+      const requestTimeout = options.requestTimeoutMs ?? 30_000;
+      return createServer(
+        {
+          requestTimeout,
+          headersTimeout: requestTimeout,
+          connectionsCheckingInterval: Math.max(50, Math.min(1000, requestTimeout / 4)),
+        },
+        handler,
+      );
+    },
     return503OnClosing: true,
   });
   // JSON only: any other content type is 415.
