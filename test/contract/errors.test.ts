@@ -1,53 +1,166 @@
-// STYLE.md rule 14: the error catalogue and the code agree, both ways.
+// STYLE.md rules 9 and 14: the error catalogue (docs/errors.md) and the codes src/ issues agree,
+// both ways. Codes are read from the places that issue them, not from every capitalised string:
+//  - createError(<Class>, '<CODE>', ...) and issueError(<error>, '<CODE>');
+//  - the same calls with an identifier, resolved through `const NAME = '<CODE>'` in the file, or
+//    through a local wrapper `function f(code, ...) { return createError(X, code, ...) }` whose
+//    call sites pass literals;
+//  - the PlanAdmissionIssue code union in src/plan/plan-admission-error.ts.
+// A call whose code cannot be resolved this way fails the test, so no code goes unseen.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-function sources(dir: string): string[] {
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
+
+// API.md §4: the admission issue codes, in the order API.md lists them.
+const API_ISSUE_CODES = [
+  'INVALID_PLAN',
+  'UNSUPPORTED_PLAN_VERSION',
+  'EMPTY_PLAN',
+  'DUPLICATE_STEP_ID',
+  'UNKNOWN_CAPABILITY',
+  'CAPABILITY_VERSION_MISMATCH',
+  'REQUIRED_INPUT_MISSING',
+  'INPUT_TYPE_MISMATCH',
+  'INVALID_RESULT_REFERENCE',
+  'RESULT_REFERENCE_NOT_EARLIER',
+  'AMBIGUOUS_RESULT_REFERENCE',
+];
+
+function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    return entry.isDirectory() ? sources(path) : entry.name.endsWith('.ts') ? [path] : [];
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
   });
 }
 
-// Node's own codes that src/ inspects (never raises) are not ours to document.
-const FOREIGN = /^(ERR_|FST_)/;
+function lineOf(text: string, index: number): number {
+  return text.slice(0, index).split('\n').length;
+}
 
-function codesInSource(): Set<string> {
-  const codes = new Set<string>();
-  for (const file of sources('src')) {
-    for (const [, code] of readFileSync(file, 'utf8').matchAll(
-      /'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g,
-    )) {
-      if (!FOREIGN.test(code as string)) codes.add(code as string);
+interface Scan {
+  codes: Map<string, string[]>; // code -> where it is issued (file:line)
+  unresolved: string[]; // call sites whose code could not be read
+}
+
+function scanIssuedCodes(): Scan {
+  const codes = new Map<string, string[]>();
+  const unresolved: string[] = [];
+  const add = (code: string, where: string) => codes.set(code, [...(codes.get(code) ?? []), where]);
+  for (const file of sourceFiles(join(ROOT, 'src'))) {
+    const path = relative(ROOT, file).split('\\').join('/');
+    if (path === 'src/errors/warrant-error.ts') continue; // defines the two functions
+    const text = readFileSync(file, 'utf8');
+    const constants = new Map(
+      [...text.matchAll(/\bconst\s+([A-Za-z_$][\w$]*)\s*=\s*'([^']*)'/g)].map((m) => [m[1], m[2]]),
+    );
+    const calls = /\b(createError|issueError)\(\s*[^,()]+,\s*(?:'([^']*)'|([A-Za-z_$][\w$]*))/g;
+    for (const match of text.matchAll(calls)) {
+      const where = `${path}:${lineOf(text, match.index)}`;
+      const [, , literal, identifier] = match;
+      if (literal !== undefined) {
+        add(literal, where);
+        continue;
+      }
+      const constant = constants.get(identifier as string);
+      if (constant !== undefined) {
+        add(constant, where);
+        continue;
+      }
+      // A wrapper forwarding its parameter: find the function and the literals its callers pass.
+      const before = text.slice(0, match.index);
+      const wrappers = [
+        ...before.matchAll(/function\s+([A-Za-z_$][\w$]*)\s*\(\s*([A-Za-z_$][\w$]*)\s*:/g),
+      ];
+      const wrapper = wrappers.at(-1);
+      if (wrapper === undefined || wrapper[2] !== identifier) {
+        unresolved.push(`${where} (${match[0].replace(/\s+/g, ' ')})`);
+        continue;
+      }
+      const callers = [...text.matchAll(new RegExp(`\\b${wrapper[1]}\\(\\s*'([^']*)'`, 'g'))];
+      if (callers.length === 0) unresolved.push(`${where} (wrapper ${wrapper[1]} has no callers)`);
+      for (const caller of callers)
+        add(caller[1] as string, `${path}:${lineOf(text, caller.index)}`);
     }
   }
-  return codes;
+  return { codes, unresolved };
 }
 
-function codesInDocs(): Set<string> {
-  const text = readFileSync('docs/errors.md', 'utf8');
-  return new Set(
-    [...text.matchAll(/^\| `([A-Z][A-Z0-9_]+)` +\|/gm)].map((match) => match[1] as string),
-  );
+function admissionIssueUnion(): string[] {
+  const text = readFileSync(join(ROOT, 'src/plan/plan-admission-error.ts'), 'utf8');
+  const union = /interface PlanAdmissionIssue\s*\{[^}]*?\bcode:\s*([^;]+);/.exec(text);
+  assert.ok(union, 'src/plan/plan-admission-error.ts: PlanAdmissionIssue.code union not found');
+  return [...(union[1] as string).matchAll(/'([^']+)'/g)].map((m) => m[1] as string);
 }
 
-describe('docs/errors.md', () => {
-  it('documents every code used in src/', () => {
-    const missing = [...codesInSource()].filter((code) => !codesInDocs().has(code));
-    assert.deepEqual(missing, []);
+interface Row {
+  code: string;
+  raisedWhen: string;
+  whatToDo: string;
+}
+
+function documentedRows(): Row[] {
+  const text = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
+  return [...text.matchAll(/^\|\s*`([^`]+)`\s*\|([^|\n]*)\|([^|\n]*)\|\s*$/gm)].map((m) => ({
+    code: m[1] as string,
+    raisedWhen: (m[2] as string).trim(),
+    whatToDo: (m[3] as string).trim(),
+  }));
+}
+
+describe('docs/errors.md against src/ (STYLE.md rule 14)', () => {
+  const scan = scanIssuedCodes();
+  const issueCodes = admissionIssueUnion();
+  const used = new Set([...scan.codes.keys(), ...issueCodes]);
+  const rows = documentedRows();
+  const documented = new Set(rows.map((row) => row.code));
+
+  it('can read the code of every createError/issueError call in src/', () => {
+    assert.deepEqual(scan.unresolved, []);
+    assert.ok(scan.codes.has('PLAN_ADMISSION_REJECTED'), 'PlanAdmissionError issuance not found');
   });
 
-  it('documents no code that src/ no longer uses', () => {
-    const stale = [...codesInDocs()].filter((code) => !codesInSource().has(code));
-    assert.deepEqual(stale, []);
+  it('uses SCREAMING_SNAKE codes only (STYLE.md rule 9)', () => {
+    assert.deepEqual(
+      [...used].filter((code) => !CODE.test(code)),
+      [],
+    );
   });
 
-  it('has exactly one row per code', () => {
-    const rows = [
-      ...readFileSync('docs/errors.md', 'utf8').matchAll(/^\| `([A-Z][A-Z0-9_]+)` +\|/gm),
-    ].map((match) => match[1]);
-    assert.equal(rows.length, new Set(rows).size);
+  it('types PlanAdmissionIssue.code as exactly the issue codes of API.md §4', () => {
+    assert.deepEqual([...issueCodes].sort(), [...API_ISSUE_CODES].sort());
+  });
+
+  it('documents every code src/ issues, and every admission issue code', () => {
+    const missing = [...used].filter((code) => !documented.has(code));
+    assert.deepEqual(
+      missing.map(
+        (code) => `${code} (${(scan.codes.get(code) ?? ['PlanAdmissionIssue']).join(', ')})`,
+      ),
+      [],
+    );
+  });
+
+  it('documents no code that src/ no longer issues', () => {
+    assert.deepEqual(
+      [...documented].filter((code) => !used.has(code)),
+      [],
+    );
+  });
+
+  it('has exactly one row per code, each saying when it is raised and what to do', () => {
+    const codes = rows.map((row) => row.code);
+    assert.deepEqual(
+      codes.filter((code, index) => codes.indexOf(code) !== index),
+      [],
+    );
+    for (const row of rows) {
+      assert.notEqual(row.raisedWhen, '', `${row.code}: empty "raised when"`);
+      assert.notEqual(row.whatToDo, '', `${row.code}: empty "what to do"`);
+    }
   });
 });

@@ -1,109 +1,202 @@
-// ARCHITECTURE.md and STYLE.md rules 2, 7, 19: names, import arrows, and a test for every file.
+// ARCHITECTURE.md "Rules of the house" and STYLE.md rules 2, 6 and 19: file names, the import
+// arrows, and a test twin for every source file.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { join, posix, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-function files(dir: string): string[] {
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const inRoot = (path: string) => join(ROOT, path);
+
+function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    return entry.isDirectory() ? files(path) : [path];
+    return entry.isDirectory() ? listFiles(path) : [relative(ROOT, path).split('\\').join('/')];
   });
 }
 
-const sources = files('src').filter((file) => file.endsWith('.ts'));
+const srcFiles = listFiles(inRoot('src'));
+const sources = srcFiles.filter((file) => file.endsWith('.ts'));
 
-function imports(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((match) =>
-    normalize(join(dirname(file), match[1] as string)),
+/** Repository paths of the relative imports of a file (static, dynamic and re-exports). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(inRoot(file), 'utf8');
+  const specifiers = /\b(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+  return [...text.matchAll(specifiers)].map((match) =>
+    posix.normalize(posix.join(posix.dirname(file), match[1] as string)),
   );
 }
 
-// Files with no behaviour of their own, and the reason they have no test twin.
-const NO_TWIN: Record<string, string> = {
-  'src/index.ts': 're-exports only; covered by test/contract/exports.test.ts',
-  'src/plan/execution-plan.ts': 'types only',
-  'src/capabilities/capability.ts': 'types only',
-  'src/authorization/authorizer.ts': 'types only',
-  'src/events/runtime-event.ts': 'types only',
-  'src/jobs/job-store.ts': 'interface only; every store runs test/stores/job-store.contract.ts',
-  'src/cli/main.ts': 'the executable; run as a child process by test/cli/cli.test.ts',
-  'src/cli/usage-error.ts':
-    'a one-line error class; its exit code is tested in test/cli/cli.test.ts',
-  'src/cli/parse.ts': 'argument parsing; exercised through every command in test/cli/cli.test.ts',
-  'src/cli/format-table.ts': 'summary tables; asserted in test/cli/cli.test.ts',
-  'src/cli/load-modules.ts': '--module/--authorizer loading; error cases in test/cli/cli.test.ts',
-  'src/cli/program-runtime.ts': 'program wiring; exercised by test/cli/*.test.ts',
-  'src/cli/commands/run.ts': 'tested through the executable in test/cli/cli.test.ts',
-  'src/cli/commands/serve.ts': 'tested through the executable in test/cli/serve.test.ts',
-  'src/cli/commands/jobs.ts': 'tested through the executable in test/cli/jobs.test.ts',
-  'src/cli/commands/capabilities.ts': 'tested through the executable in test/cli/cli.test.ts',
-  'src/cli/commands/mcp.ts': 'tested through the executable in test/mcp/',
-  'src/http/legacy-routes.ts': 'routes; tested over a socket in test/http/server.test.ts',
-  'src/http/status-codes.ts': 'status mapping; every status asserted in test/http/server.test.ts',
-  'src/http/parse-json-body.ts': 'hostile bodies asserted in test/http/server.test.ts',
-  'src/http/safe-json.ts': 'odd values asserted in test/http/server.test.ts',
-  'src/jobs/clock.ts':
-    'timestamps; format and order asserted through job records in test/runtime/executor.test.ts',
-  'src/jobs/open-store.ts':
-    'store selection; tested through OperatorRuntime options in test/runtime/operator-runtime.test.ts and test/stores/',
+const CORE = ['src/plan/', 'src/capabilities/', 'src/authorization/', 'src/jobs/', 'src/events/'];
+const EDGES = ['src/cli/', 'src/http/', 'src/builtins/'];
+const under = (file: string, areas: string[]) => areas.some((area) => file.startsWith(area));
+
+// STYLE.md rule 6: edge files reach the core only through the package root; they may use each
+// other and mcp/ (an adapter too, but public, so it cannot import the root's values itself).
+// The exceptions:
+const EDGE_INTERNALS_ALLOWED: Record<string, string> = {
+  'src/http/legacy-routes.ts':
+    'the two LEGACY routes of API.md §11 are documented bypasses (SECURITY.md): they read the inventory and the decision check directly',
 };
 
-function twin(file: string): string[] {
-  const base = file.replace(/^src\//, 'test/').replace(/\.ts$/, '.test.ts');
-  // Stores are tested by the shared contract suite, in test/stores/<name>.test.ts.
-  const store = /^src\/jobs\/stores\/(.+)\.ts$/.exec(file);
-  return store ? [base, `test/stores/${store[1]}.test.ts`] : [base];
+// STYLE.md rule 19. A file with no test twin needs an entry here. `types` entries are checked to
+// hold no runtime code; `coveredBy` entries name the test that exercises them, which must exist.
+type NoTwin = { types: string } | { coveredBy: string; reason: string };
+const NO_TWIN: Record<string, NoTwin> = {
+  'src/index.ts': { coveredBy: 'test/contract/exports.test.ts', reason: 're-exports only' },
+  'src/plan/execution-plan.ts': { types: 'plan types; checked by tsc' },
+  'src/capabilities/capability.ts': { types: 'capability types; checked by tsc' },
+  'src/authorization/authorizer.ts': { types: 'authorizer types; checked by tsc' },
+  'src/events/runtime-event.ts': { types: 'event types; checked by tsc' },
+  'src/jobs/job-store.ts': {
+    types: 'the store interface; each store runs the store contract suite',
+  },
+  'src/cli/main.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: 'the executable; run as a child process',
+  },
+  'src/cli/usage-error.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: 'a one-line error class; its exit code 2 is asserted through the executable',
+  },
+  'src/cli/parse.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: 'argument parsing; exercised by every command of the executable',
+  },
+  'src/cli/format-table.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: 'the summary tables printed by run and capabilities',
+  },
+  'src/cli/load-modules.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: '--module/--authorizer loading, including the error cases',
+  },
+  'src/cli/program-runtime.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: 'the runtime wiring every command uses',
+  },
+  'src/cli/commands/run.ts': { coveredBy: 'test/cli/cli.test.ts', reason: 'warrant run' },
+  'src/cli/commands/capabilities.ts': {
+    coveredBy: 'test/cli/cli.test.ts',
+    reason: 'warrant capabilities',
+  },
+  'src/cli/commands/serve.ts': { coveredBy: 'test/cli/serve.test.ts', reason: 'warrant serve' },
+  'src/cli/commands/mcp.ts': {
+    coveredBy: 'test/mcp/stdio.test.ts',
+    reason: 'warrant mcp, driven by a real MCP client over stdio',
+  },
+  'src/http/legacy-routes.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'routes, exercised over a socket',
+  },
+  'src/http/status-codes.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'every status of API.md §11 is asserted over a socket',
+  },
+  'src/http/parse-json-body.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'hostile bodies are asserted over a socket',
+  },
+  'src/http/safe-json.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'values JSON cannot hold are asserted over a socket',
+  },
+};
+
+/** Where the test of a source file may live: test/<same path>.test.ts; stores also test/stores/. */
+function twinsOf(file: string): string[] {
+  const twin = file.replace(/^src\//, 'test/').replace(/\.ts$/, '.test.ts');
+  const store = /^src\/jobs\/stores\/([^/]+)\.ts$/.exec(file);
+  return store ? [twin, `test/stores/${store[1]}.test.ts`] : [twin];
+}
+
+/** True when a file declares types only: no function, class, variable, enum or value import. */
+function holdsOnlyTypes(file: string): boolean {
+  const code = readFileSync(inRoot(file), 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\/\/.*$/gm, '');
+  const runtime =
+    /^\s*(?:export\s+)?(?:declare\s+)?(?:default\s+|async\s+)?(?:function|class|const|let|var|enum)\b/m;
+  const valueImport = /^\s*import\s+(?!type\b)/m;
+  return !runtime.test(code) && !valueImport.test(code);
 }
 
 describe('source layout', () => {
-  it('names every src file in kebab-case (STYLE.md rule 2)', () => {
-    const bad = sources.filter((file) => !/^[a-z0-9-]+\.ts$/.test(file.split('/').pop() as string));
+  it('names every file under src/ in kebab-case .ts (STYLE.md rule 2)', () => {
+    const bad = srcFiles.filter((file) => !/^[a-z0-9-]+\.ts$/.test(posix.basename(file)));
     assert.deepEqual(bad, []);
   });
 
-  it('keeps the arrows inward: the core never imports runtime/, cli/, http/, builtins/ or tools/', () => {
-    const core = [
-      'src/plan/',
-      'src/capabilities/',
-      'src/authorization/',
-      'src/jobs/',
-      'src/events/',
-    ];
+  it('keeps plan/, capabilities/, authorization/, jobs/ and events/ from importing runtime/', () => {
+    const violations = sources
+      .filter((file) => under(file, CORE))
+      .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
+      .filter((edge) => edge.split(' -> ')[1]?.startsWith('src/runtime/'));
+    assert.deepEqual(violations, []);
+  });
+
+  it('keeps everything outside cli/ and http/ from importing cli/, http/ or tools/', () => {
     const violations: string[] = [];
     for (const file of sources) {
-      for (const target of imports(file)) {
-        const isCore = core.some((area) => file.startsWith(area));
-        if (isCore && target.startsWith('src/runtime/')) violations.push(`${file} -> ${target}`);
-        const outside =
-          file.startsWith('src/cli/') ||
-          file.startsWith('src/http/') ||
-          file.startsWith('src/builtins/');
-        if (!outside && /^src\/(cli|http|builtins)\//.test(target))
-          violations.push(`${file} -> ${target}`);
-        if (target.startsWith('tools/')) violations.push(`${file} -> ${target}`);
+      for (const target of importsOf(file)) {
+        const intoEdge =
+          /^src\/(cli|http)\//.test(target) && !under(file, ['src/cli/', 'src/http/']);
+        if (intoEdge || target.startsWith('tools/')) violations.push(`${file} -> ${target}`);
       }
     }
     assert.deepEqual(violations, []);
   });
 
-  it('gives every src file a test twin, or a written reason in the allow-list (STYLE.md rule 19)', () => {
-    const missing = sources.filter(
-      (file) => NO_TWIN[file] === undefined && !twin(file).some((path) => existsSync(path)),
-    );
-    assert.deepEqual(missing, []);
-    const stale = Object.keys(NO_TWIN).filter(
-      (file) => !existsSync(file) && file !== 'src/cli/commands/mcp.ts',
-    );
-    assert.deepEqual(stale, [], 'allow-list entries for files that no longer exist');
+  it('keeps the library core from importing builtins/ (built-ins serve the program only)', () => {
+    const violations = sources
+      .filter((file) => !under(file, EDGES))
+      .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
+      .filter((edge) => edge.split(' -> ')[1]?.startsWith('src/builtins/'));
+    assert.deepEqual(violations, []);
   });
 
-  it('uses no _underscore private properties in src (STYLE.md rule 7)', () => {
-    const offenders = sources.filter((file) =>
-      /\bthis\._[a-zA-Z]/.test(readFileSync(file, 'utf8')),
-    );
-    assert.deepEqual(offenders, []);
-    assert.ok(relative('.', 'src') === 'src');
+  it('keeps the core and runtime/ from importing mcp/ (the adapter sits on top of the runtime)', () => {
+    const violations = sources
+      .filter((file) => under(file, [...CORE, 'src/runtime/', 'src/errors/']))
+      .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
+      .filter((edge) => edge.split(' -> ')[1]?.startsWith('src/mcp/'));
+    assert.deepEqual(violations, []);
+  });
+
+  it('lets cli/, http/ and builtins/ reach the core only through the package root (STYLE.md rule 6)', () => {
+    const violations = sources
+      .filter((file) => under(file, EDGES) && EDGE_INTERNALS_ALLOWED[file] === undefined)
+      .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
+      .filter((edge) => {
+        const target = edge.split(' -> ')[1] as string;
+        return target !== 'src/index.js' && !under(target, [...EDGES, 'src/mcp/']);
+      });
+    assert.deepEqual(violations, []);
+  });
+
+  it('gives every src file a test twin, or an allow-list entry with a reason (STYLE.md rule 19)', () => {
+    const missing = sources
+      .filter((file) => NO_TWIN[file] === undefined)
+      .filter((file) => !twinsOf(file).some((twin) => existsSync(inRoot(twin))))
+      .map((file) => `${file}: add ${twinsOf(file).join(' or ')}`);
+    assert.deepEqual(missing, []);
+  });
+
+  it('keeps the no-twin allow-list honest: files exist, have no twin, and the reason holds', () => {
+    const problems: string[] = [];
+    for (const [file, entry] of Object.entries(NO_TWIN)) {
+      if (!existsSync(inRoot(file))) problems.push(`${file}: no longer exists`);
+      else if (twinsOf(file).some((twin) => existsSync(inRoot(twin))))
+        problems.push(`${file}: has a test twin now, remove it from the allow-list`);
+      else if ('types' in entry && !holdsOnlyTypes(file))
+        problems.push(`${file}: listed as types only but holds runtime code`);
+      else if ('coveredBy' in entry && !existsSync(inRoot(entry.coveredBy)))
+        problems.push(`${file}: covering test ${entry.coveredBy} does not exist`);
+    }
+    for (const file of Object.keys(EDGE_INTERNALS_ALLOWED)) {
+      if (!existsSync(inRoot(file))) problems.push(`${file}: no longer exists`);
+    }
+    assert.deepEqual(problems, []);
   });
 });
