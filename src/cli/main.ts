@@ -1,8 +1,73 @@
 #!/usr/bin/env node
-// The `warrant` executable. The commands of API.md §11 (run, serve, mcp, jobs, capabilities)
-// arrive with the program issue; until then it says so instead of pretending to work.
-console.error(
-  'warrant 0.2.0: the command-line program is not available in this build yet.\n' +
-    'Use the library: import { OperatorRuntime } from "warrant" (see README.md).',
+/**
+ * The `warrant` executable (API.md §11). Exit codes: 0 success, 1 a failed job or an unknown
+ * id, 2 bad usage or a plan refused at admission. Errors are one line, never a stack trace.
+ */
+import { capabilitiesCommand } from './commands/capabilities.js';
+import { jobsCommand } from './commands/jobs.js';
+import { runCommand } from './commands/run.js';
+import { serveCommand } from './commands/serve.js';
+import { UsageError } from './usage-error.js';
+
+const usage = `Usage: warrant <command> [options]
+
+Commands:
+  run <plan.json>        admit and execute a plan (progress on stderr)
+  serve                  serve plans over HTTP on 127.0.0.1
+  mcp                    serve capabilities to an MCP client over stdio
+  jobs [list|show <id>]  job history and audit trail
+  capabilities [name]    what is registered (introspection)
+
+Run "warrant <command> --help" for the options of a command.`;
+
+type Command = (args: readonly string[]) => Promise<number>;
+
+async function mcp(args: readonly string[]): Promise<number> {
+  const { mcpCommand } = await import('./commands/mcp.js');
+  return mcpCommand([...args]);
+}
+
+const commands: Record<string, Command> = {
+  run: runCommand,
+  serve: serveCommand,
+  mcp,
+  jobs: jobsCommand,
+  capabilities: capabilitiesCommand,
+};
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    console.log('0.2.0');
+    return 0;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    process.stderr.write(`warrant: unknown command ${JSON.stringify(name)}\n\n${usage}\n`);
+    return 2;
+  }
+  try {
+    return await command(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`warrant ${name}: ${error.message}\n`);
+      return 2;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`warrant ${name}: ${message.split('\n')[0]}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  () => {
+    process.exitCode = 1;
+  },
 );
-process.exitCode = 2;

@@ -1,0 +1,77 @@
+/**
+ * `warrant mcp`: serves the registered capabilities as MCP tools over stdio (API.md §11). Stdout
+ * carries protocol messages only; every diagnostic goes to stderr.
+ */
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { McpAdapter, type McpAdapterOptions } from '../../index.js';
+import { closeMcpConnections } from '../../mcp/outbound.js';
+import { parseCommand } from '../parse.js';
+import {
+  createProgramRuntime,
+  runtimeOptions,
+  runtimeOptionsHelp,
+  type RuntimeFlags,
+} from '../program-runtime.js';
+import { UsageError } from '../usage-error.js';
+
+export const mcpHelp = `Usage: warrant mcp [options]
+
+Serves the registered capabilities to an MCP client over stdio: one tool per capability, each
+call a one-step plan through the runtime (admission, the authorizer and a recorded job). Stdout
+carries MCP messages only; diagnostics go to stderr. Stops when stdin closes or on SIGINT/SIGTERM.
+
+Options:
+${runtimeOptionsHelp}
+  -h, --help            show this help`;
+
+function log(line: string): void {
+  process.stderr.write(`warrant mcp: ${line}\n`);
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? '';
+}
+
+async function serve(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, runtimeOptions);
+  if (values.help) {
+    console.log(mcpHelp);
+    return 0;
+  }
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const runtime = await createProgramRuntime(values as RuntimeFlags);
+  const options: McpAdapterOptions = {
+    caller: { id: 'mcp' },
+    onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
+  };
+  const stopped = new Promise<string>((resolve) => {
+    process.stdin.once('end', () => resolve('stdin closed'));
+    process.stdin.once('close', () => resolve('stdin closed'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  // serveStdio answers both protocol eras (2025-era `initialize`, 2026-07-28 `server/discover`)
+  // and asks the factory for one server per connection; stdio has exactly one connection.
+  const handle = serveStdio(() => new McpAdapter(runtime, options).server, {
+    onerror: (error) => log(`protocol error: ${firstLine(error)}`),
+  });
+  log(`serving ${runtime.listCapabilities().length} tools over stdio`);
+  log(`${await stopped}, stopping`);
+  await handle.close();
+  await closeMcpConnections();
+  await runtime.close();
+  return 0;
+}
+
+/** Runs `warrant mcp <args>`; resolves with the exit code. */
+export async function mcpCommand(args: string[]): Promise<number> {
+  try {
+    return await serve(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    log(error.message);
+    return 2;
+  }
+}

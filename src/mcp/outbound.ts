@@ -1,0 +1,263 @@
+/**
+ * Outbound MCP (spec §4.2 last paragraph, §9.2 rule 7): a tool of a downstream MCP server wrapped
+ * as a Capability, so each call goes through admission, the authorizer and the job record like
+ * any other step. Internal: the package root does not export it (API.md §1); the program wires
+ * it. Connections are pooled per downstream server, opened on first call and closed by
+ * `closeMcpConnections()`.
+ */
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { describeThrown, describeValue } from '../errors/describe-value.js';
+import { createError } from '../errors/warrant-error.js';
+import {
+  createCapability,
+  type Capability,
+  type CapabilityInputField,
+  type CapabilityRisk,
+} from '../index.js';
+
+/** A downstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint. */
+export type McpServerTarget =
+  | {
+      readonly command: string;
+      readonly args?: readonly string[];
+      /** Added to the SDK's safe default environment (PATH, HOME, ...), not to all of ours. */
+      readonly env?: Readonly<Record<string, string>>;
+      readonly cwd?: string;
+    }
+  | { readonly url: string | URL };
+
+/** What `createMcpCapability` takes. */
+export interface McpCapabilityDefinition {
+  /** The Warrant capability name (what plans and authorizers see). */
+  readonly name: string;
+  /** Default `'1.0.0'`. */
+  readonly version?: string;
+  /** Default: `MCP tool "<tool>" of <server>`. */
+  readonly description?: string;
+  /** Required, exactly `'read'`, `'write'` or `'destructive'`: nothing is assumed (spec §9.2.7). */
+  readonly risk: CapabilityRisk;
+  readonly server: McpServerTarget;
+  /** The tool name on the downstream server. */
+  readonly tool: string;
+  /** Fields admission checks before the call (Warrant's field contract, not JSON Schema). */
+  readonly inputSchema?: Record<string, CapabilityInputField>;
+  readonly timeoutMs?: number;
+}
+
+interface ToolResult {
+  readonly content?: readonly { readonly type: string; readonly text?: unknown }[];
+  readonly structuredContent?: unknown;
+  readonly isError?: boolean;
+}
+
+const RISKS: readonly unknown[] = ['read', 'write', 'destructive'];
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalidDefinition(message: string): TypeError {
+  return createError(TypeError, 'MCP_CAPABILITY_DEFINITION_INVALID', message);
+}
+
+/** Validates a target and returns its pool key: equal targets share one connection. */
+function targetKey(target: unknown): string {
+  if (!isObject(target)) {
+    throw invalidDefinition(
+      `createMcpCapability() server must be { command, args? } or { url }, got ${describeValue(target)}`,
+    );
+  }
+  if ('url' in target) {
+    const { url } = target;
+    if (!(url instanceof URL) && typeof url !== 'string')
+      throw invalidDefinition(`createMcpCapability() server.url must be a URL or a string`);
+    try {
+      return JSON.stringify(['http', new URL(url).href]);
+    } catch {
+      throw invalidDefinition(
+        `createMcpCapability() server.url is not a URL: ${describeValue(url)}`,
+      );
+    }
+  }
+  const { command, args = [], env = {}, cwd } = target;
+  if (typeof command !== 'string' || command === '')
+    throw invalidDefinition('createMcpCapability() server.command must be a non-empty string');
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string'))
+    throw invalidDefinition('createMcpCapability() server.args must be an array of strings');
+  if (!isObject(env) || !Object.values(env).every((value) => typeof value === 'string'))
+    throw invalidDefinition('createMcpCapability() server.env must map names to strings');
+  if (cwd !== undefined && typeof cwd !== 'string')
+    throw invalidDefinition('createMcpCapability() server.cwd must be a string');
+  return JSON.stringify(['stdio', command, args, Object.entries(env).sort(), cwd ?? null]);
+}
+
+function describeTarget(target: McpServerTarget): string {
+  return 'url' in target ? new URL(target.url).origin : JSON.stringify(target.command);
+}
+
+function createTransport(target: McpServerTarget): Transport {
+  if ('url' in target) return new StreamableHTTPClientTransport(new URL(target.url));
+  return new StdioClientTransport({
+    command: target.command,
+    args: [...(target.args ?? [])],
+    ...(target.env !== undefined && { env: { ...target.env } }),
+    ...(target.cwd !== undefined && { cwd: target.cwd }),
+  });
+}
+
+/** One client per downstream server, connected on first use and again after the link drops. */
+class McpServerConnection {
+  readonly #target: McpServerTarget;
+  #client: Promise<Client> | undefined;
+
+  constructor(target: McpServerTarget) {
+    this.#target = target;
+  }
+
+  async callTool(tool: string, input: Record<string, unknown>, signal: AbortSignal) {
+    const client = await this.#connect();
+    return (await client.callTool({ name: tool, arguments: input }, { signal })) as ToolResult;
+  }
+
+  async close(): Promise<void> {
+    const pending = this.#client;
+    this.#client = undefined;
+    if (pending === undefined) return;
+    const client = await pending.catch(() => undefined);
+    await client?.close();
+  }
+
+  #connect(): Promise<Client> {
+    if (this.#client !== undefined) return this.#client;
+    const dropped = () => {
+      if (this.#client === opening) this.#client = undefined;
+    };
+    const opening: Promise<Client> = this.#open(dropped).catch((error: unknown) => {
+      dropped();
+      throw createError(
+        Error,
+        'MCP_SERVER_UNAVAILABLE',
+        `MCP server ${describeTarget(this.#target)} could not be reached: ${describeThrown(error)}`,
+        error,
+      );
+    });
+    this.#client = opening;
+    return opening;
+  }
+
+  async #open(dropped: () => void): Promise<Client> {
+    const client = new Client({ name: 'warrant', version: '0.2.0' });
+    // A dropped link (the server exited) is reopened by the next call, not reused.
+    client.onclose = dropped;
+    await client.connect(createTransport(this.#target));
+    return client;
+  }
+}
+
+// Module state of the program's process (the library never creates connections by itself).
+const connections = new Map<string, McpServerConnection>();
+
+function connectionFor(key: string, target: McpServerTarget): McpServerConnection {
+  let connection = connections.get(key);
+  if (connection === undefined) {
+    connection = new McpServerConnection(target);
+    connections.set(key, connection);
+  }
+  return connection;
+}
+
+/** The value of a successful call: structured content, else the text, else the content blocks. */
+function valueOf(result: ToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = result.content ?? [];
+  if (content.every((block) => block.type === 'text' && typeof block.text === 'string'))
+    return content.map((block) => block.text).join('\n');
+  return content;
+}
+
+function textOf(result: ToolResult): string {
+  return (result.content ?? [])
+    .filter((block) => block.type === 'text' && typeof block.text === 'string')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/**
+ * Wraps the tool `tool` of a downstream MCP server as a Capability. Nothing connects until the
+ * first call; capabilities whose `server` targets are equal share one client connection, which
+ * `closeMcpConnections()` closes. A downstream `isError` result fails the step with the
+ * downstream text (MCP_TOOL_FAILED).
+ *
+ * @example
+ * ```ts
+ * const readFile = createMcpCapability({
+ *   name: 'files.read',
+ *   risk: 'read',
+ *   server: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] },
+ *   tool: 'read_file',
+ *   inputSchema: { path: { type: 'string', required: true, description: 'File path' } },
+ * });
+ * ```
+ * @throws TypeError (MCP_CAPABILITY_RISK_INVALID) when `risk` is missing or not exactly
+ * `'read'`, `'write'` or `'destructive'`, before anything else is looked at or connected;
+ * TypeError (MCP_CAPABILITY_DEFINITION_INVALID) for a malformed `server` or `tool`;
+ * TypeError (CAPABILITY_DEFINITION_INVALID) for what `createCapability` refuses.
+ */
+export function createMcpCapability(definition: McpCapabilityDefinition): Capability {
+  if (!isObject(definition)) {
+    throw invalidDefinition(
+      `createMcpCapability() takes a definition object, got ${describeValue(definition)}`,
+    );
+  }
+  const { risk } = definition;
+  if (!RISKS.includes(risk)) {
+    throw createError(
+      TypeError,
+      'MCP_CAPABILITY_RISK_INVALID',
+      `createMcpCapability() needs an explicit risk 'read', 'write' or 'destructive', got ${describeValue(risk)}`,
+    );
+  }
+  const { name, version = '1.0.0', server, tool, inputSchema, timeoutMs } = definition;
+  const key = targetKey(server);
+  if (typeof tool !== 'string' || tool === '')
+    throw invalidDefinition(`createMcpCapability() tool must be a non-empty string`);
+  const description = definition.description ?? `MCP tool "${tool}" of ${describeTarget(server)}`;
+  return createCapability({
+    name,
+    version,
+    description,
+    risk,
+    ...(inputSchema !== undefined && { inputSchema }),
+    ...(timeoutMs !== undefined && { timeoutMs }),
+    execute: async ({ input, context }) => {
+      if (input !== undefined && !isObject(input)) {
+        throw createError(
+          TypeError,
+          'MCP_TOOL_INPUT_INVALID',
+          `MCP tool "${tool}" takes an object input, got ${describeValue(input)}`,
+        );
+      }
+      const result = await connectionFor(key, server).callTool(tool, input ?? {}, context.signal);
+      if (result.isError === true) {
+        throw createError(
+          Error,
+          'MCP_TOOL_FAILED',
+          textOf(result) || `MCP tool "${tool}" reported an error`,
+        );
+      }
+      return valueOf(result);
+    },
+  });
+}
+
+/** Closes every downstream connection (the program calls it when its runtime closes). */
+export async function closeMcpConnections(): Promise<void> {
+  const open = [...connections.values()];
+  connections.clear();
+  await Promise.all(open.map((connection) => connection.close()));
+}

@@ -1,0 +1,364 @@
+// McpAdapter through a real MCP client (@modelcontextprotocol/client) over the SDK's in-memory
+// transport pair: tools/list and tools/call as a client sees them, and what the runtime recorded.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Client, type CallToolResult } from '@modelcontextprotocol/client';
+import { InMemoryTransport, type AuthInfo } from '@modelcontextprotocol/server';
+import {
+  McpAdapter,
+  type CapabilityAuthorizationContext,
+  type ExecutionCaller,
+  type McpAdapterOptions,
+  type OperatorRuntime,
+} from '../../src/index.js';
+import {
+  recordEvents,
+  recordingAuthorizer,
+  register,
+  runtimeWith,
+} from '../support/runtime-fixtures.js';
+
+interface Connected {
+  readonly client: Client;
+  close(): Promise<void>;
+}
+
+const open: Connected[] = [];
+after(async () => {
+  for (const connection of open) await connection.close();
+});
+
+/** Connects a real client to `adapter.server`; `authInfo` is attached to every client message. */
+async function connect(adapter: McpAdapter, authInfo?: AuthInfo): Promise<Connected> {
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  if (authInfo !== undefined) {
+    const send = clientTransport.send.bind(clientTransport);
+    clientTransport.send = (message, options) => send(message, { ...options, authInfo });
+  }
+  await adapter.server.connect(serverTransport);
+  const client = new Client({ name: 'warrant-test-client', version: '1.0.0' });
+  await client.connect(clientTransport);
+  const connected = {
+    client,
+    close: async () => {
+      await client.close();
+      await adapter.server.close();
+    },
+  };
+  open.push(connected);
+  return connected;
+}
+
+function textOf(result: CallToolResult): string {
+  assert.equal(result.content.length, 1);
+  const [block] = result.content;
+  assert.equal(block?.type, 'text');
+  return (block as { text: string }).text;
+}
+
+// Counts every capability invocation of this file.
+const invoked: string[] = [];
+const counting = (label: string, result: unknown) => () => {
+  invoked.push(label);
+  return result;
+};
+
+describe('new McpAdapter(runtime, options?)', () => {
+  const runtime = runtimeWith({ store: 'memory' });
+  const [lookup, send, wipe, bare] = register(
+    runtime,
+    {
+      description: 'Finds a user by id',
+      inputSchema: {
+        id: { type: 'string', required: true, description: 'User id' },
+        verbose: { type: 'boolean', required: false, description: 'Include details' },
+      },
+      execute: counting('lookup', { email: 'ada@example.com' }),
+    },
+    {
+      description: 'Sends a message',
+      risk: 'write',
+      inputSchema: {
+        to: { type: 'string', required: true, description: 'Recipient' },
+        attempts: { type: 'number', required: false, description: 'Retries' },
+        tags: { type: 'array', required: false, description: 'Labels' },
+        headers: { type: 'object', required: false, description: 'Extra headers' },
+      },
+      execute: counting('send', { sent: true }),
+    },
+    {
+      description: 'Deletes everything',
+      risk: 'destructive',
+      execute: counting('wipe', { wiped: true }),
+    },
+    { description: 'No fields', execute: counting('bare', 'ok') },
+  ) as [string, string, string, string];
+
+  it('lists one tool per registered capability, in registration order, with name and description', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((tool) => [tool.name, tool.description]),
+      runtime.listCapabilities().map((descriptor) => [descriptor.name, descriptor.description]),
+    );
+  });
+
+  it('derives each input schema from the field contract: types, descriptions and the required list', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const { tools } = await client.listTools();
+    const schemaOf = (name: string) => tools.find((tool) => tool.name === name)?.inputSchema;
+    assert.deepEqual(schemaOf(lookup), {
+      type: 'object',
+      properties: {
+        id: { type: 'string', description: 'User id' },
+        verbose: { type: 'boolean', description: 'Include details' },
+      },
+      required: ['id'],
+    });
+    assert.deepEqual(schemaOf(send), {
+      type: 'object',
+      properties: {
+        to: { type: 'string', description: 'Recipient' },
+        attempts: { type: 'number', description: 'Retries' },
+        tags: { type: 'array', description: 'Labels' },
+        headers: { type: 'object', description: 'Extra headers' },
+      },
+      required: ['to'],
+    });
+    assert.deepEqual(schemaOf(bare), { type: 'object', properties: {} });
+    for (const descriptor of runtime.listCapabilities()) {
+      const required = Object.entries(descriptor.inputSchema)
+        .filter(([, field]) => field.required)
+        .map(([key]) => key);
+      assert.deepEqual(schemaOf(descriptor.name)?.required ?? [], required, descriptor.name);
+    }
+  });
+
+  it('derives MCP annotations from risk: readOnlyHint for read, destructiveHint for destructive', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const { tools } = await client.listTools();
+    const annotationsOf = (name: string) => tools.find((tool) => tool.name === name)?.annotations;
+    assert.deepEqual(annotationsOf(lookup), { readOnlyHint: true });
+    assert.deepEqual(annotationsOf(send), { readOnlyHint: false, destructiveHint: false });
+    assert.deepEqual(annotationsOf(wipe), { readOnlyHint: false, destructiveHint: true });
+  });
+
+  it('invokes no authorizer and no capability, publishes no event and creates no job when constructed and listed', async () => {
+    const authorizer = recordingAuthorizer();
+    const watched = runtimeWith({ store: 'memory', authorizer });
+    const events = recordEvents(watched);
+    const before = invoked.length;
+    const { client } = await connect(new McpAdapter(watched));
+    await client.listTools();
+    await client.listTools();
+    assert.equal(authorizer.calls.length, 0);
+    assert.equal(invoked.length, before);
+    assert.deepEqual(events, []);
+    assert.deepEqual(await watched.listJobs(), []);
+  });
+
+  it('lists the inventory as it was at construction', async () => {
+    const adapter = new McpAdapter(runtime);
+    const [later] = register(runtime, { execute: counting('later', 1) });
+    const { client } = await connect(adapter);
+    const { tools } = await client.listTools();
+    assert.equal(
+      tools.some((tool) => tool.name === later),
+      false,
+    );
+    assert.equal(tools.length, runtime.listCapabilities().length - 1);
+  });
+
+  it('throws MCP_ADAPTER_OPTIONS_INVALID for something that is not a runtime, or a malformed option', () => {
+    const cases: [unknown, unknown, RegExp][] = [
+      [undefined, {}, /McpAdapter needs an OperatorRuntime, got undefined/],
+      [{ listCapabilities: () => [] }, {}, /McpAdapter needs an OperatorRuntime, got an object/],
+      [runtime, null, /McpAdapter options must be an object, got null/],
+      [runtime, { resolveCaller: 'header' }, /options.resolveCaller must be a function/],
+      [runtime, { onInternalError: 1 }, /options.onInternalError must be a function/],
+      [runtime, { caller: 'ops' }, /options.caller must be an object, got "ops"/],
+      [runtime, { name: 7 }, /options.name must be a string, got 7/],
+    ];
+    for (const [candidate, options, message] of cases) {
+      assert.throws(
+        () => new McpAdapter(candidate as OperatorRuntime, options as McpAdapterOptions),
+        (error: Error & { code?: string }) => {
+          assert.ok(error instanceof TypeError);
+          assert.equal(error.code, 'MCP_ADAPTER_OPTIONS_INVALID');
+          assert.match(error.message, message);
+          return true;
+        },
+      );
+    }
+  });
+});
+
+describe('McpAdapter tools/call', () => {
+  const runtime = runtimeWith({ store: 'memory' });
+  const events = recordEvents(runtime);
+  const [lookup, send, wipe, explode, list, huge, nothing] = register(
+    runtime,
+    {
+      version: '3.1.0',
+      description: 'Finds a user by id',
+      inputSchema: { id: { type: 'string', required: true, description: 'User id' } },
+      execute: ({ input }) => ({ id: (input as { id: string }).id, email: 'ada@example.com' }),
+    },
+    {
+      description: 'Sends a message',
+      risk: 'write',
+      inputSchema: { to: { type: 'string', required: true, description: 'Recipient' } },
+      execute: counting('send (denied)', { sent: true }),
+    },
+    { risk: 'destructive', execute: counting('wipe (denied)', { wiped: true }) },
+    {
+      execute: () => {
+        throw new Error('upstream said no');
+      },
+    },
+    { execute: () => ['a', 'b'] },
+    { execute: () => ({ count: 12345678901234567890n }) },
+    { execute: () => undefined },
+  ) as [string, string, string, string, string, string, string];
+  const adapter = new McpAdapter(runtime, { caller: { id: 'ide-user' } });
+  const ready = connect(adapter);
+
+  it('runs a read tool as a one-step plan and answers with JSON text and structuredContent', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: lookup, arguments: { id: 'ada' } });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(JSON.parse(textOf(result)), { id: 'ada', email: 'ada@example.com' });
+    assert.deepEqual(result.structuredContent, { id: 'ada', email: 'ada@example.com' });
+    const [job] = await runtime.listJobs({ capability: lookup });
+    assert.equal(job?.status, 'completed');
+    assert.equal(job?.steps.length, 1);
+    assert.equal(job?.steps[0]?.capabilityVersion, '3.1.0', 'pinned to the version listed');
+  });
+
+  it('denies a write tool under the default policy with an isError result and does not invoke it', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: send, arguments: { to: 'bob' } });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'Write capability requires explicit approval.');
+    assert.equal(result.structuredContent, undefined);
+    assert.equal(invoked.includes('send (denied)'), false);
+    const denied = events.filter((event) => event.type === 'capability.denied');
+    assert.equal(denied.at(-1)?.data?.capability, send);
+  });
+
+  it('denies a destructive tool under the default policy', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: wipe, arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'Destructive capability requires explicit approval.');
+    assert.equal(invoked.includes('wipe (denied)'), false);
+  });
+
+  it('answers invalid arguments with the admission message and creates no job', async () => {
+    const { client } = await ready;
+    const before = (await runtime.listJobs()).length;
+    const missing = await client.callTool({ name: lookup, arguments: {} });
+    assert.equal(missing.isError, true);
+    assert.equal(
+      textOf(missing),
+      'Execution plan failed validation: steps[0] "call": input.id is required',
+    );
+    const mistyped = await client.callTool({ name: lookup, arguments: { id: 42 } });
+    assert.equal(mistyped.isError, true);
+    assert.match(
+      textOf(mistyped),
+      /^Execution plan failed validation: .*input\.id must be a string/,
+    );
+    assert.equal((await runtime.listJobs()).length, before);
+  });
+
+  it('answers a capability that throws with its message, without a stack trace', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: explode, arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'upstream said no');
+    const [job] = await runtime.listJobs({ capability: explode });
+    assert.equal(job?.status, 'failed');
+  });
+
+  it('sends structuredContent only for plain-object results, and JSON text for any result', async () => {
+    const { client } = await ready;
+    const array = await client.callTool({ name: list, arguments: {} });
+    assert.deepEqual(JSON.parse(textOf(array)), ['a', 'b']);
+    assert.equal(array.structuredContent, undefined);
+    const bigint = await client.callTool({ name: huge, arguments: {} });
+    assert.deepEqual(bigint.structuredContent, { count: '12345678901234567890' });
+    const empty = await client.callTool({ name: nothing, arguments: {} });
+    assert.equal(textOf(empty), 'null');
+    assert.equal(empty.isError, undefined);
+  });
+
+  it('rejects a call to an unknown tool with a protocol error, as the SDK does', async () => {
+    const { client } = await ready;
+    await assert.rejects(client.callTool({ name: 'no.such.tool', arguments: {} }), {
+      message: /Tool no\.such\.tool not found/,
+    });
+  });
+});
+
+describe('McpAdapter callers', () => {
+  const authorizer = recordingAuthorizer();
+  const seen: readonly CapabilityAuthorizationContext[] = authorizer.calls;
+  const runtime = runtimeWith({ store: 'memory', authorizer });
+  const [tool] = register(runtime, { risk: 'write', execute: () => ({ done: true }) }) as [string];
+
+  it('passes options.caller to the authorizer of every call', async () => {
+    const { client } = await connect(new McpAdapter(runtime, { caller: { id: 'ide-user' } }));
+    const result = await client.callTool({ name: tool, arguments: {} });
+    assert.deepEqual(result.structuredContent, { done: true });
+    assert.equal(seen.at(-1)?.caller?.id, 'ide-user');
+  });
+
+  it('resolves the caller per request from the transport auth info when resolveCaller is given', async () => {
+    const requests: unknown[] = [];
+    const adapter = new McpAdapter(runtime, {
+      caller: { id: 'ignored' },
+      resolveCaller: ({ authInfo, tool: name }) => {
+        requests.push({ clientId: authInfo?.clientId, name });
+        return { id: authInfo?.clientId, scopes: authInfo?.scopes } as ExecutionCaller;
+      },
+    });
+    const { client } = await connect(adapter, {
+      token: 'secret',
+      clientId: 'agent-7',
+      scopes: ['notes:write'],
+    });
+    await client.callTool({ name: tool, arguments: {} });
+    assert.deepEqual(requests, [{ clientId: 'agent-7', name: tool }]);
+    assert.deepEqual(seen.at(-1)?.caller, { id: 'agent-7', scopes: ['notes:write'] });
+  });
+
+  it('answers "Internal error" (no inner message) when resolveCaller throws, and tells onInternalError', async () => {
+    const reported: [unknown, string][] = [];
+    const calls = authorizer.calls.length;
+    const adapter = new McpAdapter(runtime, {
+      resolveCaller: () => {
+        throw new Error('token store password=hunter2 unreachable');
+      },
+      onInternalError: (error, name) => reported.push([error, name]),
+    });
+    const { client } = await connect(adapter);
+    const result = await client.callTool({ name: tool, arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'Internal error');
+    assert.equal(reported.length, 1);
+    assert.equal((reported[0]?.[0] as Error).message, 'token store password=hunter2 unreachable');
+    assert.equal(reported[0]?.[1], tool);
+    assert.equal(authorizer.calls.length, calls);
+  });
+
+  it('answers "Internal error" once the runtime is closed', async () => {
+    const closing = runtimeWith({ store: 'memory' });
+    const adapter = new McpAdapter(closing);
+    const { client } = await connect(adapter);
+    await closing.close();
+    const result = await client.callTool({ name: tool, arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'Internal error');
+  });
+});

@@ -1,0 +1,189 @@
+// `warrant mcp` as a real child process (src/cli/main.ts through tsx) driven by a real MCP client
+// over stdio (StdioClientTransport), plus its usage errors.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { Client, type CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { createProgramRuntime } from '../../src/cli/program-runtime.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MAIN = ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'mcp'];
+const MODULE = resolve(ROOT, 'test/mcp/fixtures/stdio-capabilities.ts');
+const AUTHORIZER = resolve(ROOT, 'test/mcp/fixtures/stderr-authorizer.ts');
+
+interface Served {
+  readonly client: Client;
+  /** Everything the child wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves once stderr contains `text`. */
+  stderrIncludes(text: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function serve(args: string[]): Promise<Served> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...MAIN, '--store', 'memory', ...args],
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
+  let text = '';
+  const waiting: { needle: string; resolve: () => void }[] = [];
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    for (const wait of waiting.filter((entry) => text.includes(entry.needle))) wait.resolve();
+  });
+  const client = new Client({ name: 'warrant-stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => text,
+    stderrIncludes: (needle) =>
+      text.includes(needle)
+        ? Promise.resolve()
+        : new Promise((done) => waiting.push({ needle, resolve: done })),
+    close: () => client.close(),
+  };
+}
+
+function textOf(result: CallToolResult): string {
+  const [block] = result.content;
+  assert.equal(block?.type, 'text');
+  return (block as { text: string }).text;
+}
+
+const execFileAsync = promisify(execFile);
+
+async function warrantMcp(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [...MAIN, ...args], {
+      cwd: ROOT,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('warrant mcp over stdio, default policy', () => {
+  const ready = serve(['--module', MODULE]);
+  after(async () => (await ready).close());
+
+  it('lists the same tools as listCapabilities() of a runtime built from the same flags', async () => {
+    const { client } = await ready;
+    const expected = await createProgramRuntime({ store: 'memory', module: [MODULE] });
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        required: tool.inputSchema.required ?? [],
+      })),
+      expected.listCapabilities().map((descriptor) => ({
+        name: descriptor.name,
+        description: descriptor.description,
+        required: Object.keys(descriptor.inputSchema).filter(
+          (key) => descriptor.inputSchema[key]?.required,
+        ),
+      })),
+    );
+    await expected.close();
+  });
+
+  it('runs a read tool and answers with JSON text and structuredContent', async () => {
+    const served = await ready;
+    const result = await served.client.callTool({
+      name: 'stdio.count',
+      arguments: { text: 'hello' },
+    });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(JSON.parse(textOf(result)), { length: 5 });
+    assert.deepEqual(result.structuredContent, { length: 5 });
+  });
+
+  it('denies a write tool with the default policy message', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: 'stdio.store', arguments: { note: 'hi' } });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'Write capability requires explicit approval.');
+  });
+
+  it('answers invalid arguments with the admission message', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: 'stdio.count', arguments: { text: 3 } });
+    assert.equal(result.isError, true);
+    assert.match(
+      textOf(result),
+      /^Execution plan failed validation: steps\[0\] "call": input\.text must be a string/,
+    );
+  });
+
+  it('answers a capability that throws with its message only', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: 'stdio.explode', arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'stdio fixture exploded');
+  });
+
+  it('stops when the client closes stdin, logging only to stderr', async () => {
+    const served = await serve(['--module', MODULE]);
+    await served.client.listTools();
+    await served.close();
+    assert.match(served.stderr(), /^warrant mcp: serving \d+ tools over stdio\n/);
+    assert.match(served.stderr(), /warrant mcp: stdin closed, stopping\n$/);
+  });
+});
+
+describe('warrant mcp over stdio, with --authorizer', () => {
+  const ready = serve(['--module', MODULE, '--authorizer', AUTHORIZER]);
+  after(async () => (await ready).close());
+
+  it('asks the authorizer nothing and invokes nothing while tools are listed', async () => {
+    const served = await ready;
+    await served.client.listTools();
+    await served.client.listTools();
+    // stderr is one ordered pipe: anything listing caused would be written before this call's line.
+    await served.client.callTool({ name: 'stdio.count', arguments: { text: 'ab' } });
+    await served.stderrIncludes('fixture capability stdio.count invoked');
+    assert.deepEqual(served.stderr().match(/fixture (authorizer asked about|capability) \S+/g), [
+      'fixture authorizer asked about stdio.count',
+      'fixture capability stdio.count',
+    ]);
+  });
+
+  it('lets the host authorizer approve a write tool', async () => {
+    const { client } = await ready;
+    const result = await client.callTool({ name: 'stdio.store', arguments: { note: 'hi' } });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, { stored: true });
+  });
+});
+
+describe('warrant mcp usage', () => {
+  it('prints its help on stdout and exits 0 with --help', async () => {
+    const help = await warrantMcp(['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage: warrant mcp \[options\]/);
+    assert.match(help.stdout, /--module <file>/);
+  });
+
+  it('reports an unknown option as one line on stderr and exits 2', async () => {
+    const bad = await warrantMcp(['--nope']);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, /^warrant mcp: Unknown option '--nope'.*\n$/);
+  });
+
+  it('reports a missing --module file as one line on stderr and exits 2', async () => {
+    const missing = await warrantMcp(['--store', 'memory', '--module', 'no/such/module.js']);
+    assert.equal(missing.code, 2);
+    assert.equal(missing.stdout, '');
+    assert.equal(missing.stderr, 'warrant mcp: --module no/such/module.js: file not found\n');
+  });
+});
