@@ -5,7 +5,7 @@ import { OperatorRuntime, createCapability, type ExecutionPlan } from '../../src
 import { fmt, machine, median } from '../support/measure.js';
 
 const work = ({ input }: { input: { n?: number } }) => ({ n: (input.n ?? 0) + 1 });
-const runtime = new OperatorRuntime({ maxJobs: 1 }) // isolate plan size from retained history;
+const runtime = new OperatorRuntime({ maxJobs: 1 }); // isolate plan size from retained history
 runtime.use({
   manifest: { name: 'scale', version: '1', capabilities: ['scale.step'] },
   capabilities: [
