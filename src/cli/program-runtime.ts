@@ -8,7 +8,14 @@ import { dirname, resolve } from 'node:path';
 import { createFsModule } from '../builtins/fs-module.js';
 import { createHttpModule } from '../builtins/http-module.js';
 import { createSystemModule } from '../builtins/system-module.js';
-import { OperatorRuntime, type OperatorRuntimeOptions } from '../index.js';
+import {
+  OperatorRuntime,
+  type CapabilityModule,
+  type CapabilityRisk,
+  type OperatorRuntimeOptions,
+} from '../index.js';
+import { createMcpCapability } from '../mcp/outbound.js';
+import { UsageError } from './usage-error.js';
 import { loadAuthorizer, loadCapabilityModules } from './load-modules.js';
 
 /** The embedded default store of the program (API.md §10; issue: embedded SQLite default). */
@@ -16,6 +23,8 @@ export const DEFAULT_STORE = 'sqlite:./.warrant/jobs.db';
 
 export const runtimeOptions = {
   module: { type: 'string', multiple: true },
+  'mcp-server': { type: 'string', multiple: true },
+  'mcp-tool': { type: 'string', multiple: true },
   authorizer: { type: 'string' },
   store: { type: 'string' },
   'fs-root': { type: 'string' },
@@ -28,10 +37,17 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
   --store <store>       'memory', 'sqlite:<file>' or a postgres:// URL
                         (default ${DEFAULT_STORE})
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
-  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none)`;
+  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none)
+  --mcp-server <name>=<command line>
+                        a downstream MCP server over stdio (repeatable)
+  --mcp-tool <name>.<tool>=<risk>
+                        expose one of its tools as the governed capability <name>.<tool>;
+                        the risk (read, write or destructive) is required (repeatable)`;
 
 export interface RuntimeFlags {
   module?: string[];
+  'mcp-server'?: string[];
+  'mcp-tool'?: string[];
   authorizer?: string;
   store?: string;
   'fs-root'?: string;
@@ -68,5 +84,54 @@ export async function createProgramRuntime(
   );
   if (flags['fs-root'] !== undefined) runtime.use(createFsModule({ root: flags['fs-root'] }));
   for (const module of modules) runtime.use(module);
+  for (const module of mcpModules(flags)) runtime.use(module);
   return runtime;
+}
+
+/**
+ * `--mcp-server name=command line` plus `--mcp-tool name.tool=risk`: each tool becomes the
+ * capability `name.tool`, governed like any other; one module per downstream server.
+ */
+function mcpModules(flags: RuntimeFlags): CapabilityModule[] {
+  const servers = new Map<string, { command: string; args: string[] }>();
+  for (const entry of flags['mcp-server'] ?? []) {
+    const match = /^([A-Za-z0-9_-]+)=(.+)$/.exec(entry);
+    const words = match?.[2]?.trim().split(/\s+/) ?? [];
+    if (match === null || words.length === 0)
+      throw new UsageError(
+        `--mcp-server expects <name>=<command line>, got ${JSON.stringify(entry)}`,
+      );
+    servers.set(match[1] as string, { command: words[0] as string, args: words.slice(1) });
+  }
+  const byServer = new Map<string, CapabilityModule['capabilities'][number][]>();
+  for (const entry of flags['mcp-tool'] ?? []) {
+    const match = /^([A-Za-z0-9_-]+)\.([^=]+)=(.*)$/.exec(entry);
+    if (match === null)
+      throw new UsageError(
+        `--mcp-tool expects <server>.<tool>=<risk>, got ${JSON.stringify(entry)}`,
+      );
+    const [, server, tool, risk] = match as unknown as [string, string, string, string];
+    const target = servers.get(server);
+    if (target === undefined)
+      throw new UsageError(`--mcp-tool ${entry}: no --mcp-server named ${JSON.stringify(server)}`);
+    try {
+      const capability = createMcpCapability({
+        name: `${server}.${tool}`,
+        risk: risk as CapabilityRisk,
+        server: target,
+        tool,
+      });
+      byServer.set(server, [...(byServer.get(server) ?? []), capability]);
+    } catch (error) {
+      throw new UsageError(`--mcp-tool ${entry}: ${(error as Error).message}`);
+    }
+  }
+  return [...byServer].map(([server, capabilities]) => ({
+    manifest: {
+      name: `mcp:${server}`,
+      version: '1.0.0',
+      capabilities: capabilities.map((capability) => capability.name),
+    },
+    capabilities,
+  }));
 }

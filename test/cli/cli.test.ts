@@ -232,3 +232,50 @@ describe('warrant capabilities', () => {
     assert.equal(unknown.code, 1);
   });
 });
+
+describe('warrant run with --mcp-server', () => {
+  const downstream = `fixture=${process.execPath} ${resolve('test/mcp/fixtures/downstream-server.mjs')}`;
+
+  it('governs downstream MCP tools: a read tool runs, a write tool is denied by default, and the process exits', () => {
+    const plan = planFile({
+      version: '1.0',
+      steps: [
+        { id: 'echo', capability: 'fixture.echo', input: { text: 'through mcp' } },
+        { id: 'refuse', capability: 'fixture.refuse' },
+      ],
+    });
+    const run = warrant([
+      'run',
+      plan,
+      '--store',
+      'memory',
+      '--json',
+      '--mcp-server',
+      downstream,
+      '--mcp-tool',
+      'fixture.echo=read',
+      '--mcp-tool',
+      'fixture.refuse=write',
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    const job = JSON.parse(run.stdout) as { steps: { status: string; error?: string }[] };
+    assert.equal(job.steps[0]?.status, 'completed');
+    assert.equal(job.steps[1]?.error, 'Write capability requires explicit approval.');
+  });
+
+  it('refuses a tool without a valid risk, or naming an unknown server, with exit 2', () => {
+    const plan = planFile({
+      version: '1.0',
+      steps: [{ id: 'e', capability: 'system.echo', input: { message: 'x' } }],
+    });
+    for (const [flags, message] of [
+      [['--mcp-server', downstream, '--mcp-tool', 'fixture.echo=admin'], /risk/],
+      [['--mcp-tool', 'nobody.echo=read'], /no --mcp-server named "nobody"/],
+      [['--mcp-server', 'broken'], /--mcp-server expects <name>=<command line>/],
+    ] as const) {
+      const run = warrant(['run', plan, '--store', 'memory', ...flags]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+    }
+  });
+});

@@ -7,6 +7,7 @@ import {
   type RuntimeEvent,
 } from '../../index.js';
 import { toJsonSafe } from '../../http/safe-json.js';
+import { closeMcpConnections } from '../../mcp/outbound.js';
 import { parseCommand } from '../parse.js';
 import {
   createProgramRuntime,
@@ -113,6 +114,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     else process.stdout.write(`${job.id}\n`);
     return job.status === 'completed' ? 0 : 1;
   } finally {
+    await closeMcpConnections();
     await runtime.close();
   }
 }

@@ -1,5 +1,6 @@
 /** `warrant serve`: the HTTP server of API.md §11, bound to 127.0.0.1 by default. */
 import { createHttpServer } from '../../http/server.js';
+import { closeMcpConnections } from '../../mcp/outbound.js';
 import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
@@ -66,6 +67,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
   await app.close();
+  await closeMcpConnections();
   await runtime.close();
   process.stderr.write('warrant serve: stopped\n');
   return 0;
