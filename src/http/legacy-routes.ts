@@ -22,7 +22,7 @@ import {
   resolveInput,
   type LocatedReference,
 } from '../plan/references.js';
-import { toJsonSafe } from './safe-json.js';
+import { toJsonSafe } from '../jobs/json-value.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const neverAborted = new AbortController().signal;

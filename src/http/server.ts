@@ -16,7 +16,7 @@ import {
 } from '../index.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
-import { toJsonSafe } from './safe-json.js';
+import { toJsonSafe } from '../jobs/json-value.js';
 import { admissionStatus, failedJobStatus } from './status-codes.js';
 
 export interface HttpServerOptions {

@@ -2,22 +2,36 @@ import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './stores/memory-store.js';
+import { SqliteJobStore } from './stores/sqlite-store.js';
 
 export interface StoreOptions {
   readonly maxJobs: number;
 }
 
-/** Checks a `store` option without opening anything (constructors stay inert). */
-export function checkStoreOption(store: unknown): void {
-  if (store === undefined || store === 'memory') return;
-  throw createError(
-    TypeError,
-    'RUNTIME_OPTIONS_INVALID',
-    `options.store must be 'memory', got ${describeValue(store)}`,
-  );
+const SQLITE = 'sqlite:';
+
+function invalid(message: string): TypeError {
+  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
 }
 
-/** Opens the store named by a checked `store` option. */
-export function openStore(_store: unknown, options: StoreOptions): JobStore {
+/**
+ * Checks a `store` option without opening anything (constructors stay inert): `'memory'`
+ * (default) or `'sqlite:<file>'` (`sqlite::memory:` for an in-memory SQLite database).
+ */
+export function checkStoreOption(store: unknown): void {
+  if (store === undefined || store === 'memory') return;
+  if (typeof store === 'string' && store.startsWith(SQLITE)) {
+    if (store.length === SQLITE.length) throw invalid(`options.store 'sqlite:' needs a file: 'sqlite:<file>'`);
+    return;
+  }
+  if (typeof store === 'string' && /^postgres(ql)?:\/\//.test(store)) {
+    throw invalid('options.store: the PostgreSQL store is not available in this version yet; use sqlite:<file>');
+  }
+  throw invalid(`options.store must be 'memory' or 'sqlite:<file>', got ${describeValue(store)}`);
+}
+
+/** Opens the store named by a checked `store` option. The only place that knows store kinds. */
+export function openStore(store: string | undefined, options: StoreOptions): JobStore {
+  if (store !== undefined && store.startsWith(SQLITE)) return new SqliteJobStore(store.slice(SQLITE.length));
   return new MemoryJobStore(options.maxJobs);
 }

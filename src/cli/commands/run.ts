@@ -6,7 +6,7 @@ import {
   type Job,
   type RuntimeEvent,
 } from '../../index.js';
-import { toJsonSafe } from '../../http/safe-json.js';
+import { toJsonSafe } from '../../jobs/json-value.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { parseCommand } from '../parse.js';
 import {

@@ -1,6 +1,11 @@
 /**
- * JSON text for any value a capability may return (bigint, cycles, functions, Maps...), so a
- * response can never crash the server. Mirrors how the durable stores record such values.
+ * The one JSON encoding of job values (inputs, results, metadata) for the durable stores and
+ * for output at the edges: any value, including what JSON cannot hold, becomes a JSON value
+ * without throwing. bigint -> decimal string; function -> "[Function name]"; symbol -> its
+ * description string; NaN and ±Infinity -> "NaN" / "Infinity" / "-Infinity"; Date -> ISO string
+ * (invalid -> null); Map -> object of its entries; Set -> array; undefined in an array -> null;
+ * undefined properties are dropped; a cycle -> "[Circular]"; deeper than 200 levels ->
+ * "[Too deep]"; a value whose getters or proxy traps throw -> "[Unreadable]".
  */
 export function toJsonSafe(value: unknown): unknown {
   const seen = new WeakSet<object>();

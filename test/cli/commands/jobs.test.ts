@@ -1,0 +1,64 @@
+// `warrant jobs` and the README's main job, through the real executable on the SQLite store.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+
+const bin = resolve('dist/esm/cli/main.js');
+
+function warrant(args: string[], cwd: string) {
+  const child = spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+describe('the main job and warrant jobs', () => {
+  it('runs examples/plans/hello.json on the default SQLite store and shows its audit trail', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-main-job-'));
+    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    const run = warrant(['run', 'examples/plans/hello.json', '--fs-root', 'examples/data'], cwd);
+    assert.equal(run.code, 1, 'the write step is denied on purpose');
+    assert.ok(existsSync(join(cwd, '.warrant/jobs.db')), 'the default store is ./.warrant/jobs.db');
+    assert.match(run.stderr, /read-note\s+fs\.read\s+allow\s+completed/);
+    assert.match(run.stderr, /echo\s+system\.echo\s+allow\s+completed/);
+    assert.match(run.stderr, /write-copy\s+fs\.write\s+deny\s+failed/);
+    assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
+    const id = run.stdout.trim();
+
+    const list = warrant(['jobs'], cwd);
+    assert.equal(list.code, 0);
+    assert.match(list.stdout, new RegExp(`${id}\\s+failed\\s+3`));
+
+    const show = warrant(['jobs', 'show', id], cwd);
+    assert.equal(show.code, 0);
+    assert.match(show.stdout, /Write capability requires explicit approval\./);
+    assert.match(show.stdout, /capability\.denied/);
+
+    const json = JSON.parse(warrant(['jobs', 'show', id, '--json'], cwd).stdout) as {
+      steps: { status: string }[];
+    };
+    assert.deepEqual(
+      json.steps.map((step) => step.status),
+      ['completed', 'completed', 'failed'],
+    );
+
+    const filtered = warrant(['jobs', 'list', '--status', 'completed', '--json'], cwd);
+    assert.deepEqual(JSON.parse(filtered.stdout), []);
+  });
+
+  it('exits 1 for an unknown job and 2 for bad usage', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-'));
+    const store = `sqlite:${join(cwd, 'jobs.db')}`;
+    const missing = warrant(['jobs', 'show', 'nope', '--store', store], cwd);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no job "nope"/);
+    assert.equal(warrant(['jobs', 'show', '--store', store], cwd).code, 2);
+    assert.equal(warrant(['jobs', 'frobnicate', '--store', store], cwd).code, 2);
+    assert.equal(warrant(['jobs', '--limit', 'x', '--store', store], cwd).code, 2);
+  });
+});

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { OperatorRuntime } from '../../src/index.js';
+import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { runJobStoreContract } from './job-store.contract.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-'));
+let files = 0;
+const freshFile = () => join(directory, `jobs-${++files}.db`);
+
+runJobStoreContract({
+  name: 'sqlite',
+  freshStoreOption: () => `sqlite:${freshFile()}`,
+  reopen: (option) => new SqliteJobStore(option.slice('sqlite:'.length)),
+});
+
+describe('SqliteJobStore specifics', () => {
+  it('opens in WAL mode with its schema version recorded', () => {
+    const file = freshFile();
+    new SqliteJobStore(file).close();
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+      assert.deepEqual(db.prepare('SELECT version FROM schema_version').all(), [
+        { version: SQLITE_SCHEMA_VERSION },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a database whose schema is newer than this code, with STORE_SCHEMA_TOO_NEW', () => {
+    const file = freshFile();
+    new SqliteJobStore(file).close();
+    const db = new Database(file);
+    db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION + 1);
+    db.close();
+    assert.throws(() => new SqliteJobStore(file), {
+      code: 'STORE_SCHEMA_TOO_NEW',
+      message: /schema version 2; this Warrant knows up to 1/,
+    });
+  });
+
+  it('uses indexes, not full scans, for get and filtered lists', () => {
+    const file = freshFile();
+    new SqliteJobStore(file).close();
+    const db = new Database(file, { readonly: true });
+    try {
+      const plan = (sql: string) =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
+          .map((row) => row.detail)
+          .join(' | ');
+      assert.match(plan("SELECT * FROM jobs WHERE id = 'x'"), /USING INDEX/);
+      assert.match(plan('SELECT * FROM jobs ORDER BY seq DESC LIMIT 50'), /SCAN jobs/);
+      assert.doesNotMatch(plan('SELECT * FROM jobs ORDER BY seq DESC LIMIT 50'), /TEMP B-TREE/);
+      assert.match(
+        plan("SELECT * FROM jobs WHERE status = 'failed' ORDER BY seq DESC LIMIT 50"),
+        /USING INDEX jobs_by_status/,
+      );
+      assert.match(
+        plan("SELECT job_seq FROM job_steps WHERE capability = 'c'"),
+        /USING (COVERING )?INDEX job_steps_by_capability/,
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('is selected by the runtime with store "sqlite:<file>" and refuses "sqlite:" without a file', async () => {
+    assert.throws(() => new OperatorRuntime({ store: 'sqlite:' }), {
+      code: 'RUNTIME_OPTIONS_INVALID',
+    });
+    const runtime = new OperatorRuntime({ store: `sqlite:${freshFile()}` });
+    assert.deepEqual(await runtime.listJobs(), []);
+    await runtime.close();
+  });
+
+  it('reports an unopenable file with STORE_OPEN_FAILED when first used', async () => {
+    const runtime = new OperatorRuntime({
+      store: `sqlite:${join(directory, 'missing-dir', 'x', 'jobs.db')}`,
+    });
+    await assert.rejects(runtime.listJobs(), { code: 'STORE_OPEN_FAILED' });
+  });
+});
