@@ -21,17 +21,21 @@ function invalid(message: string): TypeError {
 export function checkStoreOption(store: unknown): void {
   if (store === undefined || store === 'memory') return;
   if (typeof store === 'string' && store.startsWith(SQLITE)) {
-    if (store.length === SQLITE.length) throw invalid(`options.store 'sqlite:' needs a file: 'sqlite:<file>'`);
+    if (store.length === SQLITE.length)
+      throw invalid(`options.store 'sqlite:' needs a file: 'sqlite:<file>'`);
     return;
   }
   if (typeof store === 'string' && /^postgres(ql)?:\/\//.test(store)) {
-    throw invalid('options.store: the PostgreSQL store is not available in this version yet; use sqlite:<file>');
+    throw invalid(
+      'options.store: the PostgreSQL store is not available in this version yet; use sqlite:<file>',
+    );
   }
   throw invalid(`options.store must be 'memory' or 'sqlite:<file>', got ${describeValue(store)}`);
 }
 
 /** Opens the store named by a checked `store` option. The only place that knows store kinds. */
 export function openStore(store: string | undefined, options: StoreOptions): JobStore {
-  if (store !== undefined && store.startsWith(SQLITE)) return new SqliteJobStore(store.slice(SQLITE.length));
+  if (store !== undefined && store.startsWith(SQLITE))
+    return new SqliteJobStore(store.slice(SQLITE.length));
   return new MemoryJobStore(options.maxJobs);
 }

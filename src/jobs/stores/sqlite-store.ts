@@ -97,7 +97,12 @@ function stepFixed(step: JobStep): string {
 }
 
 function stepState(step: JobStep): string {
-  return encode({ startedAt: step.startedAt, completedAt: step.completedAt, result: step.result, error: step.error });
+  return encode({
+    startedAt: step.startedAt,
+    completedAt: step.completedAt,
+    result: step.result,
+    error: step.error,
+  });
 }
 
 /** Copies the keys of a decoded record that are present (JSON drops undefined ones). */
@@ -130,7 +135,11 @@ export class SqliteJobStore implements JobStore {
     try {
       this.#db = new Database(file);
     } catch (error) {
-      throw storeError('STORE_OPEN_FAILED', `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`, error);
+      throw storeError(
+        'STORE_OPEN_FAILED',
+        `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`,
+        error,
+      );
     }
     const db = this.#db;
     db.pragma('journal_mode = WAL');
@@ -144,21 +153,42 @@ export class SqliteJobStore implements JobStore {
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    this.#updateJob = db.prepare('UPDATE jobs SET status = ?, updated_at = ?, state = ? WHERE seq = ?');
+    this.#updateJob = db.prepare(
+      'UPDATE jobs SET status = ?, updated_at = ?, state = ? WHERE seq = ?',
+    );
     this.#upsertStep = db.prepare(
       `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state`,
     );
-    this.#insertEvent = db.prepare('INSERT INTO job_events (job_seq, position, event) VALUES (?, ?, ?)');
+    this.#insertEvent = db.prepare(
+      'INSERT INTO job_events (job_seq, position, event) VALUES (?, ?, ?)',
+    );
     this.#jobById = db.prepare('SELECT * FROM jobs WHERE id = ?');
-    this.#stepsOf = db.prepare('SELECT capability, status, fixed, state FROM job_steps WHERE job_seq = ? ORDER BY position');
+    this.#stepsOf = db.prepare(
+      'SELECT capability, status, fixed, state FROM job_steps WHERE job_seq = ? ORDER BY position',
+    );
     this.#eventsOf = db.prepare('SELECT event FROM job_events WHERE job_seq = ? ORDER BY position');
 
     this.#create = db.transaction((job: Job) => {
-      const { lastInsertRowid } = this.#insertJob.run(job.id, job.status, job.goal, job.createdAt, job.updatedAt, jobFixed(job), jobState(job));
+      const { lastInsertRowid } = this.#insertJob.run(
+        job.id,
+        job.status,
+        job.goal,
+        job.createdAt,
+        job.updatedAt,
+        jobFixed(job),
+        jobState(job),
+      );
       const seq = Number(lastInsertRowid);
       job.steps.forEach((step, position) => {
-        this.#upsertStep.run(seq, position, step.capability, step.status, stepFixed(step), stepState(step));
+        this.#upsertStep.run(
+          seq,
+          position,
+          step.capability,
+          step.status,
+          stepFixed(step),
+          stepState(step),
+        );
       });
       job.events.forEach((event, position) => this.#insertEvent.run(seq, position, encode(event)));
       this.#seqOf.set(job.id, seq);
@@ -167,13 +197,26 @@ export class SqliteJobStore implements JobStore {
       const seq = this.#seq(job.id);
       this.#updateJob.run(job.status, job.updatedAt, jobState(job), seq);
       // A finished job may have changed every step (later steps become 'skipped').
-      const positions = isFinished(job) ? job.steps.keys() : change.step === undefined ? [] : [change.step];
+      const positions = isFinished(job)
+        ? job.steps.keys()
+        : change.step === undefined
+          ? []
+          : [change.step];
       for (const position of positions) {
         const step = job.steps[position] as JobStep;
-        this.#upsertStep.run(seq, position, step.capability, step.status, stepFixed(step), stepState(step));
+        this.#upsertStep.run(
+          seq,
+          position,
+          step.capability,
+          step.status,
+          stepFixed(step),
+          stepState(step),
+        );
       }
       const first = job.events.length - change.events.length;
-      change.events.forEach((event, offset) => this.#insertEvent.run(seq, first + offset, encode(event)));
+      change.events.forEach((event, offset) =>
+        this.#insertEvent.run(seq, first + offset, encode(event)),
+      );
       if (isFinished(job)) this.#seqOf.delete(job.id);
     });
   }
@@ -182,7 +225,8 @@ export class SqliteJobStore implements JobStore {
     const db = this.#db;
     db.transaction(() => {
       db.exec(SCHEMA);
-      const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+      const row = db.prepare('SELECT version FROM schema_version').get() as
+        { version: number } | undefined;
       if (row === undefined) {
         db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SQLITE_SCHEMA_VERSION);
       } else if (row.version > SQLITE_SCHEMA_VERSION) {
@@ -198,8 +242,10 @@ export class SqliteJobStore implements JobStore {
   #seq(id: string): number {
     const known = this.#seqOf.get(id);
     if (known !== undefined) return known;
-    const row = this.#db.prepare('SELECT seq FROM jobs WHERE id = ?').get(id) as { seq: number } | undefined;
-    if (row === undefined) throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(id)} in the SQLite store`);
+    const row = this.#db.prepare('SELECT seq FROM jobs WHERE id = ?').get(id) as
+      { seq: number } | undefined;
+    if (row === undefined)
+      throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(id)} in the SQLite store`);
     return row.seq;
   }
 
@@ -248,12 +294,17 @@ export class SqliteJobStore implements JobStore {
 
   #toJob(row: JobRow): Job {
     const steps = (this.#stepsOf.all(row.seq) as StepRow[]).map((stepRow) => {
-      const step: Record<string, unknown> = { capability: stepRow.capability, status: stepRow.status };
+      const step: Record<string, unknown> = {
+        capability: stepRow.capability,
+        status: stepRow.status,
+      };
       assignDefined(step, JSON.parse(stepRow.fixed) as Record<string, unknown>);
       assignDefined(step, JSON.parse(stepRow.state) as Record<string, unknown>);
       return step as unknown as JobStep;
     });
-    const events = (this.#eventsOf.all(row.seq) as { event: string }[]).map((eventRow) => JSON.parse(eventRow.event) as JobEvent);
+    const events = (this.#eventsOf.all(row.seq) as { event: string }[]).map(
+      (eventRow) => JSON.parse(eventRow.event) as JobEvent,
+    );
     const job: Record<string, unknown> = {
       id: row.id,
       goal: row.goal,
