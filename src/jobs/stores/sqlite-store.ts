@@ -181,14 +181,7 @@ export class SqliteJobStore implements JobStore {
       );
       const seq = Number(lastInsertRowid);
       job.steps.forEach((step, position) => {
-        this.#upsertStep.run(
-          seq,
-          position,
-          step.capability,
-          step.status,
-          stepFixed(step),
-          stepState(step),
-        );
+        this.#writeStep(seq, position, step);
       });
       job.events.forEach((event, position) => this.#insertEvent.run(seq, position, encode(event)));
       this.#seqOf.set(job.id, seq);
@@ -204,14 +197,7 @@ export class SqliteJobStore implements JobStore {
           : [change.step];
       for (const position of positions) {
         const step = job.steps[position] as JobStep;
-        this.#upsertStep.run(
-          seq,
-          position,
-          step.capability,
-          step.status,
-          stepFixed(step),
-          stepState(step),
-        );
+        this.#writeStep(seq, position, step);
       }
       const first = job.events.length - change.events.length;
       change.events.forEach((event, offset) =>
@@ -219,6 +205,17 @@ export class SqliteJobStore implements JobStore {
       );
       if (isFinished(job)) this.#seqOf.delete(job.id);
     });
+  }
+
+  #writeStep(seq: number, position: number, step: JobStep): void {
+    this.#upsertStep.run(
+      seq,
+      position,
+      step.capability,
+      step.status,
+      stepFixed(step),
+      stepState(step),
+    );
   }
 
   #migrate(file: string): void {
