@@ -2,6 +2,7 @@ import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './stores/memory-store.js';
+import { PostgresJobStore } from './stores/postgres-store.js';
 import { SqliteJobStore } from './stores/sqlite-store.js';
 
 export interface StoreOptions {
@@ -9,6 +10,7 @@ export interface StoreOptions {
 }
 
 const SQLITE = 'sqlite:';
+const POSTGRES = /^postgres(ql)?:\/\//;
 
 function invalid(message: string): TypeError {
   return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
@@ -16,7 +18,8 @@ function invalid(message: string): TypeError {
 
 /**
  * Checks a `store` option without opening anything (constructors stay inert): `'memory'`
- * (default) or `'sqlite:<file>'` (`sqlite::memory:` for an in-memory SQLite database).
+ * (default), `'sqlite:<file>'` (`sqlite::memory:` for an in-memory SQLite database) or a
+ * `postgres://` / `postgresql://` connection URL.
  */
 export function checkStoreOption(store: unknown): void {
   if (store === undefined || store === 'memory') return;
@@ -25,17 +28,23 @@ export function checkStoreOption(store: unknown): void {
       throw invalid(`options.store 'sqlite:' needs a file: 'sqlite:<file>'`);
     return;
   }
-  if (typeof store === 'string' && /^postgres(ql)?:\/\//.test(store)) {
-    throw invalid(
-      'options.store: the PostgreSQL store is not available in this version yet; use sqlite:<file>',
-    );
+  if (typeof store === 'string' && POSTGRES.test(store)) {
+    try {
+      new URL(store);
+    } catch {
+      throw invalid('options.store is not a valid postgres:// URL');
+    }
+    return;
   }
-  throw invalid(`options.store must be 'memory' or 'sqlite:<file>', got ${describeValue(store)}`);
+  throw invalid(
+    `options.store must be 'memory', 'sqlite:<file>' or a postgres:// URL, got ${describeValue(store)}`,
+  );
 }
 
 /** Opens the store named by a checked `store` option. The only place that knows store kinds. */
 export function openStore(store: string | undefined, options: StoreOptions): JobStore {
   if (store !== undefined && store.startsWith(SQLITE))
     return new SqliteJobStore(store.slice(SQLITE.length));
+  if (store !== undefined && POSTGRES.test(store)) return new PostgresJobStore(store);
   return new MemoryJobStore(options.maxJobs);
 }

@@ -5,21 +5,29 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { checkStoreOption, openStore } from '../../src/jobs/open-store.js';
 import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { PostgresJobStore } from '../../src/jobs/stores/postgres-store.js';
 import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 
 describe('store selection', () => {
-  it('accepts memory (default) and sqlite:<file>, opening nothing while checking', () => {
-    for (const option of [undefined, 'memory', 'sqlite:/no/such/dir/jobs.db', 'sqlite::memory:']) {
+  it('accepts memory (default), sqlite:<file> and postgres URLs, opening nothing while checking', () => {
+    for (const option of [
+      undefined,
+      'memory',
+      'sqlite:/no/such/dir/jobs.db',
+      'sqlite::memory:',
+      'postgres://user:pw@127.0.0.1:1/none',
+      'postgresql://localhost/db',
+    ]) {
       assert.doesNotThrow(() => checkStoreOption(option), String(option));
     }
   });
 
-  it('refuses unknown stores, sqlite: without a file, and PostgreSQL (not in this version) with RUNTIME_OPTIONS_INVALID', () => {
+  it('refuses unknown stores, sqlite: without a file, and malformed postgres URLs with RUNTIME_OPTIONS_INVALID', () => {
     for (const option of [
       'redis://x',
       'sqlite:',
-      'postgres://u@localhost/db',
-      'postgresql://x',
+      'postgres://u@[bad/db',
+      'postgres:/x',
       42,
       {},
       '',
@@ -32,7 +40,7 @@ describe('store selection', () => {
     }
   });
 
-  it('opens the store the option names', () => {
+  it('opens the store the option names (PostgreSQL connects on first use, not here)', async () => {
     assert.ok(openStore(undefined, { maxJobs: 5 }) instanceof MemoryJobStore);
     assert.ok(openStore('memory', { maxJobs: 5 }) instanceof MemoryJobStore);
     const sqlite = openStore(
@@ -41,5 +49,8 @@ describe('store selection', () => {
     );
     assert.ok(sqlite instanceof SqliteJobStore);
     sqlite.close();
+    const postgres = openStore('postgres://user:pw@127.0.0.1:1/none', { maxJobs: 5 });
+    assert.ok(postgres instanceof PostgresJobStore);
+    await postgres.close();
   });
 });

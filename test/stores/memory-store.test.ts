@@ -1,4 +1,4 @@
 // The memory store keeps the job objects themselves (no encoding), so it is not reopened.
-import { runJobStoreContract } from './job-store.contract.js';
+import { runJobStoreContract } from './contract.js';
 
 runJobStoreContract({ name: 'memory', freshStoreOption: () => 'memory' });

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { OperatorRuntime } from '../../src/index.js';
 import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
-import { runJobStoreContract } from './job-store.contract.js';
+import { runJobStoreContract } from './contract.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-'));
 let files = 0;

