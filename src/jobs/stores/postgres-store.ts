@@ -293,17 +293,21 @@ export class PostgresJobStore implements JobStore {
 
   async create(job: Job): Promise<void> {
     await this.#whenReady();
-    await this.#pool.query(CREATE_JOB, [
-      job.id,
-      job.status,
-      JSON.stringify(job.goal),
-      job.createdAt,
-      job.updatedAt,
-      jobFixed(job),
-      jobState(job),
-      ...stepColumns(job, job.steps.keys()),
-      ...eventColumns(job.events, 0),
-    ]);
+    await this.#pool.query({
+      name: 'warrant_create_job',
+      text: CREATE_JOB,
+      values: [
+        job.id,
+        job.status,
+        JSON.stringify(job.goal),
+        job.createdAt,
+        job.updatedAt,
+        jobFixed(job),
+        jobState(job),
+        ...stepColumns(job, job.steps.keys()),
+        ...eventColumns(job.events, 0),
+      ],
+    });
   }
 
   async update(job: Job, change: JobChange): Promise<void> {
@@ -314,21 +318,29 @@ export class PostgresJobStore implements JobStore {
       : change.step === undefined
         ? []
         : [change.step];
-    const { rowCount } = await this.#pool.query(UPDATE_JOB, [
-      job.id,
-      job.status,
-      job.updatedAt,
-      jobState(job),
-      ...stepColumns(job, positions),
-      ...eventColumns(change.events, job.events.length - change.events.length),
-    ]);
+    const { rowCount } = await this.#pool.query({
+      name: 'warrant_update_job',
+      text: UPDATE_JOB,
+      values: [
+        job.id,
+        job.status,
+        job.updatedAt,
+        jobState(job),
+        ...stepColumns(job, positions),
+        ...eventColumns(change.events, job.events.length - change.events.length),
+      ],
+    });
     if (rowCount === 0)
       throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(job.id)} in the PostgreSQL store`);
   }
 
   async get(id: string): Promise<Job | undefined> {
     await this.#whenReady();
-    const { rows } = await this.#pool.query<JobRow>(`${SELECT_JOBS} WHERE j.id = $1`, [id]);
+    const { rows } = await this.#pool.query<JobRow>({
+      name: 'warrant_get_job',
+      text: `${SELECT_JOBS} WHERE j.id = $1`,
+      values: [id],
+    });
     const row = rows[0];
     return row === undefined ? undefined : toJob(row);
   }
@@ -337,26 +349,32 @@ export class PostgresJobStore implements JobStore {
     await this.#whenReady();
     const conditions: string[] = [];
     const values: unknown[] = [];
+    const names: string[] = ['warrant_list'];
     if (filter.status !== undefined) {
       values.push(filter.status);
       conditions.push(`j.status = $${values.length}`);
+      names.push('status');
     }
     if (filter.goal !== undefined) {
       values.push(JSON.stringify(filter.goal));
       conditions.push(`j.goal = $${values.length}`);
+      names.push('goal');
     }
     if (filter.capability !== undefined) {
       values.push(filter.capability);
+      names.push('capability');
       conditions.push(
         `j.seq IN (SELECT s.job_seq FROM warrant_job_steps s WHERE s.capability = $${values.length})`,
       );
     }
     values.push(filter.limit ?? null);
     const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
-    const { rows } = await this.#pool.query<JobRow>(
-      `${SELECT_JOBS}${where} ORDER BY j.created_at DESC, j.seq DESC LIMIT $${values.length}`,
+    // One prepared statement per combination of filters (at most eight).
+    const { rows } = await this.#pool.query<JobRow>({
+      name: names.join('_'),
+      text: `${SELECT_JOBS}${where} ORDER BY j.created_at DESC, j.seq DESC LIMIT $${values.length}`,
       values,
-    );
+    });
     return rows.map(toJob);
   }
 
