@@ -60,7 +60,8 @@ function matches(type: CapabilityInputField['type'], value: unknown): boolean {
 /**
  * Checks an input against a compiled schema. `isDeferred(value)` marks values (result
  * references, at admission) that are checked later, once resolved. Keys not in the schema are
- * ignored. Never throws: a throwing getter is reported as a mismatch of that field.
+ * ignored; only own properties count as fields. Never throws: a throwing getter is reported as a
+ * mismatch of that field.
  */
 export function checkInput(
   input: unknown,
@@ -94,7 +95,10 @@ export function checkInput(
   for (const field of schema) {
     let value: unknown;
     try {
-      value = (input as Record<string, unknown>)[field.key];
+      // Own properties only: an inherited member (`toString`, a prototype getter) is no field.
+      value = Object.hasOwn(input, field.key)
+        ? (input as Record<string, unknown>)[field.key]
+        : undefined;
     } catch {
       problems.push({
         code: 'INPUT_TYPE_MISMATCH',

@@ -139,28 +139,47 @@ function isReferenceContainer(value: unknown): value is object {
   return proto === Object.prototype || proto === null;
 }
 
+/** How many containers one input may hold, each shared container counted at every place. */
+export const MAX_INPUT_CONTAINERS = 1_000_000;
+
 /**
  * Finds every reference inside an input: the root itself, or nested in plain objects and arrays
  * (own enumerable string keys), and calls `visit(text, path)` for each, in document order.
- * Iterative with a seen-set, so cycles and deep nesting are safe.
+ * A container that appears at several places (a shared object, which JavaScript inputs allow) is
+ * walked at each place, so every occurrence of a reference is found; a container that contains
+ * itself is not entered again below itself (cycles end the walk). Iterative, so deep nesting is
+ * safe; more than MAX_INPUT_CONTAINERS containers throws.
  */
 export function collectReferences(
   input: unknown,
   visit: (text: string, path: InputPath) => void,
 ): void {
-  const seen = new WeakSet<object>();
+  // The containers on the path from the root to the one being walked: only they make a cycle.
+  const ancestors = new Set<object>();
+  let budget = MAX_INPUT_CONTAINERS;
   // Depth-first with an explicit stack; children are pushed in reverse so that references are
-  // visited in document order.
-  const stack: { value: unknown; path: InputPath }[] = [{ value: input, path: [] }];
+  // visited in document order. An `exit` entry removes its container from the ancestors once
+  // everything below it has been walked.
+  const stack: { value: unknown; path: InputPath; exit?: true }[] = [{ value: input, path: [] }];
   while (stack.length > 0) {
-    const { value, path } = stack.pop() as { value: unknown; path: InputPath };
+    const { value, path, exit } = stack.pop() as { value: unknown; path: InputPath; exit?: true };
+    if (exit === true) {
+      ancestors.delete(value as object);
+      continue;
+    }
     const text = referenceText(value);
     if (text !== undefined) {
       visit(text, path);
       continue;
     }
-    if (!isReferenceContainer(value) || seen.has(value)) continue;
-    seen.add(value);
+    if (!isReferenceContainer(value) || ancestors.has(value)) continue;
+    if (--budget < 0) {
+      throw new RangeError(
+        `input holds more than ${MAX_INPUT_CONTAINERS} objects and arrays (shared ones counted at each place)`,
+      );
+    }
+    ancestors.add(value);
+    stack.push({ value, path, exit: true });
     const isArray = Array.isArray(value);
     const keys = Object.keys(value);
     for (let k = keys.length - 1; k >= 0; k--) {

@@ -9,6 +9,7 @@ import {
   type InputPath,
   type ParsedReference,
 } from '../../src/plan/references.js';
+import { PlanAdmissionError } from '../../src/plan/plan-admission-error.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 
 const ids = (...list: string[]) => new Map(list.map((id, index) => [id, index]));
@@ -97,6 +98,33 @@ describe('collectReferences()', () => {
     );
     assert.deepEqual(found, ['steps.x.result', 'steps.deep.result']);
   });
+
+  it('finds a reference at every place of a shared container, with each path', () => {
+    const shared = { got: { $ref: 'steps.a.result' } };
+    const found: [string, InputPath][] = [];
+    collectReferences({ first: shared, list: [shared, { shared }] }, (text, path) =>
+      found.push([text, path]),
+    );
+    assert.deepEqual(found, [
+      ['steps.a.result', ['first', 'got']],
+      ['steps.a.result', ['list', 0, 'got']],
+      ['steps.a.result', ['list', 1, 'shared', 'got']],
+    ]);
+  });
+
+  it('throws instead of walking an input whose shared containers multiply past the limit', () => {
+    // 21 levels of { left: x, right: x }: 2^21 places for a few dozen objects.
+    let node: Record<string, unknown> = { $ref: 'steps.a.result' };
+    for (let level = 0; level < 21; level++) node = { left: node, right: node };
+    assert.throws(
+      () =>
+        collectReferences(node, () => {
+          /* counted, not kept */
+        }),
+      (error: unknown) =>
+        error instanceof RangeError && error.message.includes('more than 1000000 objects'),
+    );
+  });
 });
 
 describe('resolvePath() and resolveInput()', () => {
@@ -160,6 +188,27 @@ describe('resolvePath() and resolveInput()', () => {
 });
 
 describe('references through OperatorRuntime', () => {
+  it('rejects at admission an input whose shared containers multiply past the limit, running nothing', async () => {
+    const ran: string[] = [];
+    const runtime = runtimeWith();
+    const [sink] = register(runtime, { execute: () => ran.push('sink') });
+    let node: Record<string, unknown> = { leaf: 1 };
+    for (let level = 0; level < 21; level++) node = { left: node, right: node };
+    await assert.rejects(
+      runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'a', capability: sink as string, input: node }],
+      }),
+      (error: unknown) =>
+        error instanceof PlanAdmissionError &&
+        error.issues.length === 1 &&
+        error.issues[0]?.code === 'INVALID_PLAN' &&
+        error.issues[0].message.includes('input could not be read'),
+    );
+    assert.deepEqual(ran, []);
+    assert.deepEqual(await runtime.listJobs(), []);
+  });
+
   it('fails the step and never runs the next capability when a path reaches an inherited property', async () => {
     const ran: string[] = [];
     const runtime = runtimeWith();
