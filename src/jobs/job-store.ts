@@ -16,7 +16,10 @@ export interface JobChange {
  * awaits only when a promise comes back.
  */
 export interface JobStore {
-  /** Persists a newly created job (status `created`, with its `job.created` event). */
+  /**
+   * Persists a newly created job. The runtime starts a job as it creates it, so the job usually
+   * arrives `executing`, with its `job.created` and `execution.started` events.
+   */
   create(job: Job): void | Promise<void>;
   /** Persists one change of a job already created. */
   update(job: Job, change: JobChange): void | Promise<void>;

@@ -248,23 +248,23 @@ export async function executeAdmittedPlan(
   const job = createJob(plan, createdAt);
   const run = new JobRun(job, deps);
   const created = run.event('job.created', createdAt, { goal: job.goal });
+  // Nothing runs between creating the job and starting it, so one write records both: a durable
+  // store pays one transaction, not two, and a crash still leaves the job on disk before any
+  // authorizer or capability is called.
+  job.status = 'executing';
+  job.startedAt = createdAt;
+  const started = run.event('execution.started', createdAt);
   try {
     const written = deps.store.create(job);
     if (written !== undefined) await written;
   } catch (error) {
     throw storeFailure(error);
   }
-  let pending = run.publish([created]);
-  if (pending !== undefined) await pending;
-
-  const startedAt = now();
-  job.status = 'executing';
-  job.startedAt = startedAt;
-  job.updatedAt = startedAt;
-  pending = run.commit({ events: [run.event('execution.started', startedAt)] });
+  let pending = run.publish([created, started]);
   if (pending !== undefined) await pending;
 
   const results: unknown[] = [];
+  const last = plan.steps.length - 1;
   for (const step of plan.steps) {
     const outcome = await runStep(run, job, step, results, caller, deps);
     const jobStep = job.steps[step.index] as JobStep;
@@ -275,16 +275,17 @@ export async function executeAdmittedPlan(
       jobStep.status = 'completed';
       jobStep.result = outcome.result;
       results.push(outcome.result);
-      pending = run.commit({
-        step: step.index,
-        events: [
-          run.event('capability.completed', endedAt, {
-            stepId: step.id,
-            capability: step.capability.name,
-          }),
-        ],
-      });
+      const events = [
+        run.event('capability.completed', endedAt, {
+          stepId: step.id,
+          capability: step.capability.name,
+        }),
+      ];
+      // The last step's end and the job's end are one write: both land, or neither.
+      if (step.index === last) events.push(completeJob(run, job, results, endedAt));
+      pending = run.commit({ step: step.index, events });
       if (pending !== undefined) await pending;
+      if (step.index === last) return job;
       continue;
     }
     jobStep.status = 'failed';
@@ -307,15 +308,23 @@ export async function executeAdmittedPlan(
     if (pending !== undefined) await pending;
     return job;
   }
-  const completedAt = now();
+  // A plan without steps (admission refuses them, so only a direct caller of the executor).
+  pending = run.commit({ events: [completeJob(run, job, results, now())] });
+  if (pending !== undefined) await pending;
+  return job;
+}
+
+/** Marks the job completed and returns its `job.completed` event (not yet recorded). */
+function completeJob(
+  run: JobRun,
+  job: Job,
+  results: readonly unknown[],
+  completedAt: string,
+): JobEvent {
   job.status = 'completed';
   job.outcome = 'success';
   job.result = results.length === 1 ? results[0] : results;
   job.completedAt = completedAt;
   job.updatedAt = completedAt;
-  pending = run.commit({
-    events: [run.event('job.completed', completedAt, { stepCount: job.steps.length })],
-  });
-  if (pending !== undefined) await pending;
-  return job;
+  return run.event('job.completed', completedAt, { stepCount: job.steps.length });
 }

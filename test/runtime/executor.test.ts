@@ -411,7 +411,7 @@ describe('executeAdmittedPlan() with a failing store', () => {
       create() {},
       update() {
         writes++;
-        if (writes === 2) throw diskFull; // 1: execution.started, 2: capability.started
+        if (writes === 1) throw diskFull; // creation also starts the job: 1 is capability.started
       },
       get: () => undefined,
       list: () => [],

@@ -116,14 +116,23 @@ describe('fault injection: observers', () => {
     const [name] = register(runtime, { execute: () => 1 });
     runtime.subscribe('capability.completed', () => new Promise<void>(() => {}));
     let settled = false;
-    void runtime.executePlan(oneStep(name as string)).then(() => (settled = true));
+    // Two steps: the first step's completion is published while the job still has work to do.
+    void runtime
+      .executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: name as string },
+          { id: 'b', capability: name as string },
+        ],
+      })
+      .then(() => (settled = true));
     for (let tick = 0; tick < 20; tick++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(settled, false);
     const [job] = await runtime.listJobs();
     assert.equal(job?.status, 'executing');
-    assert.equal(
-      job?.steps[0]?.status,
-      'completed',
+    assert.deepEqual(
+      job?.steps.map((step) => step.status),
+      ['completed', 'pending'],
       'the step outcome was recorded before publication',
     );
   });
