@@ -1,8 +1,11 @@
 /**
  * The embedded durable store (`store: 'sqlite:<file>'`, API.md §10), on better-sqlite3: one
- * connection per store, WAL, statements prepared once at open, and one synchronous
- * transaction per state change (STYLE.md rule 17). The executor calls it synchronously, so a
- * change is on disk before the runtime goes on (the "started" record before the capability runs).
+ * connection per store, WAL, statements prepared once at open, and each state change one
+ * synchronous `db.transaction` call (STYLE.md rule 17). Changes reported in the same turn of the
+ * event loop (jobs in flight together) are committed together, each in its own savepoint (group
+ * commit); the promise of a change settles only once it is committed, and the executor waits for
+ * it, so a change is on disk before the runtime goes on (the "started" record before the
+ * capability runs).
  *
  * Values are stored as JSON through toJsonSafe (json-value.ts): what JSON cannot hold is
  * recorded as documented there, and never crashes a write.
@@ -49,23 +52,31 @@ CREATE TABLE IF NOT EXISTS job_events (
 ) WITHOUT ROWID;
 `;
 
-interface JobRow {
-  seq: number;
-  id: string;
-  status: Job['status'];
-  goal: string;
-  created_at: string;
-  updated_at: string;
-  fixed: string;
-  state: string;
-}
-
-interface StepRow {
-  capability: string;
-  status: JobStep['status'];
-  fixed: string;
-  state: string;
-}
+// Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
+// than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
+const JOB_COLUMNS =
+  'jobs.seq, jobs.id, jobs.status, jobs.goal, jobs.created_at, jobs.updated_at, jobs.fixed, jobs.state';
+type JobRow = [
+  seq: number,
+  id: string,
+  status: Job['status'],
+  goal: string,
+  createdAt: string,
+  updatedAt: string,
+  fixed: string,
+  state: string,
+];
+type StepRow = [
+  jobSeq: number,
+  capability: string,
+  status: JobStep['status'],
+  fixed: string,
+  state: string,
+];
+type EventRow = [jobSeq: number, event: string];
+const STEP_COLUMNS = 'job_seq, capability, status, fixed, state';
+/** The seqs of a list, bound as one JSON array parameter. */
+const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
 
 const encode = (value: unknown): string => JSON.stringify(toJsonSafe(value)) ?? 'null';
 
@@ -112,6 +123,37 @@ function assignDefined(target: Record<string, unknown>, source: Record<string, u
   }
 }
 
+/** Appends a step row's values (position, capability, status, fixed, state) to `into`. */
+function pushStep(into: (string | number)[], position: number, step: JobStep): void {
+  into.push(position, step.capability, step.status, stepFixed(step), stepState(step));
+}
+
+/** A change waiting for the next group commit, its values already encoded. */
+interface PendingWrite {
+  readonly id: string;
+  /** The job row of a creation; undefined for a change of a job already created. */
+  readonly job: readonly string[] | undefined;
+  readonly status: string;
+  readonly updatedAt: string;
+  readonly state: string;
+  /** The job ended with this change. */
+  readonly finished: boolean;
+  /** Step rows, five values each. */
+  readonly steps: readonly (string | number)[];
+  /** Position of the first event of `events` in the job. */
+  readonly firstEvent: number;
+  readonly events: readonly string[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  error: unknown;
+}
+
+const UNSETTLED = {
+  resolve: (): void => undefined,
+  reject: (): void => undefined,
+  error: undefined,
+} as const;
+
 function storeError(code: string, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
@@ -125,10 +167,16 @@ export class SqliteJobStore implements JobStore {
   readonly #jobById: Database.Statement;
   readonly #stepsOf: Database.Statement;
   readonly #eventsOf: Database.Statement;
+  readonly #stepsIn: Database.Statement;
+  readonly #eventsIn: Database.Statement;
+  /** Runs a read in one transaction: the job rows, steps and events of one snapshot. */
+  readonly #snapshot: (read: () => Job[]) => Job[];
   readonly #seqOf = new Map<string, number>();
   readonly #listQueries = new Map<string, Database.Statement>();
-  readonly #create: (job: Job) => void;
-  readonly #update: (job: Job, change: JobChange) => void;
+  readonly #one: (pending: PendingWrite) => void;
+  readonly #batch: (writes: PendingWrite[]) => void;
+  #pending: PendingWrite[] = [];
+  #flushScheduled = false;
 
   /** Opens (and creates or migrates) the database at `file`. */
   constructor(file: string) {
@@ -163,59 +211,97 @@ export class SqliteJobStore implements JobStore {
     this.#insertEvent = db.prepare(
       'INSERT INTO job_events (job_seq, position, event) VALUES (?, ?, ?)',
     );
-    this.#jobById = db.prepare('SELECT * FROM jobs WHERE id = ?');
-    this.#stepsOf = db.prepare(
-      'SELECT capability, status, fixed, state FROM job_steps WHERE job_seq = ? ORDER BY position',
-    );
-    this.#eventsOf = db.prepare('SELECT event FROM job_events WHERE job_seq = ? ORDER BY position');
+    this.#jobById = db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`).raw();
+    this.#stepsOf = db
+      .prepare(`SELECT ${STEP_COLUMNS} FROM job_steps WHERE job_seq = ? ORDER BY position`)
+      .raw();
+    this.#eventsOf = db
+      .prepare('SELECT job_seq, event FROM job_events WHERE job_seq = ? ORDER BY position')
+      .raw();
+    // The steps and events of every job of a list in one query each (not two per job).
+    this.#stepsIn = db
+      .prepare(`SELECT ${STEP_COLUMNS} FROM job_steps WHERE ${IN_SEQS} ORDER BY job_seq, position`)
+      .raw();
+    this.#eventsIn = db
+      .prepare(`SELECT job_seq, event FROM job_events WHERE ${IN_SEQS} ORDER BY job_seq, position`)
+      .raw();
+    this.#snapshot = db.transaction((read: () => Job[]) => read());
 
-    this.#create = db.transaction((job: Job) => {
-      const { lastInsertRowid } = this.#insertJob.run(
-        job.id,
-        job.status,
-        job.goal,
-        job.createdAt,
-        job.updatedAt,
-        jobFixed(job),
-        jobState(job),
-      );
-      const seq = Number(lastInsertRowid);
-      job.steps.forEach((step, position) => {
-        this.#writeStep(seq, position, step);
-      });
-      job.events.forEach((event, position) => this.#insertEvent.run(seq, position, encode(event)));
-      this.#seqOf.set(job.id, seq);
-    });
-    this.#update = db.transaction((job: Job, change: JobChange) => {
-      const seq = this.#seq(job.id);
-      this.#updateJob.run(job.status, job.updatedAt, jobState(job), seq);
-      // A finished job may have changed every step (later steps become 'skipped').
-      const positions = isFinished(job)
-        ? job.steps.keys()
-        : change.step === undefined
-          ? []
-          : [change.step];
-      for (const position of positions) {
-        const step = job.steps[position] as JobStep;
-        this.#writeStep(seq, position, step);
+    // One savepoint per change inside a batch: a change that fails leaves the others alone.
+    this.#one = db.transaction((pending: PendingWrite) => this.#write(pending));
+    this.#batch = db.transaction((writes: PendingWrite[]) => {
+      for (const pending of writes) {
+        try {
+          this.#one(pending);
+        } catch (error) {
+          pending.error = error;
+        }
       }
-      const first = job.events.length - change.events.length;
-      change.events.forEach((event, offset) =>
-        this.#insertEvent.run(seq, first + offset, encode(event)),
-      );
-      if (isFinished(job)) this.#seqOf.delete(job.id);
     });
   }
 
-  #writeStep(seq: number, position: number, step: JobStep): void {
-    this.#upsertStep.run(
-      seq,
-      position,
-      step.capability,
-      step.status,
-      stepFixed(step),
-      stepState(step),
+  /**
+   * Queues one change, its values encoded now, and returns a promise settled once it is
+   * committed. Changes queued while the event loop runs other work (other jobs in flight) share
+   * one transaction, flushed on the next turn (group commit): each change is still durable before
+   * its promise settles, that is before the executor goes on, at a fraction of the cost of one
+   * commit per change.
+   */
+  #enqueue(pending: PendingWrite): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      pending.resolve = resolve;
+      pending.reject = reject;
+      this.#pending.push(pending);
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(this.#flush);
+      }
+    });
+  }
+
+  /** Commits every queued change: one transaction, one savepoint per change. */
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    const writes = this.#pending;
+    if (writes.length === 0) return;
+    this.#pending = [];
+    try {
+      if (writes.length === 1) this.#one(writes[0] as PendingWrite);
+      else this.#batch(writes);
+    } catch (error) {
+      for (const pending of writes) pending.error ??= error;
+    }
+    for (const pending of writes) {
+      if (pending.error === undefined) pending.resolve();
+      else pending.reject(pending.error);
+    }
+  };
+
+  /** Runs the statements of one queued change (inside a transaction or savepoint). */
+  #write(pending: PendingWrite): void {
+    let seq: number;
+    if (pending.job !== undefined) {
+      seq = Number(this.#insertJob.run(...pending.job).lastInsertRowid);
+      this.#seqOf.set(pending.id, seq);
+    } else {
+      seq = this.#seq(pending.id);
+      this.#updateJob.run(pending.status, pending.updatedAt, pending.state, seq);
+    }
+    const { steps, firstEvent } = pending;
+    for (let index = 0; index < steps.length; index += 5) {
+      this.#upsertStep.run(
+        seq,
+        steps[index],
+        steps[index + 1],
+        steps[index + 2],
+        steps[index + 3],
+        steps[index + 4],
+      );
+    }
+    pending.events.forEach((event, offset) =>
+      this.#insertEvent.run(seq, firstEvent + offset, event),
     );
+    if (pending.finished) this.#seqOf.delete(pending.id);
   }
 
   #migrate(file: string): void {
@@ -246,20 +332,63 @@ export class SqliteJobStore implements JobStore {
     return row.seq;
   }
 
-  create(job: Job): void {
-    this.#create(job);
+  create(job: Job): Promise<void> {
+    const steps: (string | number)[] = [];
+    job.steps.forEach((step, position) => pushStep(steps, position, step));
+    return this.#enqueue({
+      id: job.id,
+      job: [
+        job.id,
+        job.status,
+        job.goal,
+        job.createdAt,
+        job.updatedAt,
+        jobFixed(job),
+        jobState(job),
+      ],
+      status: job.status,
+      updatedAt: job.updatedAt,
+      state: '',
+      finished: false,
+      steps,
+      firstEvent: 0,
+      events: job.events.map(encode),
+      ...UNSETTLED,
+    });
   }
 
-  update(job: Job, change: JobChange): void {
-    this.#update(job, change);
+  update(job: Job, change: JobChange): Promise<void> {
+    const finished = isFinished(job);
+    const steps: (string | number)[] = [];
+    // A finished job may have changed every step (later steps become 'skipped').
+    if (finished) job.steps.forEach((step, position) => pushStep(steps, position, step));
+    else if (change.step !== undefined)
+      pushStep(steps, change.step, job.steps[change.step] as JobStep);
+    return this.#enqueue({
+      id: job.id,
+      job: undefined,
+      status: job.status,
+      updatedAt: job.updatedAt,
+      state: jobState(job),
+      finished,
+      steps,
+      firstEvent: job.events.length - change.events.length,
+      events: change.events.map(encode),
+      ...UNSETTLED,
+    });
   }
 
+  // Reads commit what is queued first, so a reader sees every change reported before it.
   get(id: string): Job | undefined {
-    const row = this.#jobById.get(id) as JobRow | undefined;
-    return row === undefined ? undefined : this.#toJob(row);
+    this.#flush();
+    return this.#snapshot(() => {
+      const row = this.#jobById.get(id) as JobRow | undefined;
+      return row === undefined ? [] : this.#toJobs([row]);
+    })[0];
   }
 
   list(filter: JobListFilter): Job[] {
+    this.#flush();
     const conditions: string[] = [];
     const values: unknown[] = [];
     if (filter.status !== undefined) {
@@ -286,7 +415,9 @@ export class SqliteJobStore implements JobStore {
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    this.#flush();
+    this.#db.close();
   }
 
   #toJob(row: JobRow): Job {
