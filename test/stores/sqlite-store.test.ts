@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { OperatorRuntime } from '../../src/index.js';
+import { OperatorRuntime, type Job } from '../../src/index.js';
 import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 import { runJobStoreContract } from './contract.js';
 
@@ -16,6 +16,82 @@ runJobStoreContract({
   name: 'sqlite',
   freshStoreOption: () => `sqlite:${freshFile()}`,
   reopen: (option) => new SqliteJobStore(option.slice('sqlite:'.length)),
+});
+
+/** A job as the executor hands it to a store: created and started, one pending step. */
+function startedJob(id: string): Job {
+  const at = new Date().toISOString();
+  return {
+    id,
+    goal: 'group commit',
+    status: 'executing',
+    createdAt: at,
+    updatedAt: at,
+    startedAt: at,
+    steps: [{ id: 's', capability: 'c', status: 'pending', createdAt: at }],
+    events: [
+      {
+        id: `${id}:1`,
+        jobId: id,
+        type: 'job.created',
+        timestamp: at,
+        data: { goal: 'group commit' },
+      },
+      { id: `${id}:2`, jobId: id, type: 'execution.started', timestamp: at },
+    ],
+  };
+}
+
+describe('SqliteJobStore group commit', () => {
+  it('settles a change only once another connection can read it', async () => {
+    const file = freshFile();
+    const store = new SqliteJobStore(file);
+    const reader = new Database(file, { readonly: true });
+    try {
+      const count = () =>
+        (reader.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n;
+      const written = Promise.all([store.create(startedJob('a')), store.create(startedJob('b'))]);
+      await written;
+      assert.equal(count(), 2);
+    } finally {
+      reader.close();
+      store.close();
+    }
+  });
+
+  it('rejects a failing change alone when changes of one turn share a commit', async () => {
+    const file = freshFile();
+    const store = new SqliteJobStore(file);
+    try {
+      const good = startedJob('good');
+      const [created, orphan] = await Promise.allSettled([
+        store.create(good),
+        store.update(startedJob('never-created'), { events: [] }),
+      ]);
+      assert.equal(created.status, 'fulfilled');
+      assert.equal(orphan.status, 'rejected');
+      assert.equal((orphan.reason as { code?: string }).code, 'JOB_NOT_FOUND');
+      assert.equal(store.get('good')?.status, 'executing');
+      assert.equal(store.get('never-created'), undefined);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('commits queued changes before a read and before closing', () => {
+    const file = freshFile();
+    const store = new SqliteJobStore(file);
+    void store.create(startedJob('read-me'));
+    assert.equal(store.get('read-me')?.id, 'read-me', 'get commits the queue first');
+    void store.create(startedJob('closed-with-me'));
+    store.close();
+    const again = new SqliteJobStore(file);
+    try {
+      assert.equal(again.get('closed-with-me')?.id, 'closed-with-me');
+    } finally {
+      again.close();
+    }
+  });
 });
 
 describe('SqliteJobStore specifics', () => {
