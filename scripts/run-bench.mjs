@@ -1,5 +1,7 @@
-// Runs every bench/**/*.bench.ts in its own process (one workload per process, as
-// better-sqlite3's benchmark does) and prints their markdown tables. Never part of `npm test`.
+// Runs every benchmark under bench/ (each .ts file outside bench/support and bench/fixtures,
+// e.g. bench/stores.ts, bench/runtime/execute.bench.ts) in its own process (one workload per
+// process, as better-sqlite3's benchmark does) and prints their markdown tables. Never part of
+// `npm test`. Arguments name files to run instead of all of them.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,8 +9,10 @@ import { join } from 'node:path';
 function find(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return find(path);
-    return entry.name.endsWith('.bench.ts') ? [path] : [];
+    if (entry.isDirectory()) {
+      return entry.name === 'support' || entry.name === 'fixtures' ? [] : find(path);
+    }
+    return entry.name.endsWith('.ts') && !entry.name.startsWith('.') ? [path] : [];
   });
 }
 
