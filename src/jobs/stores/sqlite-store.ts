@@ -235,6 +235,9 @@ export class SqliteJobStore implements JobStore {
           this.#one(pending);
         } catch (error) {
           pending.error = error;
+          // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) roll back the whole transaction: then
+          // nothing of this batch is on disk, and the rest must not run outside a transaction.
+          if (!db.inTransaction) throw error;
         }
       }
     });
