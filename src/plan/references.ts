@@ -143,12 +143,21 @@ function isReferenceContainer(value: unknown): value is object {
 export const MAX_INPUT_CONTAINERS = 1_000_000;
 
 /**
+ * How long the paths of all references of one input may be together, in characters (each key
+ * counts its length plus one). Each reference keeps its path, and messages name it: without a
+ * bound, thousands of references under a deep or long-keyed container cost time and memory of
+ * their count times their depth (a 1 MiB body could stall the process for minutes).
+ */
+export const MAX_REFERENCE_PATH_CHARS = 1_000_000;
+
+/**
  * Finds every reference inside an input: the root itself, or nested in plain objects and arrays
  * (own enumerable string keys), and calls `visit(text, path)` for each, in document order.
  * A container that appears at several places (a shared object, which JavaScript inputs allow) is
  * walked at each place, so every occurrence of a reference is found; a container that contains
  * itself is not entered again below itself (cycles end the walk). Iterative, so deep nesting is
- * safe; more than MAX_INPUT_CONTAINERS containers throws.
+ * safe; more than MAX_INPUT_CONTAINERS containers, or references whose paths are longer than
+ * MAX_REFERENCE_PATH_CHARS together, throw.
  */
 export function collectReferences(
   input: unknown,
@@ -157,19 +166,34 @@ export function collectReferences(
   // The containers on the path from the root to the one being walked: only they make a cycle.
   const ancestors = new Set<object>();
   let budget = MAX_INPUT_CONTAINERS;
+  let pathBudget = MAX_REFERENCE_PATH_CHARS;
   // Depth-first with an explicit stack; children are pushed in reverse so that references are
   // visited in document order. An `exit` entry removes its container from the ancestors once
-  // everything below it has been walked.
-  const stack: { value: unknown; path: InputPath; exit?: true }[] = [{ value: input, path: [] }];
+  // everything below it has been walked. Each entry links to its parent's path node instead of
+  // copying the path: copies cost time and memory quadratic in the depth, and a body nested a
+  // few ten thousand levels deep (well under the HTTP body limit) exhausted the heap.
+  const stack: { value: unknown; at: PathNode | undefined; exit?: true }[] = [
+    { value: input, at: undefined },
+  ];
   while (stack.length > 0) {
-    const { value, path, exit } = stack.pop() as { value: unknown; path: InputPath; exit?: true };
+    const { value, at, exit } = stack.pop() as {
+      value: unknown;
+      at: PathNode | undefined;
+      exit?: true;
+    };
     if (exit === true) {
       ancestors.delete(value as object);
       continue;
     }
     const text = referenceText(value);
     if (text !== undefined) {
-      visit(text, path);
+      pathBudget -= at?.chars ?? 0;
+      if (pathBudget < 0) {
+        throw new RangeError(
+          `input holds result references whose paths are longer than ${MAX_REFERENCE_PATH_CHARS} characters together`,
+        );
+      }
+      visit(text, pathOf(at));
       continue;
     }
     if (!isReferenceContainer(value) || ancestors.has(value)) continue;
@@ -179,16 +203,33 @@ export function collectReferences(
       );
     }
     ancestors.add(value);
-    stack.push({ value, path, exit: true });
+    stack.push({ value, at, exit: true });
     const isArray = Array.isArray(value);
     const keys = Object.keys(value);
     for (let k = keys.length - 1; k >= 0; k--) {
       const key = keys[k] as string;
       const child: unknown = (value as Record<string, unknown>)[key];
-      if (typeof child === 'object' && child !== null)
-        stack.push({ value: child, path: [...path, isArray ? Number(key) : key] });
+      if (typeof child === 'object' && child !== null) {
+        const chars = (at?.chars ?? 0) + key.length + 1;
+        stack.push({ value: child, at: { parent: at, key: isArray ? Number(key) : key, chars } });
+      }
     }
   }
+}
+
+/** One step of an input path, linked to the step above it (undefined: the input root). */
+interface PathNode {
+  readonly parent: PathNode | undefined;
+  readonly key: string | number;
+  /** Length of the path down to here: its keys' lengths plus one each. */
+  readonly chars: number;
+}
+
+/** The keys from the input root down to `node`, built only where a reference is found. */
+function pathOf(node: PathNode | undefined): InputPath {
+  const path: (string | number)[] = [];
+  for (let step = node; step !== undefined; step = step.parent) path.push(step.key);
+  return path.reverse();
 }
 
 /** Thrown by resolution; the executor records it as the step's failure. */

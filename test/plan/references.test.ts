@@ -113,8 +113,9 @@ describe('collectReferences()', () => {
   });
 
   it('throws instead of walking an input whose shared containers multiply past the limit', () => {
-    // 21 levels of { left: x, right: x }: 2^21 places for a few dozen objects.
-    let node: Record<string, unknown> = { $ref: 'steps.a.result' };
+    // 21 levels of { left: x, right: x }: 2^21 places for a few dozen objects. (No reference at
+    // the leaves: their paths would exhaust MAX_REFERENCE_PATH_CHARS first.)
+    let node: Record<string, unknown> = { leaf: 1 };
     for (let level = 0; level < 21; level++) node = { left: node, right: node };
     assert.throws(
       () =>
@@ -124,6 +125,20 @@ describe('collectReferences()', () => {
       (error: unknown) =>
         error instanceof RangeError && error.message.includes('more than 1000000 objects'),
     );
+  });
+
+  it('throws instead of keeping the paths of thousands of deeply nested references', () => {
+    // 2,000 references 1,000 arrays down: 2,000 paths of 2,000 characters each.
+    let node: unknown = Array.from({ length: 2_000 }, () => ({ $ref: 'steps.a.result' }));
+    for (let level = 0; level < 1_000; level++) node = [node];
+    let visited = 0;
+    assert.throws(
+      () => collectReferences(node, () => visited++),
+      (error: unknown) =>
+        error instanceof RangeError &&
+        error.message.includes('paths are longer than 1000000 characters together'),
+    );
+    assert.ok(visited < 1_000, 'stopped once the budget was spent');
   });
 });
 
