@@ -12,6 +12,7 @@ import {
   runtimeOptionsHelp,
   type RuntimeFlags,
 } from '../program-runtime.js';
+import { StdioLineTransport } from '../stdio-transport.js';
 import { UsageError } from '../usage-error.js';
 
 export const mcpHelp = `Usage: warrant mcp [options]
@@ -46,15 +47,20 @@ async function serve(args: readonly string[]): Promise<number> {
     caller: { id: 'mcp' },
     onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
   };
+  const transport = new StdioLineTransport(process.stdin, process.stdout);
   const stopped = new Promise<string>((resolve) => {
     process.stdin.once('end', () => resolve('stdin closed'));
     process.stdin.once('close', () => resolve('stdin closed'));
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
+    // Stdout broken (the client went away) also ends the connection: stop, closing the store.
+    void transport.closed.then(() => resolve('connection closed'));
   });
   // serveStdio answers both protocol eras (2025-era `initialize`, 2026-07-28 `server/discover`)
-  // and asks the factory for one server per connection; stdio has exactly one connection.
+  // and asks the factory for one server per connection; stdio has exactly one connection. The
+  // transport answers bad lines itself and keeps serving (stdio-transport.ts).
   const handle = serveStdio(() => new McpAdapter(runtime, options).server, {
+    transport,
     onerror: (error) => log(`protocol error: ${firstLine(error)}`),
   });
   log(`serving ${runtime.listCapabilities().length} tools over stdio`);
