@@ -394,27 +394,35 @@ export class SqliteJobStore implements JobStore {
     this.#flush();
     const conditions: string[] = [];
     const values: unknown[] = [];
+    let from = 'jobs';
+    let newestFirst = 'jobs.seq DESC';
+    if (filter.capability !== undefined) {
+      // Walks job_steps_by_capability newest first and stops at the limit; grouping lists a job
+      // with several such steps once. (`seq IN (SELECT job_seq ...)` first collected every
+      // matching step: 17-26 ms for a capability used by 100,000 of 1,000,000 jobs.)
+      from = 'job_steps JOIN jobs ON jobs.seq = job_steps.job_seq';
+      newestFirst = 'job_steps.job_seq DESC';
+      conditions.push('job_steps.capability = ?');
+      values.push(filter.capability);
+    }
     if (filter.status !== undefined) {
-      conditions.push('status = ?');
+      conditions.push('jobs.status = ?');
       values.push(filter.status);
     }
     if (filter.goal !== undefined) {
-      conditions.push('goal = ?');
+      conditions.push('jobs.goal = ?');
       values.push(filter.goal);
     }
-    if (filter.capability !== undefined) {
-      conditions.push('seq IN (SELECT job_seq FROM job_steps WHERE capability = ?)');
-      values.push(filter.capability);
-    }
     const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
-    const sql = `SELECT * FROM jobs${where} ORDER BY seq DESC LIMIT ?`;
+    const group = filter.capability === undefined ? '' : ' GROUP BY job_steps.job_seq';
+    const sql = `SELECT ${JOB_COLUMNS} FROM ${from}${where}${group} ORDER BY ${newestFirst} LIMIT ?`;
     let statement = this.#listQueries.get(sql);
     if (statement === undefined) {
-      statement = this.#db.prepare(sql);
+      statement = this.#db.prepare(sql).raw();
       this.#listQueries.set(sql, statement);
     }
-    const rows = statement.all(...values, filter.limit ?? -1) as JobRow[];
-    return rows.map((row) => this.#toJob(row));
+    const query = statement;
+    return this.#snapshot(() => this.#toJobs(query.all(...values, filter.limit ?? -1) as JobRow[]));
   }
 
   close(): void {
@@ -423,30 +431,40 @@ export class SqliteJobStore implements JobStore {
     this.#db.close();
   }
 
-  #toJob(row: JobRow): Job {
-    const steps = (this.#stepsOf.all(row.seq) as StepRow[]).map((stepRow) => {
-      const step: Record<string, unknown> = {
-        capability: stepRow.capability,
-        status: stepRow.status,
-      };
-      assignDefined(step, JSON.parse(stepRow.fixed) as Record<string, unknown>);
-      assignDefined(step, JSON.parse(stepRow.state) as Record<string, unknown>);
-      return step as unknown as JobStep;
+  /** Jobs of these rows, in their order, with their steps and events. */
+  #toJobs(rows: readonly JobRow[]): Job[] {
+    if (rows.length === 0) return [];
+    let stepRows: StepRow[];
+    let eventRows: EventRow[];
+    if (rows.length === 1) {
+      const seq = (rows[0] as JobRow)[0];
+      stepRows = this.#stepsOf.all(seq) as StepRow[];
+      eventRows = this.#eventsOf.all(seq) as EventRow[];
+    } else {
+      const seqs = JSON.stringify(rows.map((row) => row[0]));
+      stepRows = this.#stepsIn.all(seqs) as StepRow[];
+      eventRows = this.#eventsIn.all(seqs) as EventRow[];
+    }
+    const steps = new Map<number, JobStep[]>();
+    const events = new Map<number, JobEvent[]>();
+    for (const row of rows) {
+      steps.set(row[0], []);
+      events.set(row[0], []);
+    }
+    for (const [seq, capability, status, fixed, state] of stepRows) {
+      const step: Record<string, unknown> = { capability, status };
+      assignDefined(step, JSON.parse(fixed) as Record<string, unknown>);
+      assignDefined(step, JSON.parse(state) as Record<string, unknown>);
+      steps.get(seq)?.push(step as unknown as JobStep);
+    }
+    for (const [seq, event] of eventRows) events.get(seq)?.push(JSON.parse(event) as JobEvent);
+    return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) => {
+      const job: Record<string, unknown> = { id, goal, status, createdAt, updatedAt };
+      assignDefined(job, JSON.parse(fixed) as Record<string, unknown>);
+      assignDefined(job, JSON.parse(state) as Record<string, unknown>);
+      job.steps = steps.get(seq);
+      job.events = events.get(seq);
+      return job as unknown as Job;
     });
-    const events = (this.#eventsOf.all(row.seq) as { event: string }[]).map(
-      (eventRow) => JSON.parse(eventRow.event) as JobEvent,
-    );
-    const job: Record<string, unknown> = {
-      id: row.id,
-      goal: row.goal,
-      status: row.status,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-    assignDefined(job, JSON.parse(row.fixed) as Record<string, unknown>);
-    assignDefined(job, JSON.parse(row.state) as Record<string, unknown>);
-    job.steps = steps;
-    job.events = events;
-    return job as unknown as Job;
   }
 }
