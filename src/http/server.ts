@@ -102,19 +102,30 @@ export function createHttpServer(
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
-  const caller = async (request: FastifyRequest): Promise<ExecutionCaller | undefined> =>
-    options.resolveCaller
-      ? options.resolveCaller(request)
-      : { id: options.token === undefined ? 'http' : 'token' };
-
-  app.addHook('onRequest', async (request, reply) => {
-    if (options.token === undefined || !request.url.startsWith('/api')) return;
-    const header = request.headers.authorization;
-    const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!sameToken(given, options.token)) {
-      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized' });
-    }
+  // Without a resolver every request has the same caller: one frozen object (the runtime
+  // snapshots the caller of each plan anyway), no promise per request.
+  const defaultCaller: ExecutionCaller = Object.freeze({
+    id: options.token === undefined ? 'http' : 'token',
   });
+  const caller = (
+    request: FastifyRequest,
+  ): ExecutionCaller | undefined | Promise<ExecutionCaller | undefined> =>
+    options.resolveCaller ? options.resolveCaller(request) : defaultCaller;
+
+  // The token check is installed only with a token: without one the hook did nothing, yet cost
+  // every request a promise and a tick (issue 8, bench/http/execute.bench.ts).
+  const token = options.token;
+  if (token !== undefined) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (!request.url.startsWith('/api')) return;
+      const header = request.headers.authorization;
+      const given =
+        typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
+      if (!sameToken(given, token)) {
+        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized' });
+      }
+    });
+  }
 
   app.get('/health', async () => ({ status: 'ok' }));
 
