@@ -1,13 +1,32 @@
 import { describeThrown } from '../errors/describe-value.js';
-import type { CapabilityExecution, CapabilityMiddleware } from './capability.js';
+import type { CapabilityExecution, CapabilityMiddleware, ExecutionLogger } from './capability.js';
+
+/**
+ * The runtime's default logger: logs nothing. The lifecycle middleware recognises it and skips
+ * its bookkeeping, so a capability costs nothing extra until a logger is configured.
+ */
+export const silentLogger: ExecutionLogger = Object.freeze({
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+});
 
 /**
  * Logs `capability started`, `capability completed` and `capability failed` (with duration)
- * through `context.logger`. On by default in `createCapability`; the runtime's default logger
- * is silent, so it costs two clock reads unless a logger is configured.
+ * through `context.logger`. On by default in `createCapability`; with the runtime's default
+ * silent logger it only calls `next()`.
  */
 export class LifecycleLoggingMiddleware implements CapabilityMiddleware {
-  async execute(
+  execute(
+    execution: CapabilityExecution,
+    next: (execution?: CapabilityExecution) => Promise<unknown>,
+  ): Promise<unknown> {
+    if (execution.context.logger === silentLogger) return next();
+    return this.#logged(execution, next);
+  }
+
+  async #logged(
     execution: CapabilityExecution,
     next: (execution?: CapabilityExecution) => Promise<unknown>,
   ): Promise<unknown> {

@@ -7,6 +7,7 @@ import type {
 } from '../capabilities/capability.js';
 import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
+import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
@@ -41,13 +42,6 @@ export interface ExecutePlanOptions {
   /** Who submits the plan; snapshotted (frozen) for the whole job. */
   caller?: ExecutionCaller;
 }
-
-const silentLogger: ExecutionLogger = Object.freeze({
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-});
 
 const warnObserverError: ObserverErrorHandler = (error, event) => {
   const message = describeThrown(error).replace(/\s+/g, ' ');

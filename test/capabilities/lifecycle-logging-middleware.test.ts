@@ -5,6 +5,7 @@ import {
   createCapability,
   type ExecutionContext,
 } from '../../src/index.js';
+import { silentLogger } from '../../src/capabilities/lifecycle-logging-middleware.js';
 
 function recorder() {
   const lines: [string, string, Record<string, unknown> | undefined][] = [];
@@ -21,6 +22,28 @@ function recorder() {
 }
 
 describe('LifecycleLoggingMiddleware', () => {
+  it("only calls next() with the runtime's default silent logger", async () => {
+    const { context } = recorder();
+    const silent = { ...context, logger: silentLogger };
+    const outcome = Promise.resolve('ok');
+    let calls = 0;
+    const middleware = new LifecycleLoggingMiddleware();
+    const returned = middleware.execute(
+      {
+        input: {},
+        context: silent,
+        capability: { name: 'log.silent', version: '1', risk: 'read' },
+      },
+      () => {
+        calls++;
+        return outcome;
+      },
+    );
+    assert.equal(returned, outcome, 'no wrapper promise, no bookkeeping');
+    assert.equal(await returned, 'ok');
+    assert.equal(calls, 1);
+  });
+
   it('logs start (debug) and completion (info) with ids and duration', async () => {
     const { lines, context } = recorder();
     const capability = createCapability({
