@@ -61,14 +61,15 @@ export class EventBus {
     const any = this.#handlers.get('*');
     if (specific === undefined && any === undefined) return undefined;
     const stepId = event.data?.stepId;
-    const runtimeEvent: RuntimeEvent = {
+    // Plain assignments, not conditional spreads: this runs for every event of every job.
+    const runtimeEvent: { -readonly [K in keyof RuntimeEvent]: RuntimeEvent[K] } = {
       id: event.id,
       type: event.type,
       timestamp: event.timestamp,
       jobId: event.jobId,
-      ...(typeof stepId === 'string' && { stepId }),
-      ...(event.data !== undefined && { data: event.data }),
     };
+    if (typeof stepId === 'string') runtimeEvent.stepId = stepId;
+    if (event.data !== undefined) runtimeEvent.data = event.data;
     const pending: Promise<void>[] = [];
     for (const list of [specific, any]) {
       if (list === undefined) continue;

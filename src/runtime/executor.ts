@@ -87,15 +87,29 @@ class JobRun {
     );
   }
 
+  /**
+   * Publishes events in order, each after the previous one's handlers settled. Synchronous (no
+   * promise) as long as every handler returns synchronously.
+   */
   publish(events: readonly JobEvent[]): Promise<void> | undefined {
-    if (this.#deps.bus.idle) return undefined;
-    return this.#publishInOrder(events);
+    const bus = this.#deps.bus;
+    if (bus.idle) return undefined;
+    for (let index = 0; index < events.length; index++) {
+      const delivered = bus.publish(events[index] as JobEvent);
+      if (delivered !== undefined) return this.#publishAfter(delivered, events, index + 1);
+    }
+    return undefined;
   }
 
-  async #publishInOrder(events: readonly JobEvent[]): Promise<void> {
-    for (const event of events) {
-      const delivered = this.#deps.bus.publish(event);
-      if (delivered !== undefined) await delivered;
+  async #publishAfter(
+    delivered: Promise<void>,
+    events: readonly JobEvent[],
+    from: number,
+  ): Promise<void> {
+    await delivered;
+    for (let index = from; index < events.length; index++) {
+      const next = this.#deps.bus.publish(events[index] as JobEvent);
+      if (next !== undefined) await next;
     }
   }
 }
