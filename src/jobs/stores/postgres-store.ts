@@ -22,7 +22,14 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
 import { isFinished } from '../job.js';
-import { toJsonSafe } from '../json-value.js';
+import {
+  assignDefined,
+  encode,
+  jobFixed,
+  jobState,
+  stepFixed,
+  stepState,
+} from './record-columns.js';
 
 /** Schema version this code writes; a database with a newer one is refused. */
 export const POSTGRES_SCHEMA_VERSION = 1;
@@ -123,42 +130,6 @@ interface JobRow {
   events: string[];
 }
 
-const encode = (value: unknown): string => JSON.stringify(toJsonSafe(value)) ?? 'null';
-
-function jobFixed(job: Job): string {
-  return encode({ planId: job.planId, idempotencyKey: job.idempotencyKey, metadata: job.metadata });
-}
-
-function jobState(job: Job): string {
-  return encode({
-    outcome: job.outcome,
-    startedAt: job.startedAt,
-    completedAt: job.completedAt,
-    result: job.result,
-    error: job.error,
-  });
-}
-
-function stepFixed(step: JobStep): string {
-  return encode({
-    id: step.id,
-    capabilityVersion: step.capabilityVersion,
-    input: step.input,
-    reason: step.reason,
-    idempotencyKey: step.idempotencyKey,
-    createdAt: step.createdAt,
-  });
-}
-
-function stepState(step: JobStep): string {
-  return encode({
-    startedAt: step.startedAt,
-    completedAt: step.completedAt,
-    result: step.result,
-    error: step.error,
-  });
-}
-
 /** The five step arrays of CREATE_JOB / UPDATE_JOB for the given positions. */
 function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
   const columns: [number[], string[], string[], string[], string[]] = [[], [], [], [], []];
@@ -175,12 +146,6 @@ function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
 
 function eventColumns(events: readonly JobEvent[], first: number): unknown[] {
   return [events.map((_, offset) => first + offset), events.map((event) => encode(event))];
-}
-
-function assignDefined(target: Record<string, unknown>, source: Record<string, unknown>): void {
-  for (const key of Object.keys(source)) {
-    if (source[key] !== undefined) target[key] = source[key];
-  }
 }
 
 function toJob(row: JobRow): Job {

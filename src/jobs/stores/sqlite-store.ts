@@ -15,7 +15,14 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
 import { isFinished } from '../job.js';
-import { toJsonSafe } from '../json-value.js';
+import {
+  assignDefined,
+  encode,
+  jobFixed,
+  jobState,
+  stepFixed,
+  stepState,
+} from './record-columns.js';
 
 /** Schema version this code writes; a database with a newer one is refused. */
 export const SQLITE_SCHEMA_VERSION = 1;
@@ -77,51 +84,6 @@ type EventRow = [jobSeq: number, event: string];
 const STEP_COLUMNS = 'job_seq, capability, status, fixed, state';
 /** The seqs of a list, bound as one JSON array parameter. */
 const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
-
-const encode = (value: unknown): string => JSON.stringify(toJsonSafe(value)) ?? 'null';
-
-/** Written once, at creation. */
-function jobFixed(job: Job): string {
-  return encode({ planId: job.planId, idempotencyKey: job.idempotencyKey, metadata: job.metadata });
-}
-
-/** Rewritten on every change of the job. */
-function jobState(job: Job): string {
-  return encode({
-    outcome: job.outcome,
-    startedAt: job.startedAt,
-    completedAt: job.completedAt,
-    result: job.result,
-    error: job.error,
-  });
-}
-
-function stepFixed(step: JobStep): string {
-  return encode({
-    id: step.id,
-    capabilityVersion: step.capabilityVersion,
-    input: step.input,
-    reason: step.reason,
-    idempotencyKey: step.idempotencyKey,
-    createdAt: step.createdAt,
-  });
-}
-
-function stepState(step: JobStep): string {
-  return encode({
-    startedAt: step.startedAt,
-    completedAt: step.completedAt,
-    result: step.result,
-    error: step.error,
-  });
-}
-
-/** Copies the keys of a decoded record that are present (JSON drops undefined ones). */
-function assignDefined(target: Record<string, unknown>, source: Record<string, unknown>): void {
-  for (const key of Object.keys(source)) {
-    if (source[key] !== undefined) target[key] = source[key];
-  }
-}
 
 /** Appends a step row's values (position, capability, status, fixed, state) to `into`. */
 function pushStep(into: (string | number)[], position: number, step: JobStep): void {
