@@ -90,8 +90,8 @@ function pushStep(into: (string | number)[], position: number, step: JobStep): v
   into.push(position, step.capability, step.status, stepFixed(step), stepState(step));
 }
 
-/** A change waiting for the next group commit, its values already encoded. */
-interface PendingWrite {
+/** One change of a job, its values already encoded. */
+interface EncodedChange {
   readonly id: string;
   /** The job row of a creation; undefined for a change of a job already created. */
   readonly job: readonly string[] | undefined;
@@ -105,16 +105,15 @@ interface PendingWrite {
   /** Position of the first event of `events` in the job. */
   readonly firstEvent: number;
   readonly events: readonly string[];
-  resolve: () => void;
-  reject: (error: unknown) => void;
-  error: unknown;
 }
 
-const UNSETTLED = {
-  resolve: (): void => undefined,
-  reject: (): void => undefined,
-  error: undefined,
-} as const;
+/** A change waiting for the next group commit, and how to settle its promise. */
+interface PendingWrite {
+  readonly change: EncodedChange;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+  error: unknown;
+}
 
 function storeError(code: string, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
@@ -190,7 +189,7 @@ export class SqliteJobStore implements JobStore {
     this.#snapshot = db.transaction((read: () => Job[]) => read());
 
     // One savepoint per change inside a batch: a change that fails leaves the others alone.
-    this.#one = db.transaction((pending: PendingWrite) => this.#write(pending));
+    this.#one = db.transaction((pending: PendingWrite) => this.#write(pending.change));
     this.#batch = db.transaction((writes: PendingWrite[]) => {
       for (const pending of writes) {
         try {
@@ -212,11 +211,9 @@ export class SqliteJobStore implements JobStore {
    * its promise settles, that is before the executor goes on, at a fraction of the cost of one
    * commit per change.
    */
-  #enqueue(pending: PendingWrite): Promise<void> {
+  #enqueue(change: EncodedChange): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      pending.resolve = resolve;
-      pending.reject = reject;
-      this.#pending.push(pending);
+      this.#pending.push({ change, resolve, reject, error: undefined });
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         setImmediate(this.#flush);
@@ -243,16 +240,16 @@ export class SqliteJobStore implements JobStore {
   };
 
   /** Runs the statements of one queued change (inside a transaction or savepoint). */
-  #write(pending: PendingWrite): void {
+  #write(change: EncodedChange): void {
     let seq: number;
-    if (pending.job !== undefined) {
-      seq = Number(this.#insertJob.run(...pending.job).lastInsertRowid);
-      this.#seqOf.set(pending.id, seq);
+    if (change.job !== undefined) {
+      seq = Number(this.#insertJob.run(...change.job).lastInsertRowid);
+      this.#seqOf.set(change.id, seq);
     } else {
-      seq = this.#seq(pending.id);
-      this.#updateJob.run(pending.status, pending.updatedAt, pending.state, seq);
+      seq = this.#seq(change.id);
+      this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
     }
-    const { steps, firstEvent } = pending;
+    const { steps, firstEvent } = change;
     for (let index = 0; index < steps.length; index += 5) {
       this.#upsertStep.run(
         seq,
@@ -263,10 +260,10 @@ export class SqliteJobStore implements JobStore {
         steps[index + 4],
       );
     }
-    pending.events.forEach((event, offset) =>
+    change.events.forEach((event, offset) =>
       this.#insertEvent.run(seq, firstEvent + offset, event),
     );
-    if (pending.finished) this.#seqOf.delete(pending.id);
+    if (change.finished) this.#seqOf.delete(change.id);
   }
 
   #migrate(file: string): void {
@@ -318,7 +315,6 @@ export class SqliteJobStore implements JobStore {
       steps,
       firstEvent: 0,
       events: job.events.map(encode),
-      ...UNSETTLED,
     });
   }
 
@@ -339,7 +335,6 @@ export class SqliteJobStore implements JobStore {
       steps,
       firstEvent: job.events.length - change.events.length,
       events: change.events.map(encode),
-      ...UNSETTLED,
     });
   }
 
