@@ -12,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { OperatorRuntime, createCapability, type Job } from '../../src/index.js';
+import { hostileDepth } from '../mcp/fixtures/hostile-capabilities.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-http-hostile-'));
 const servers: { app: FastifyInstance; runtime: OperatorRuntime }[] = [];
@@ -41,21 +42,7 @@ new OperatorRuntime().use({
       inputSchema: { text: { type: 'string', required: true, description: 'text' } },
       execute: ({ input }) => ({ text: (input as { text: string }).text }),
     }),
-    createCapability({
-      name: 'hostile.depth',
-      version: '1.0.0',
-      description: 'walks input.nest down to its leaf: how deep, and what is there',
-      risk: 'read',
-      execute: ({ input }) => {
-        let value: unknown = (input as { nest?: unknown }).nest;
-        let depth = 0;
-        while (typeof value === 'object' && value !== null) {
-          value = Array.isArray(value) ? value[0] : (value as { a?: unknown }).a;
-          depth++;
-        }
-        return { depth, leaf: value };
-      },
-    }),
+    hostileDepth,
     createCapability({
       name: 'hostile.write',
       version: '1.0.0',
