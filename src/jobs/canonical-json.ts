@@ -1,0 +1,66 @@
+/**
+ * RFC 8785 (JSON Canonicalization Scheme) text of a JSON value, and the SHA-256 digests the
+ * decision record uses (docs/api.md, "The decision record"; docs/decisions.md, "Canonical JSON").
+ *
+ * The input must already be JSON data: plain objects, arrays, strings, finite numbers, booleans
+ * and null, as `toJsonSafe` returns them. JCS serializes strings and numbers exactly as
+ * ECMAScript's `JSON.stringify` does, so only the object key order is ours: keys sorted by their
+ * UTF-16 code units, which is what `Array.prototype.sort` does without a comparator.
+ */
+import { createHash, createHmac } from 'node:crypto';
+
+function write(value: unknown, out: string[]): void {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new TypeError('canonical JSON has no form for a non-finite number');
+    }
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError(`canonical JSON has no form for ${typeof value}`);
+    out.push(text);
+    return;
+  }
+  if (Array.isArray(value)) {
+    out.push('[');
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) out.push(',');
+      write(value[index], out);
+    }
+    out.push(']');
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  out.push('{');
+  let first = true;
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue;
+    if (!first) out.push(',');
+    first = false;
+    out.push(JSON.stringify(key), ':');
+    write(item, out);
+  }
+  out.push('}');
+}
+
+/** The canonical text of a JSON value. Throws TypeError for a value JSON cannot hold. */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  write(value, out);
+  return out.join('');
+}
+
+/** `'sha256:' + hex(SHA-256(text))`, the form of every digest in the record. */
+export function sha256Digest(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/** `'hmac-sha256:' + hex(HMAC-SHA-256(key, text))`: a chain hash under an audit key. */
+export function hmacSha256Digest(key: string, text: string): string {
+  return `hmac-sha256:${createHmac('sha256', key).update(text, 'utf8').digest('hex')}`;
+}
+
+/** The digest of a JSON value: SHA-256 of its canonical text. */
+export function digestJson(value: unknown): string {
+  return sha256Digest(canonicalJson(value));
+}
