@@ -4,7 +4,8 @@
  * directory descriptor opened before it and never through a symbolic link (O_NOFOLLOW on every
  * component). The opened file's real path is checked against the root's and a file with more
  * than one hard link is refused, both on the open descriptor. Node has no openat: how a
- * descriptor's entries are reached, and what is left open, is in docs/decisions.md "fs root".
+ * descriptor's entries are reached, and what is left open, is in docs/decisions.md
+ * "Built-in capabilities".
  * Every message names paths relative to the root, never the host path.
  */
 import { constants, existsSync } from 'node:fs';

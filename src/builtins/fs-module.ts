@@ -3,7 +3,7 @@
  * resolved against the root and refused when they leave it (`..`, absolute paths elsewhere), go
  * through a symbolic link (inside the root or not), or name a file with more than one hard link;
  * the check and the open are one operation (src/builtins/confined-files.ts, docs/decisions.md
- * "fs root"). Messages show paths relative to the root.
+ * "Built-in capabilities"). Messages show paths relative to the root.
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';

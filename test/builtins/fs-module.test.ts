@@ -70,7 +70,8 @@ describe('builtin fs module', () => {
     assert.deepEqual(await status.execute({}, context), { provider: 'fs', ready: true, root });
   });
 
-  // Both ways of reaching a directory's entries (docs/decisions.md "fs root") keep the same rules.
+  // Both ways of reaching a directory's entries (docs/decisions.md "Built-in capabilities")
+  // keep the same rules.
   for (const lookup of ['proc', 'path'] as const) {
     describe(`through '${lookup}' lookups`, () => {
       it('reads files under the root, the path shown relative to it', async () => {
