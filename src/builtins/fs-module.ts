@@ -1,52 +1,85 @@
 /**
  * `fs.read` (read), `fs.write` (write) and `fs.status`, confined to one root directory. Paths are
- * resolved against the root and refused when they leave it, lexically (`..`, absolute paths) or
- * through a symbolic link (the real path of the target, or of its parent for a new file, must
- * stay under the real path of the root).
+ * resolved against the root and refused when they leave it (`..`, absolute paths elsewhere), go
+ * through a symbolic link (inside the root or not), or name a file with more than one hard link;
+ * the check and the open are one operation (src/builtins/confined-files.ts, docs/decisions.md
+ * "Built-in capabilities"). Messages show paths relative to the root.
  */
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { createCapability, type CapabilityModule } from '../index.js';
+import {
+  defaultLookup,
+  FsRefusal,
+  openUnderRoot,
+  rootPath,
+  type DirectoryLookup,
+  type RootPath,
+} from './confined-files.js';
 
 export interface FsModuleOptions {
   /** The only directory the capabilities may touch. */
   readonly root: string;
   /** Largest file `fs.read` returns, in bytes. Default 1 MiB. */
   readonly maxBytes?: number;
+  /** How open directories are searched (see confined-files.ts); the default suits the system. */
+  readonly lookup?: DirectoryLookup;
 }
 
-function inside(root: string, target: string): boolean {
-  const path = relative(root, target);
-  return path === '' || (!path.startsWith(`..${sep}`) && path !== '..' && !isAbsolute(path));
-}
+const CHUNK = 64 * 1024;
 
-/** The real path of `target`, or of its nearest existing ancestor joined with the rest. */
-async function realPathOf(target: string): Promise<string> {
-  let existing = target;
-  for (;;) {
-    try {
-      return resolve(await realpath(existing), relative(existing, target));
-    } catch (error) {
-      const parent = dirname(existing);
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === existing) throw error;
-      existing = parent;
-    }
-  }
+/** A failure after the open (a read or write error) as one line naming the relative path. */
+function failure(error: unknown, verb: string, path: RootPath): Error {
+  if (error instanceof FsRefusal) return error;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return new FsRefusal(
+    `Cannot ${verb} ${JSON.stringify(path.shown)}${typeof code === 'string' ? ` (${code})` : ''}`,
+  );
 }
 
 export function createFsModule(options: FsModuleOptions): CapabilityModule {
   const root = resolve(options.root);
   const maxBytes = options.maxBytes ?? 1024 * 1024;
+  const lookup = options.lookup ?? defaultLookup();
+  if (lookup !== 'proc' && lookup !== 'path')
+    throw new TypeError(`createFsModule: lookup must be 'proc' or 'path'`);
 
-  async function confine(path: string): Promise<string> {
-    const target = resolve(root, path);
-    if (!inside(root, target))
-      throw new Error(`Path ${JSON.stringify(path)} is outside the fs root`);
-    const real = await realPathOf(target);
-    if (!inside(await realpath(root), real)) {
-      throw new Error(`Path ${JSON.stringify(path)} leaves the fs root through a symbolic link`);
+  async function readText(path: RootPath): Promise<{ size: number; content: string }> {
+    const handle = await openUnderRoot(lookup, root, path, false);
+    try {
+      const tooLarge = () =>
+        new FsRefusal(`${JSON.stringify(path.shown)} is larger than ${maxBytes} bytes`);
+      if ((await handle.stat()).size > maxBytes) throw tooLarge();
+      // Read at most one byte past the cap: a file that grew since stat is still refused.
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for (;;) {
+        const buffer = Buffer.alloc(Math.min(CHUNK, maxBytes + 1 - size));
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) break;
+        chunks.push(buffer.subarray(0, bytesRead));
+        size += bytesRead;
+        if (size > maxBytes) throw tooLarge();
+      }
+      return { size, content: Buffer.concat(chunks).toString('utf8') };
+    } catch (error) {
+      throw failure(error, 'read', path);
+    } finally {
+      await handle.close();
     }
-    return real;
+  }
+
+  async function writeText(path: RootPath, content: string): Promise<void> {
+    const handle = await openUnderRoot(lookup, root, path, true);
+    try {
+      // Truncated only now: a refused file (a hard link, say) is left as it was.
+      await handle.truncate(0);
+      await handle.writeFile(content, 'utf8');
+    } catch (error) {
+      throw failure(error, 'write', path);
+    } finally {
+      await handle.close();
+    }
   }
 
   const pathField = {
@@ -68,12 +101,8 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
         risk: 'read',
         inputSchema: { path: pathField },
         execute: async ({ input }) => {
-          const file = await confine(input.path);
-          const info = await stat(file);
-          if (!info.isFile()) throw new Error(`${JSON.stringify(input.path)} is not a file`);
-          if (info.size > maxBytes)
-            throw new Error(`${JSON.stringify(input.path)} is larger than ${maxBytes} bytes`);
-          return { path: input.path, size: info.size, content: await readFile(file, 'utf8') };
+          const path = rootPath(root, input.path);
+          return { path: path.shown, ...(await readText(path)) };
         },
       }),
       createCapability<{ path: string; content: string }, { path: string; bytes: number }>({
@@ -86,10 +115,9 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
           content: { type: 'string', required: true, description: 'Text to write' },
         },
         execute: async ({ input }) => {
-          // Confined before anything is created, and again once the parents exist.
-          await mkdir(dirname(await confine(input.path)), { recursive: true });
-          await writeFile(await confine(input.path), input.content, 'utf8');
-          return { path: input.path, bytes: Buffer.byteLength(input.content) };
+          const path = rootPath(root, input.path);
+          await writeText(path, input.content);
+          return { path: path.shown, bytes: Buffer.byteLength(input.content) };
         },
       }),
       createCapability<unknown, { provider: string; ready: boolean; root: string }>({

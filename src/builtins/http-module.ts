@@ -1,18 +1,102 @@
 /**
  * `http.get` (read) and `http.status`: GET requests to allow-listed hosts only, with a timeout
- * and a cap on the body returned. An empty allow-list refuses every request.
+ * and a cap on the body read. An empty allow-list refuses every request. A host-only entry
+ * allows ports 80 and 443; `host:port` allows that port only. The body is read as a stream and
+ * the connection is closed once the cap is reached, so a huge body costs no more than the cap.
  */
 import { createCapability, type CapabilityModule } from '../index.js';
 
 export interface HttpModuleOptions {
-  /** Host names (or host:port) that may be requested. */
+  /** Host names or addresses (`example.com`, `[::1]`), each optionally with `:port`. */
   readonly allowHosts: readonly string[];
   readonly timeoutMs?: number;
+  /** Largest body returned, in bytes; the rest is not read. Default 1 MiB. */
   readonly maxBytes?: number;
 }
 
+/** One allow-list entry: a host as the URL parser writes it, and a port, or none for 80/443. */
+export interface AllowEntry {
+  readonly host: string;
+  readonly port?: number;
+}
+
+const ENTRY = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]/?#@\\\s*]+)(?::(\d{1,5}))?$/;
+
+/** Parses `host`, `host:port`, `[v6]` or `[v6]:port`; throws a one-line error otherwise. */
+export function parseAllowEntry(entry: string): AllowEntry {
+  const invalid = () =>
+    new TypeError(
+      `${JSON.stringify(entry)} is not a host or host:port (IPv6 in brackets: [::1]:8080)`,
+    );
+  const match = ENTRY.exec(entry);
+  if (match === null) throw invalid();
+  let host: string;
+  try {
+    // The URL parser normalizes case, IPv4 and IPv6 spellings the same way as for requests.
+    host = new URL(`http://${match[1] as string}/`).hostname;
+  } catch {
+    throw invalid();
+  }
+  if (match[2] === undefined) return { host };
+  const port = Number(match[2]);
+  if (port < 1 || port > 65_535) throw invalid();
+  return { host, port };
+}
+
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'https:': 443 };
+
+/** True when an entry names the URL's host and allows its port (explicit or the scheme's). */
+export function allowsUrl(entries: readonly AllowEntry[], url: URL): boolean {
+  const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
+  return entries.some(
+    (entry) =>
+      entry.host === url.hostname &&
+      (entry.port === undefined ? port === 80 || port === 443 : port === entry.port),
+  );
+}
+
+const show = (entry: AllowEntry) =>
+  entry.port === undefined ? entry.host : `${entry.host}:${entry.port}`;
+
+/**
+ * Reads at most `maxBytes` of a body, then cancels the stream (which closes the connection).
+ * A character cut at the cap is dropped rather than shown as U+FFFD.
+ */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ text: string; truncated: boolean }> {
+  if (body === null) return { text: '', truncated: false };
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const room = maxBytes - size;
+      if (value.byteLength > room) {
+        chunks.push(value.subarray(0, room));
+        size += room;
+        truncated = true;
+        break;
+      }
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    if (truncated) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  return {
+    text: new TextDecoder().decode(Buffer.concat(chunks, size), { stream: truncated }),
+    truncated,
+  };
+}
+
 export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
-  const allowed = new Set(options.allowHosts.map((host) => host.toLowerCase()));
+  const allowed = options.allowHosts.map(parseAllowEntry);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   return {
@@ -20,11 +104,18 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
     capabilities: [
       createCapability<
         { url: string },
-        { url: string; status: number; contentType: string | null; body: string }
+        {
+          url: string;
+          status: number;
+          contentType: string | null;
+          body: string;
+          truncated: boolean;
+        }
       >({
         name: 'http.get',
         version: '1.0.0',
-        description: 'GETs a URL on an allow-listed host and returns its status and text body',
+        description:
+          'GETs a URL on an allow-listed host and returns its status and text body (up to a cap)',
         risk: 'read',
         timeoutMs: timeoutMs + 1_000,
         inputSchema: { url: { type: 'string', required: true, description: 'http(s) URL' } },
@@ -37,20 +128,29 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
           }
           if (url.protocol !== 'http:' && url.protocol !== 'https:')
             throw new Error(`Only http and https URLs are allowed`);
-          if (!allowed.has(url.hostname.toLowerCase()) && !allowed.has(url.host.toLowerCase())) {
-            throw new Error(`Host ${JSON.stringify(url.host)} is not in the allow-list`);
+          if (!allowsUrl(allowed, url)) {
+            throw new Error(
+              `Host ${JSON.stringify(url.host)} is not in the allow-list (an entry without a port allows 80 and 443)`,
+            );
           }
+          const done = new AbortController();
           const response = await fetch(url, {
             redirect: 'manual',
-            signal: AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)]),
+            signal: AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs), done.signal]),
           });
-          const text = await response.text();
-          return {
-            url: url.href,
-            status: response.status,
-            contentType: response.headers.get('content-type'),
-            body: text.length > maxBytes ? text.slice(0, maxBytes) : text,
-          };
+          try {
+            const { text, truncated } = await readCapped(response.body, maxBytes);
+            return {
+              url: url.href,
+              status: response.status,
+              contentType: response.headers.get('content-type'),
+              body: text,
+              truncated,
+            };
+          } finally {
+            // Whatever was not read is dropped with its connection, never drained.
+            done.abort();
+          }
         },
       }),
       createCapability<unknown, { provider: string; ready: boolean; allowHosts: string[] }>({
@@ -58,7 +158,11 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
         version: '1.0.0',
         description: 'Reports the http provider configuration',
         risk: 'read',
-        execute: () => ({ provider: 'http', ready: allowed.size > 0, allowHosts: [...allowed] }),
+        execute: () => ({
+          provider: 'http',
+          ready: allowed.length > 0,
+          allowHosts: allowed.map(show),
+        }),
       }),
     ],
   };

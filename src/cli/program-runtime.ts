@@ -37,7 +37,8 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
   --store <store>       'memory', 'sqlite:<file>' or a postgres:// URL
                         (default ${DEFAULT_STORE})
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
-  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none)
+  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
+                        host allows ports 80 and 443, host:port (or [::1]:port) that port
   --mcp-server <name>=<command line>
                         a downstream MCP server over stdio (repeatable)
   --mcp-tool <name>.<tool>=<risk>
@@ -74,14 +75,17 @@ export async function createProgramRuntime(
   const modules = await loadCapabilityModules(flags.module ?? []);
   const runtime = new OperatorRuntime(options);
   runtime.use(createSystemModule());
-  runtime.use(
-    createHttpModule({
-      allowHosts: (flags['http-allow'] ?? '')
-        .split(',')
-        .map((host) => host.trim())
-        .filter(Boolean),
-    }),
-  );
+  const allowHosts = (flags['http-allow'] ?? '')
+    .split(',')
+    .map((host) => host.trim())
+    .filter(Boolean);
+  let httpModule: CapabilityModule;
+  try {
+    httpModule = createHttpModule({ allowHosts });
+  } catch (error) {
+    throw new UsageError(`--http-allow: ${(error as Error).message}`);
+  }
+  runtime.use(httpModule);
   if (flags['fs-root'] !== undefined) runtime.use(createFsModule({ root: flags['fs-root'] }));
   for (const module of modules) runtime.use(module);
   for (const module of mcpModules(flags)) runtime.use(module);

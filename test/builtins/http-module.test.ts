@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createHttpModule } from '../../src/builtins/http-module.js';
+import { allowsUrl, createHttpModule, parseAllowEntry } from '../../src/builtins/http-module.js';
+import { createProgramRuntime } from '../../src/cli/program-runtime.js';
+import { UsageError } from '../../src/cli/usage-error.js';
 import type { Capability } from '../../src/index.js';
 import { testContext } from '../support/execution-context.js';
 
@@ -15,7 +17,7 @@ describe('builtin http module', () => {
     server = createServer((request, response) => {
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 500);
       response.setHeader('content-type', 'text/plain');
-      response.end(`hello ${request.url}`);
+      response.end(`hello ${decodeURIComponent(request.url ?? '')}`);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -26,14 +28,86 @@ describe('builtin http module', () => {
     createHttpModule(options).capabilities.find((entry) => entry.name === name) as Capability;
 
   it('GETs an allow-listed loopback URL', async () => {
-    const get = capability({ allowHosts: ['127.0.0.1'] });
+    const get = capability({ allowHosts: [`127.0.0.1:${port}`] });
     const result = (await get.execute({ url: `http://127.0.0.1:${port}/x` }, context)) as Record<
       string,
       unknown
     >;
     assert.equal(result.status, 200);
     assert.equal(result.body, 'hello /x');
+    assert.equal(result.truncated, false);
     assert.equal(result.contentType, 'text/plain');
+  });
+
+  it('lets a host-only entry reach ports 80 and 443 only, and host:port exactly that port', async () => {
+    for (const allowHosts of [['127.0.0.1'], [`127.0.0.1:${port + 1}`], ['localhost:' + port]]) {
+      await assert.rejects(
+        Promise.resolve(
+          capability({ allowHosts }).execute({ url: `http://127.0.0.1:${port}/` }, context),
+        ),
+        /not in the allow-list/,
+        allowHosts[0],
+      );
+    }
+    const allows = (entry: string, url: string) =>
+      allowsUrl([parseAllowEntry(entry)], new URL(url));
+    const cases: [string, string, boolean][] = [
+      ['example.com', 'http://example.com/', true],
+      ['example.com', 'https://example.com/', true],
+      ['example.com', 'http://example.com:443/', true],
+      ['example.com', 'https://example.com:80/', true],
+      ['example.com', 'http://example.com:8080/', false],
+      ['example.com', 'http://www.example.com/', false],
+      ['Example.COM', 'http://EXAMPLE.com/', true],
+      ['example.com:8080', 'http://example.com:8080/', true],
+      ['example.com:8080', 'https://example.com:8080/', true],
+      ['example.com:8080', 'http://example.com/', false],
+      ['example.com:8080', 'http://example.com:8081/', false],
+      ['example.com:80', 'http://example.com/', true],
+      ['example.com:80', 'https://example.com/', false],
+      ['example.com:443', 'https://example.com/', true],
+      ['[::1]', 'http://[::1]/', true],
+      ['[::1]', 'http://[::1]:8080/', false],
+      ['[::1]:8080', 'http://[::1]:8080/', true],
+      ['[::1]:8080', 'http://[::1]:8081/', false],
+      ['[::1]:8080', 'http://[::1]/', false],
+      ['[0:0:0:0:0:0:0:1]:8080', 'http://[::1]:8080/', true],
+      ['127.0.0.1:8080', 'http://127.0.0.1:8080/', true],
+      ['127.0.0.1:8080', 'http://127.1:8080/', true],
+      ['127.0.0.1:8080', 'http://localhost:8080/', false],
+    ];
+    for (const [entry, url, expected] of cases)
+      assert.equal(allows(entry, url), expected, `${entry} ${url}`);
+  });
+
+  it('refuses malformed allow-list entries, in the module and on the command line', async () => {
+    for (const entry of [
+      '::1',
+      '[::1',
+      'host:0',
+      'host:65536',
+      'host:http',
+      'http://host',
+      'host/path',
+      'user@host',
+      'host:',
+      ':80',
+      'a b',
+      '*.example.com',
+    ]) {
+      assert.throws(
+        () => createHttpModule({ allowHosts: [entry] }),
+        /is not a host or host:port/,
+        entry,
+      );
+    }
+    await assert.rejects(
+      createProgramRuntime({ store: 'memory', 'http-allow': 'example.com, host:99999' }),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        error.message ===
+          '--http-allow: "host:99999" is not a host or host:port (IPv6 in brackets: [::1]:8080)',
+    );
   });
 
   it('refuses hosts outside the allow-list (an empty list refuses all), other schemes and bad URLs', async () => {
@@ -59,29 +133,85 @@ describe('builtin http module', () => {
   });
 
   it('gives up after its timeout', async () => {
-    const get = capability({ allowHosts: ['127.0.0.1'], timeoutMs: 50 });
+    const get = capability({ allowHosts: [`127.0.0.1:${port}`], timeoutMs: 50 });
     await assert.rejects(
       Promise.resolve(get.execute({ url: `http://127.0.0.1:${port}/slow` }, context)),
       /aborted|timeout/i,
     );
   });
 
-  it('caps the body it returns', async () => {
-    const get = capability({ allowHosts: [`127.0.0.1:${port}`], maxBytes: 4 });
-    assert.equal(
-      ((await get.execute({ url: `http://127.0.0.1:${port}/abc` }, context)) as { body: string })
-        .body,
-      'hell',
-    );
+  it('caps the body it returns in bytes, never cutting a character in two', async () => {
+    const get = (maxBytes: number, path: string) =>
+      capability({ allowHosts: [`127.0.0.1:${port}`], maxBytes }).execute(
+        { url: `http://127.0.0.1:${port}${path}` },
+        context,
+      ) as Promise<{ body: string; truncated: boolean }>;
+    assert.deepEqual(await get(4, '/abc').then((r) => [r.body, r.truncated]), ['hell', true]);
+    // 'hello /é' is 9 bytes: a cap of exactly 9 is not a truncation, 8 drops the half character.
+    assert.deepEqual(await get(9, '/é').then((r) => [r.body, r.truncated]), ['hello /é', false]);
+    assert.deepEqual(await get(8, '/é').then((r) => [r.body, r.truncated]), ['hello /', true]);
+  });
+
+  it('stops reading at the cap: a 128 MiB body is cut off, not read to its end', async () => {
+    const total = 128 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let written = 0;
+    let finished = false;
+    let closed!: () => void;
+    const responseClosed = new Promise<void>((resolve) => (closed = resolve));
+    const big = createServer((_request, response) => {
+      response.on('close', () => {
+        finished = response.writableFinished;
+        closed();
+      });
+      // Generated as it is read, with back-pressure: `written` is what the client let through.
+      const pump = () => {
+        while (written < total && !response.destroyed) {
+          written += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
+        if (written >= total) response.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
+    const bigPort = (big.address() as AddressInfo).port;
+    try {
+      const get = capability({ allowHosts: [`127.0.0.1:${bigPort}`], maxBytes: 1024 * 1024 });
+      const result = (await get.execute({ url: `http://127.0.0.1:${bigPort}/` }, context)) as {
+        body: string;
+        truncated: boolean;
+      };
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        responseClosed,
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error('the server never saw the response close')),
+            20_000,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(finished, false, 'the connection closed before the body was sent');
+      assert.ok(written < total / 2, `the server wrote ${written} of ${total} bytes`);
+      assert.equal(result.body.length, 1024 * 1024);
+      assert.equal(result.truncated, true);
+    } finally {
+      big.closeAllConnections();
+      await new Promise((resolve) => big.close(resolve));
+    }
   });
 
   it('reports its status', async () => {
     assert.deepEqual(
-      await capability({ allowHosts: ['Example.com'] }, 'http.status').execute({}, context),
+      await capability(
+        { allowHosts: ['Example.com', '[0::1]:8080', '127.0.0.1:3000'] },
+        'http.status',
+      ).execute({}, context),
       {
         provider: 'http',
         ready: true,
-        allowHosts: ['example.com'],
+        allowHosts: ['example.com', '[::1]:8080', '127.0.0.1:3000'],
       },
     );
   });
