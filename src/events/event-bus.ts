@@ -9,10 +9,10 @@ import { JOB_EVENT_TYPES, type JobEvent, type JobEventType } from '../jobs/job.j
 import type { RuntimeEvent, RuntimeEventHandler } from './runtime-event.js';
 
 /**
- * Told about an observer's throw or rejection. It may be async: its own throw or rejection is
- * ignored (never an unhandled rejection).
+ * Told about an observer's throw or rejection. It may be async (a `void` return type accepts
+ * that): its own throw or rejection is ignored, never an unhandled rejection.
  */
-export type ObserverErrorHandler = (error: unknown, event: RuntimeEvent) => void | Promise<void>;
+export type ObserverErrorHandler = (error: unknown, event: RuntimeEvent) => void;
 
 const ignore = (): void => {};
 
