@@ -28,7 +28,7 @@ const ODD_TEXT = 'lone \ud800 and \udfff, nul \u0000, pair \u{1F600}, sep \u2028
  * A job with what differs between two runs of one plan replaced: the job id (also in event ids),
  * and every timestamp (kept as present or absent). Everything else is compared as it is.
  */
-function comparable(job: Job): unknown {
+export function comparable(job: Job): unknown {
   const time = (value: string | undefined) => (value === undefined ? 'absent' : 'time');
   const { id, createdAt, updatedAt, startedAt, completedAt, steps, events, ...rest } = job;
   return {
