@@ -34,8 +34,8 @@ export type ReferenceParseFailure = {
 const PREFIX = 'steps.';
 
 /**
- * Longest `$ref` text admitted, in UTF-16 code units. A longer one is INVALID_RESULT_REFERENCE,
- * quoted cut: the text is kept with the step input only, and every message quotes it cut to 80
+ * Longest `$ref` text admitted, in UTF-16 code units; a longer one is INVALID_RESULT_REFERENCE.
+ * The text is recorded once, with the step input, and every message quotes it cut to 80
  * characters, so a huge text is neither echoed several times nor stored several times.
  */
 export const MAX_REFERENCE_TEXT_CHARS = 4_096;
@@ -180,7 +180,7 @@ export const MAX_INPUT_CONTAINERS = 1_000_000;
 /**
  * How long the paths of all references of one input may be together, in characters (each key
  * counts its length plus one). Each reference keeps its path, and messages name it: without a
- * bound, thousands of references under deep or long-keyed containers cost time and memory of
+ * bound, thousands of references under a deep or long-keyed container cost time and memory of
  * their count times their depth (a 1 MiB body could stall the process for minutes).
  */
 export const MAX_REFERENCE_PATH_CHARS = 1_000_000;
