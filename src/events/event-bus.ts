@@ -8,7 +8,13 @@ import { createError } from '../errors/warrant-error.js';
 import { JOB_EVENT_TYPES, type JobEvent, type JobEventType } from '../jobs/job.js';
 import type { RuntimeEvent, RuntimeEventHandler } from './runtime-event.js';
 
+/**
+ * Told about an observer's throw or rejection. It may be async (a `void` return type accepts
+ * that): its own throw or rejection is ignored, never an unhandled rejection.
+ */
 export type ObserverErrorHandler = (error: unknown, event: RuntimeEvent) => void;
+
+const ignore = (): void => {};
 
 const SUBSCRIBABLE: ReadonlySet<string> = new Set<string>([...JOB_EVENT_TYPES, '*']);
 
@@ -105,9 +111,12 @@ export class EventBus {
 
   #report(error: unknown, event: RuntimeEvent): void {
     try {
-      this.#onError(error, event);
+      const returned: unknown = this.#onError(error, event);
+      // An async reporter that rejects must not end the process with an unhandled rejection.
+      if (typeof returned === 'object' && returned !== null)
+        Promise.resolve(returned).catch(ignore);
     } catch {
-      // An error reporter that throws must not reach execution either.
+      // An error reporter that throws (or returns a hostile thenable) must not reach execution.
     }
   }
 }

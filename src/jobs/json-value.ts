@@ -1,35 +1,100 @@
 /**
- * The one JSON encoding of job values (inputs, results, metadata) for the durable stores and
- * for output at the edges: any value, including what JSON cannot hold, becomes a JSON value
- * without throwing. bigint -> decimal string; function -> "[Function name]"; symbol -> its
- * description string; NaN and ±Infinity -> "NaN" / "Infinity" / "-Infinity"; Date -> ISO string
- * (invalid -> null); Map -> object of its entries; Set -> array; undefined in an array -> null;
- * undefined properties are dropped; a cycle -> "[Circular]"; deeper than 200 levels ->
- * "[Too deep]"; a value whose getters or proxy traps throw -> "[Unreadable]".
+ * The one JSON encoding of job values (inputs, results, metadata, events) for the durable stores
+ * and for every edge that prints or sends them (HTTP, MCP, the CLI's `--json`): any value,
+ * including what JSON cannot hold, becomes a JSON value without throwing (README "Stores").
+ *
+ * First what `JSON.stringify` does: a value with a `toJSON` method (URL, Date, Buffer, your own)
+ * is replaced by what `toJSON(key)` returns, and a boxed number, string, boolean or bigint by its
+ * primitive. Then the substitutions for what JSON cannot hold: bigint -> decimal string;
+ * function -> "[Function name]"; symbol -> its description string; NaN and ±Infinity -> "NaN" /
+ * "Infinity" / "-Infinity"; -0 -> 0; an invalid Date -> null; Map -> object of its entries;
+ * Set -> array; undefined or a hole in an array -> null; undefined properties are dropped; a
+ * cycle -> "[Circular]"; deeper than 200 levels -> "[Too deep]"; a value whose getters, proxy
+ * traps or `toJSON` throw -> "[Unreadable]". Strings are kept exactly (lone surrogates too:
+ * `JSON.stringify` writes them as `\udXXX` escapes, which read back as the same code unit).
  */
+import { types } from 'node:util';
+
+/** Deeper than this many levels, a value is recorded as "[Too deep]". */
+const MAX_DEPTH = 200;
+
+/** What `toJSON` gives, as `JSON.stringify` asks for it: only when it is a function. */
+function applyToJson(value: object | bigint, key: string): unknown {
+  const toJson: unknown = (value as { toJSON?: unknown }).toJSON;
+  return typeof toJson === 'function' ? Reflect.apply(toJson, value, [key]) : value;
+}
+
+/** The primitive of a boxed number, string, boolean or bigint, as `JSON.stringify` reads it. */
+function unbox(value: object): unknown {
+  if (!types.isBoxedPrimitive(value)) return value;
+  if (types.isNumberObject(value)) return Number(value);
+  if (types.isStringObject(value)) return String(value);
+  if (types.isBooleanObject(value)) return Boolean.prototype.valueOf.call(value);
+  if (types.isBigIntObject(value)) return BigInt.prototype.valueOf.call(value);
+  return value; // a boxed symbol is an object without own keys to JSON.stringify
+}
+
+function functionLabel(fn: object): string {
+  let name: unknown;
+  try {
+    name = (fn as { name?: unknown }).name;
+  } catch {
+    return '[Unreadable]';
+  }
+  return `[Function ${typeof name === 'string' && name !== '' ? name : 'anonymous'}]`;
+}
+
+function primitive(value: unknown): unknown {
+  switch (typeof value) {
+    case 'bigint':
+      return value.toString();
+    case 'symbol':
+      return value.toString();
+    case 'number':
+      if (Number.isFinite(value)) return value === 0 ? 0 : value;
+      return String(value);
+    default:
+      return value;
+  }
+}
+
 export function toJsonSafe(value: unknown): unknown {
   const seen = new WeakSet<object>();
-  const walk = (current: unknown, depth: number): unknown => {
-    if (typeof current === 'bigint') return current.toString();
-    if (typeof current === 'function') return `[Function ${current.name || 'anonymous'}]`;
-    if (typeof current === 'symbol') return current.toString();
-    if (typeof current === 'number') return Number.isFinite(current) ? current : String(current);
-    if (typeof current !== 'object' || current === null) return current;
-    if (depth > 200) return '[Too deep]';
+  const walk = (key: string, original: unknown, depth: number): unknown => {
+    let current = original;
+    const kind = typeof current;
+    if ((kind === 'object' && current !== null) || kind === 'function' || kind === 'bigint') {
+      if (kind !== 'bigint' && depth > MAX_DEPTH) return '[Too deep]';
+      try {
+        current = applyToJson(current as object | bigint, key);
+        if (typeof current === 'object' && current !== null) current = unbox(current);
+      } catch {
+        return '[Unreadable]';
+      }
+    }
+    if (typeof current === 'function') return functionLabel(current);
+    if (typeof current !== 'object' || current === null) return primitive(current);
     if (seen.has(current)) return '[Circular]';
     seen.add(current);
     try {
       if (current instanceof Date)
         return Number.isNaN(current.getTime()) ? null : current.toISOString();
-      if (current instanceof Map) return walk(Object.fromEntries(current), depth + 1);
-      if (current instanceof Set) return walk([...current], depth + 1);
-      if (Array.isArray(current))
-        return current.map((item) => (item === undefined ? null : walk(item, depth + 1)));
+      if (current instanceof Map) return walk(key, Object.fromEntries(current), depth + 1);
+      if (current instanceof Set) return walk(key, [...current], depth + 1);
+      if (Array.isArray(current)) {
+        const length = current.length;
+        const out = new Array<unknown>(length);
+        for (let index = 0; index < length; index++) {
+          const item = walk(String(index), (current as unknown[])[index], depth + 1);
+          out[index] = item === undefined ? null : item;
+        }
+        return out;
+      }
       const out: Record<string, unknown> = {};
-      for (const key of Object.keys(current)) {
-        const item = walk((current as Record<string, unknown>)[key], depth + 1);
+      for (const name of Object.keys(current)) {
+        const item = walk(name, (current as Record<string, unknown>)[name], depth + 1);
         if (item !== undefined)
-          Object.defineProperty(out, key, {
+          Object.defineProperty(out, name, {
             value: item,
             enumerable: true,
             writable: true,
@@ -43,5 +108,13 @@ export function toJsonSafe(value: unknown): unknown {
       seen.delete(current);
     }
   };
-  return walk(value, 0);
+  return walk('', value, 0);
+}
+
+/**
+ * The JSON text of a value in the one encoding (`toJsonSafe`); `indent` as `JSON.stringify`'s
+ * third argument. Never throws and never returns undefined (a value JSON drops is `null`).
+ */
+export function toJsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(toJsonSafe(value), null, indent) ?? 'null';
 }

@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
+import { toJsonSafe } from '../jobs/json-value.js';
 import type {
   CapabilityDescriptor,
   CapabilityRisk,
@@ -100,26 +101,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
-/** JSON text of a result; bigint becomes a string, and a value JSON cannot hold is described. */
-function toJsonText(value: unknown): string {
-  try {
-    const text = JSON.stringify(value, (_key, item: unknown) =>
-      typeof item === 'bigint' ? item.toString() : item,
-    );
-    return text ?? 'null';
-  } catch {
-    return JSON.stringify(`Result cannot be represented as JSON: ${describeValue(value)}`);
-  }
-}
-
+/**
+ * A result in the one encoding every edge uses (README "Stores", src/jobs/json-value.ts): the
+ * JSON text, and for a result that encodes to an object (not an array) the same value as
+ * structuredContent. A cyclic or bigint result reads as it does over HTTP and in the CLI.
+ */
 function successResult(result: unknown): CallToolResult {
-  const text = toJsonText(result);
+  const encoded = toJsonSafe(result);
+  const text = JSON.stringify(encoded) ?? 'null';
   const formatted: CallToolResult = { content: [{ type: 'text', text }] };
-  // structuredContent is the JSON form of the result (detached, JSON-safe), objects only.
-  if (isPlainObject(result)) {
-    const parsed: unknown = JSON.parse(text);
-    if (isPlainObject(parsed)) formatted.structuredContent = parsed;
-  }
+  if (isPlainObject(encoded)) formatted.structuredContent = encoded;
   return formatted;
 }
 

@@ -220,16 +220,31 @@ function admitStep(
   } else {
     input = step.input.value;
     try {
-      collectReferences(input, (text, path) => {
-        const parsed = parseReference(text, index, idIndex);
-        if ('code' in parsed) {
-          const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
-          report(issues, parsed.code, `${label}: ${field}: ${parsed.message}`, field, index, id);
-        } else {
-          const { stepIndex, stepId, segments } = parsed;
-          (references ??= []).push({ stepIndex, stepId, segments, text, path });
-        }
-      });
+      collectReferences(
+        input,
+        (text, path) => {
+          const parsed = parseReference(text, index, idIndex);
+          if ('code' in parsed) {
+            const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
+            report(issues, parsed.code, `${label}: ${field}: ${parsed.message}`, field, index, id);
+          } else {
+            const { stepIndex, stepId, segments } = parsed;
+            (references ??= []).push({ stepIndex, stepId, segments, text, path });
+          }
+        },
+        // A reference where it would never be resolved (docs/decisions.md "Result references").
+        (path, why) => {
+          const field = `input.${path.join('.')}`;
+          report(
+            issues,
+            'INVALID_RESULT_REFERENCE',
+            `${label}: ${field}: ${why}`,
+            field,
+            index,
+            id,
+          );
+        },
+      );
       // A reference as the whole input is checked once resolved, at step time.
       if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {
         for (const problem of checkInput(input, registered.schema, isReference)) {

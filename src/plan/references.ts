@@ -1,7 +1,12 @@
 /**
- * Result references (API.md §3): `{ $ref: 'steps.<stepId>.result(.<segment>)*' }`.
- * Recognition, parsing against the ids of earlier steps, collection through nested input, and
- * resolution that walks OWN properties only (spec §2.2).
+ * Result references (docs/api.md, docs/decisions.md "Result references"):
+ * `{ $ref: 'steps.<stepId>.result(.<segment>)*' }`. Recognition, parsing against the ids of
+ * earlier steps, collection through nested input, and resolution that walks OWN properties only.
+ *
+ * Where references live (one rule, for admission and step time): at the input root, and below it
+ * through plain objects (own enumerable string keys) and arrays (index keys only). Admission
+ * also looks inside everything else it can see (class instances, functions, boxed primitives,
+ * an array's non-index keys) and refuses a reference found there: it would never be resolved.
  */
 
 /** Where a reference sits inside a step input: keys from the input root down to it. */
@@ -28,9 +33,21 @@ export type ReferenceParseFailure = {
 
 const PREFIX = 'steps.';
 
-/** Reference text for messages, built only when there is something to report. */
+/**
+ * Longest `$ref` text admitted, in UTF-16 code units; a longer one is INVALID_RESULT_REFERENCE.
+ * The text is recorded once, with the step input, and every message quotes it cut to 80
+ * characters, so a huge text is neither echoed several times nor stored several times.
+ */
+export const MAX_REFERENCE_TEXT_CHARS = 4_096;
+
+/** Text cut to 80 characters for messages, built only when there is something to report. */
+function clip(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Reference text (or a key) for messages, quoted and cut to 80 characters. */
 function quote(text: string): string {
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+  return JSON.stringify(clip(text));
 }
 const RESULT = '.result';
 
@@ -64,6 +81,12 @@ export function parseReference(
   currentIndex: number,
   idIndex: ReadonlyMap<string, number>,
 ): ParsedReference | ReferenceParseFailure {
+  if (text.length > MAX_REFERENCE_TEXT_CHARS) {
+    return {
+      code: 'INVALID_RESULT_REFERENCE',
+      message: `result reference ${quote(text)} is ${text.length} characters long; at most ${MAX_REFERENCE_TEXT_CHARS} are accepted`,
+    };
+  }
   if (!text.startsWith(PREFIX)) {
     return {
       code: 'INVALID_RESULT_REFERENCE',
@@ -132,11 +155,23 @@ export function parseReference(
   return match;
 }
 
-function isReferenceContainer(value: unknown): value is object {
-  if (typeof value !== 'object' || value === null) return false;
-  if (Array.isArray(value)) return true;
+/** How a container's children are reached: where references found below it are resolved. */
+type ContainerKind = 'plain' | 'array' | 'other' | 'bytes';
+
+function containerKind(value: unknown): ContainerKind | undefined {
+  if (typeof value === 'function') return 'other';
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) return 'array';
   const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  if (proto === Object.prototype || proto === null) return 'plain';
+  // Typed arrays, Buffers and DataViews hold bytes: nothing in them can be a reference.
+  return ArrayBuffer.isView(value) ? 'bytes' : 'other';
+}
+
+/** True for the canonical index keys of an array: '0', '1', ... '4294967294'. */
+function isArrayIndex(key: string): boolean {
+  const index = Number(key);
+  return Number.isInteger(index) && index >= 0 && index < 4_294_967_295 && String(index) === key;
 }
 
 /** How many containers one input may hold, each shared container counted at every place. */
@@ -150,21 +185,39 @@ export const MAX_INPUT_CONTAINERS = 1_000_000;
  */
 export const MAX_REFERENCE_PATH_CHARS = 1_000_000;
 
+/** One place of the walk: a value, where it sits, and whether a reference there is resolved. */
+interface Place {
+  readonly value: unknown;
+  readonly at: PathNode | undefined;
+  /** Undefined where a reference is resolved; otherwise why it would not be. */
+  readonly misplaced: string | undefined;
+  readonly exit?: true;
+}
+
 /**
- * Finds every reference inside an input: the root itself, or nested in plain objects and arrays
- * (own enumerable string keys), and calls `visit(text, path)` for each, in document order.
- * A container that appears at several places (a shared object, which JavaScript inputs allow) is
- * walked at each place, so every occurrence of a reference is found; a container that contains
- * itself is not entered again below itself (cycles end the walk). Iterative, so deep nesting is
- * safe; more than MAX_INPUT_CONTAINERS containers, or references whose paths are longer than
+ * Finds every reference inside an input, in document order: `visit(text, path)` for each one
+ * where it is resolved (the root itself, or below it through plain objects and array indexes),
+ * `misplaced(path, why)` for each one anywhere else admission can see (inside a class instance,
+ * a function or a boxed primitive, or under an array's non-index key such as '01', '-0' or
+ * 'foo'). Only own enumerable string keys are walked; Map and Set entries are not own
+ * properties, and typed arrays hold bytes.
+ *
+ * A container that appears at several places where references are resolved (a shared object,
+ * which JavaScript inputs allow) is walked at each place, so every occurrence is found; a
+ * container that contains itself is not entered again below itself (cycles end the walk).
+ * Where references are not resolved, each container is entered once. Iterative, so deep nesting
+ * is safe; more than MAX_INPUT_CONTAINERS containers, or references whose paths are longer than
  * MAX_REFERENCE_PATH_CHARS together, throw.
  */
 export function collectReferences(
   input: unknown,
   visit: (text: string, path: InputPath) => void,
+  misplaced: (path: InputPath, why: string) => void = () => {},
 ): void {
   // The containers on the path from the root to the one being walked: only they make a cycle.
   const ancestors = new Set<object>();
+  // Containers already walked where references are not resolved: each is entered once.
+  const walkedElsewhere = new Set<object>();
   let budget = MAX_INPUT_CONTAINERS;
   let pathBudget = MAX_REFERENCE_PATH_CHARS;
   // Depth-first with an explicit stack; children are pushed in reverse so that references are
@@ -172,15 +225,9 @@ export function collectReferences(
   // everything below it has been walked. Each entry links to its parent's path node instead of
   // copying the path: copies cost time and memory quadratic in the depth, and a body nested a
   // few ten thousand levels deep (well under the HTTP body limit) exhausted the heap.
-  const stack: { value: unknown; at: PathNode | undefined; exit?: true }[] = [
-    { value: input, at: undefined },
-  ];
+  const stack: Place[] = [{ value: input, at: undefined, misplaced: undefined }];
   while (stack.length > 0) {
-    const { value, at, exit } = stack.pop() as {
-      value: unknown;
-      at: PathNode | undefined;
-      exit?: true;
-    };
+    const { value, at, misplaced: why, exit } = stack.pop() as Place;
     if (exit === true) {
       ancestors.delete(value as object);
       continue;
@@ -193,26 +240,44 @@ export function collectReferences(
           `input holds result references whose paths are longer than ${MAX_REFERENCE_PATH_CHARS} characters together`,
         );
       }
-      visit(text, pathOf(at));
+      if (why === undefined) visit(text, pathOf(at));
+      else misplaced(pathOf(at), why);
       continue;
     }
-    if (!isReferenceContainer(value) || ancestors.has(value)) continue;
+    const kind = containerKind(value);
+    if (kind === undefined || kind === 'bytes') continue;
+    const container = value as object;
+    if (ancestors.has(container)) continue;
+    if (why !== undefined || kind === 'other') {
+      if (walkedElsewhere.has(container)) continue;
+      walkedElsewhere.add(container);
+    }
     if (--budget < 0) {
       throw new RangeError(
         `input holds more than ${MAX_INPUT_CONTAINERS} objects and arrays (shared ones counted at each place)`,
       );
     }
-    ancestors.add(value);
-    stack.push({ value, at, exit: true });
-    const isArray = Array.isArray(value);
-    const keys = Object.keys(value);
+    ancestors.add(container);
+    stack.push({ value: container, at, misplaced: why, exit: true });
+    const keys = Object.keys(container);
     for (let k = keys.length - 1; k >= 0; k--) {
       const key = keys[k] as string;
-      const child: unknown = (value as Record<string, unknown>)[key];
-      if (typeof child === 'object' && child !== null) {
-        const chars = (at?.chars ?? 0) + key.length + 1;
-        stack.push({ value: child, at: { parent: at, key: isArray ? Number(key) : key, chars } });
+      const child: unknown = (container as Record<string, unknown>)[key];
+      if ((typeof child !== 'object' || child === null) && typeof child !== 'function') continue;
+      const chars = (at?.chars ?? 0) + key.length + 1;
+      const index = kind === 'array' && isArrayIndex(key);
+      let childWhy = why;
+      if (childWhy === undefined && kind === 'other') {
+        childWhy =
+          'a result reference inside an object that is neither a plain object nor an array (a class instance, a function, a boxed primitive, ...) is never resolved';
+      } else if (childWhy === undefined && kind === 'array' && !index) {
+        childWhy = `a result reference under the non-index array key ${quote(key)} is never resolved (arrays hold references at index keys only)`;
       }
+      stack.push({
+        value: child,
+        at: { parent: at, key: index ? Number(key) : key, chars },
+        misplaced: childWhy,
+      });
     }
   }
 }
@@ -244,12 +309,12 @@ export function resolvePath(value: unknown, reference: ParsedReference): unknown
   for (const segment of reference.segments) {
     if ((typeof current !== 'object' && typeof current !== 'function') || current === null) {
       throw new ReferenceResolutionError(
-        `Result reference "${reference.text}" cannot read "${segment}": ${walked} is ${current === null ? 'null' : typeof current}`,
+        `Result reference ${quote(reference.text)} cannot read ${quote(segment)}: ${clip(walked)} is ${current === null ? 'null' : typeof current}`,
       );
     }
     if (!Object.prototype.hasOwnProperty.call(current, segment)) {
       throw new ReferenceResolutionError(
-        `Result reference "${reference.text}" cannot read "${segment}": it is not an own property of ${walked}`,
+        `Result reference ${quote(reference.text)} cannot read ${quote(segment)}: it is not an own property of ${clip(walked)}`,
       );
     }
     current = (current as Record<string, unknown>)[segment];
@@ -271,34 +336,59 @@ export function resolveInput(
   if (references.length === 0) return input;
   let root: unknown = input;
   const copies = new Map<object, object>();
-  const copyOf = (container: unknown, where: string): Record<string | number, unknown> => {
+  const copyOf = (container: unknown, path: InputPath, depth: number): object => {
     if (typeof container !== 'object' || container === null) {
+      const where = ['input', ...path.slice(0, depth)].join('.');
       throw new ReferenceResolutionError(
-        `Input changed after admission: ${where} is no longer an object`,
+        `Input changed after admission: ${clip(where)} is no longer an object`,
       );
     }
     let copy = copies.get(container);
     if (copy === undefined) {
-      copy = Array.isArray(container) ? container.slice() : { ...container };
+      copy = copyContainer(container);
       copies.set(container, copy);
       copies.set(copy, copy);
     }
-    return copy as Record<string | number, unknown>;
+    return copy;
   };
   for (const reference of references) {
     const value = resolvePath(results[reference.stepIndex], reference);
-    if (reference.path.length === 0) return value;
-    root = copyOf(root, 'input');
+    const { path } = reference;
+    if (path.length === 0) return value;
+    root = copyOf(root, path, 0);
     let parent = root as Record<string | number, unknown>;
-    let where = 'input';
-    for (let depth = 0; depth < reference.path.length - 1; depth++) {
-      const key = reference.path[depth] as string | number;
-      where += `.${key}`;
-      const child = copyOf(parent[key], where);
-      parent[key] = child;
-      parent = child;
+    for (let depth = 0; depth < path.length - 1; depth++) {
+      const key = path[depth] as string | number;
+      const child = copyOf(parent[key], path, depth + 1);
+      defineOwn(parent, key, child);
+      parent = child as Record<string | number, unknown>;
     }
-    parent[reference.path[reference.path.length - 1] as string | number] = value;
+    defineOwn(parent, path[path.length - 1] as string | number, value);
   }
   return root;
+}
+
+/**
+ * A copy of a container on a reference path: an array stays an array (its index keys were
+ * walked; its other own enumerable keys come along as data), any other object becomes a plain
+ * object with the same own enumerable properties.
+ */
+function copyContainer(container: object): object {
+  if (!Array.isArray(container)) return { ...container };
+  const list = container as unknown[];
+  const copy = list.slice();
+  for (const key of Object.keys(list)) {
+    if (!isArrayIndex(key)) defineOwn(copy, key, (list as unknown as Record<string, unknown>)[key]);
+  }
+  return copy;
+}
+
+/** Writes an own data property, whatever the key (`__proto__` included). */
+function defineOwn(target: object, key: string | number, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
 }

@@ -112,6 +112,9 @@ export class OperatorRuntime {
   #store: JobStore | undefined;
   #dependencies: ExecutorDependencies | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** Jobs admitted and not yet ended: close() waits for them before it releases the store. */
+  readonly #running = new Set<Promise<Job>>();
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
@@ -186,7 +189,7 @@ export class OperatorRuntime {
     const submission = captureSubmission(plan, this.#maxPlanSteps);
     const inventory = capabilityInventory();
     const admitted = admitPlan(submission, (name) => inventory.get(name));
-    return executeAdmittedPlan(admitted, caller, dependencies);
+    return this.#track(executeAdmittedPlan(admitted, caller, dependencies));
   }
 
   /**
@@ -211,13 +214,33 @@ export class OperatorRuntime {
     return this.#openStore().list(checkFilter(filter));
   }
 
-  /** Releases the store. Later `executePlan` calls reject with RUNTIME_CLOSED. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Stops admitting (later `executePlan`, `getJob` and `listJobs` calls reject with
+   * RUNTIME_CLOSED), lets the jobs already running reach their end, every step run and recorded,
+   * then releases the store. Resolves once the store is released; every call returns the same
+   * promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  async #shutDown(): Promise<void> {
     this.#closed = true;
+    // No job starts once closed, so this set only shrinks; a job's rejection is its caller's.
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
     const store = this.#store;
     this.#store = undefined;
     if (store !== undefined) await store.close();
+  }
+
+  #track(running: Promise<Job>): Promise<Job> {
+    this.#running.add(running);
+    const ended = (): void => {
+      this.#running.delete(running);
+    };
+    running.then(ended, ended);
+    return running;
   }
 
   #openStore(): JobStore {

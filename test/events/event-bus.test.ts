@@ -152,6 +152,45 @@ describe('OperatorRuntime#subscribe()', () => {
     assert.equal(job.status, 'completed');
   });
 
+  it('survives an async onObserverError that rejects or returns a hostile thenable: no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      let calls = 0;
+      const runtime = runtimeWith({
+        onObserverError: async () => {
+          calls++;
+          await Promise.resolve();
+          throw new Error('reporter rejected');
+        },
+      });
+      const hostile = runtimeWith({
+        onObserverError: (() =>
+          ({
+            then() {
+              throw new Error('hostile then');
+            },
+          }) as unknown as Promise<void>) as never,
+      });
+      const [name] = register(runtime, { execute: () => 1 });
+      runtime.subscribe('*', () => Promise.reject(new Error('observer')));
+      hostile.subscribe('*', () => {
+        throw new Error('observer');
+      });
+      const job = await runtime.executePlan(oneStepPlan(name as string));
+      const other = await hostile.executePlan(oneStepPlan(name as string));
+      assert.equal(job.status, 'completed');
+      assert.equal(other.status, 'completed');
+      assert.equal(calls, job.events.length);
+      // Unhandled rejections are reported after the microtask queue drains: wait two turns.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+
   it('warns on one line by default when an observer fails', async (t) => {
     const warnings: string[] = [];
     t.mock.method(console, 'warn', (message: string) => warnings.push(message));

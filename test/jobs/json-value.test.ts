@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toJsonSafe } from '../../src/jobs/json-value.js';
+import { toJsonSafe, toJsonText } from '../../src/jobs/json-value.js';
 
 describe('toJsonSafe()', () => {
   it('keeps JSON values as they are', () => {
@@ -71,5 +71,59 @@ describe('toJsonSafe()', () => {
     assert.equal(Object.getPrototypeOf(proto), Object.prototype);
     assert.deepEqual(Object.keys(proto), ['__proto__']);
     assert.equal(({} as { polluted?: unknown }).polluted, undefined);
+  });
+
+  it('records what toJSON gives and boxed primitives as JSON.stringify does (issue 15)', () => {
+    class Money {
+      constructor(readonly cents: number) {}
+      toJSON(key: string) {
+        return { amount: this.cents / 100, key };
+      }
+    }
+    const value = {
+      url: new URL('https://example.com/a?b=1'),
+      number: new Number(5),
+      string: new String('abc'),
+      boolean: new Boolean(false),
+      money: new Money(250),
+      buffer: Buffer.from('hi'),
+      list: [new Money(1), new URL('https://example.com/')],
+      gone: { toJSON: () => undefined },
+    };
+    const expected: unknown = JSON.parse(JSON.stringify(value));
+    assert.deepEqual(toJsonSafe(value), expected);
+    assert.deepEqual(expected, {
+      url: 'https://example.com/a?b=1',
+      number: 5,
+      string: 'abc',
+      boolean: false,
+      money: { amount: 2.5, key: 'money' },
+      buffer: { type: 'Buffer', data: [104, 105] },
+      list: [{ amount: 0.01, key: '0' }, 'https://example.com/'],
+    });
+    // Past JSON.stringify: a boxed bigint, and toJSON giving a value JSON cannot hold.
+    assert.deepEqual(toJsonSafe({ big: Object(7n), odd: { toJSON: () => 9n } }), {
+      big: '7',
+      odd: '9',
+    });
+    const throwing = {
+      toJSON() {
+        throw new Error('no');
+      },
+    };
+    assert.deepEqual(toJsonSafe({ throwing }), { throwing: '[Unreadable]' });
+  });
+
+  it('writes holes as null, -0 as 0, and keeps lone surrogates exact through JSON text', () => {
+    const sparse: unknown[] = [1, , 3]; // eslint-disable-line no-sparse-arrays
+    Object.assign(sparse, { named: 'ignored as JSON.stringify ignores it' });
+    const encoded = toJsonSafe({ sparse, zero: -0, text: 'a\ud800b\udc00' });
+    assert.deepEqual(encoded, { sparse: [1, null, 3], zero: 0, text: 'a\ud800b\udc00' });
+    assert.ok(Object.is((encoded as { zero: number }).zero, 0));
+    const text = toJsonText({ text: 'a\ud800b' });
+    assert.equal(text, '{"text":"a\\ud800b"}');
+    assert.equal((JSON.parse(text) as { text: string }).text, 'a\ud800b');
+    assert.equal(toJsonText(undefined), 'null');
+    assert.equal(toJsonText({ a: [1] }, 2), '{\n  "a": [\n    1\n  ]\n}');
   });
 });

@@ -84,7 +84,7 @@ describe('collectReferences()', () => {
     assert.deepEqual(root, [['steps.x.result', []]]);
   });
 
-  it('does not search class instances and survives cycles and 10,000-deep nesting', () => {
+  it('resolves nothing inside class instances and survives cycles and 10,000-deep nesting', () => {
     class Box {
       inner = { $ref: 'steps.x.result' };
     }
@@ -93,10 +93,14 @@ describe('collectReferences()', () => {
     cyclic.self = cyclic;
     let deep: Record<string, unknown> = { $ref: 'steps.deep.result' };
     for (let level = 0; level < 10_000; level++) deep = { next: deep };
-    collectReferences({ box: new Box(), date: new Date(), cyclic, deep }, (text) =>
-      found.push(text),
+    const misplaced: InputPath[] = [];
+    collectReferences(
+      { box: new Box(), date: new Date(), cyclic, deep },
+      (text) => found.push(text),
+      (path) => misplaced.push(path),
     );
     assert.deepEqual(found, ['steps.x.result', 'steps.deep.result']);
+    assert.deepEqual(misplaced, [['box', 'inner']], 'found, and reported as never resolved');
   });
 
   it('finds a reference at every place of a shared container, with each path', () => {
@@ -250,5 +254,147 @@ describe('references through OperatorRuntime', () => {
       job.steps.map((step) => step.status),
       ['completed', 'failed', 'skipped'],
     );
+  });
+});
+
+describe('where references live (issue 15, item 3)', () => {
+  const issuesOf = async (input: unknown) => {
+    const ran: unknown[] = [];
+    const runtime = runtimeWith();
+    const [source, sink] = register(
+      runtime,
+      { execute: () => ({ v: 'resolved' }) },
+      { execute: ({ input: received }) => ran.push(received) },
+    );
+    let issues: readonly { code: string; field?: string; message: string }[] = [];
+    await assert.rejects(
+      runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: source as string },
+          { id: 'b', capability: sink as string, input },
+        ],
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof PlanAdmissionError);
+        issues = error.issues;
+        return true;
+      },
+    );
+    assert.deepEqual(ran, [], 'nothing ran');
+    assert.deepEqual(await runtime.listJobs(), [], 'no job exists');
+    return issues;
+  };
+
+  it('refuses at admission a class-instance input root that holds a reference', async () => {
+    class Params {
+      id = { $ref: 'steps.a.result.v' };
+    }
+    const issues = await issuesOf(new Params());
+    assert.deepEqual(
+      issues.map((issue) => [issue.code, issue.field]),
+      [['INVALID_RESULT_REFERENCE', 'input.id']],
+    );
+    assert.match(issues[0]?.message ?? '', /neither a plain object nor an array/);
+  });
+
+  it('refuses a reference inside any other non-plain object, however deep', async () => {
+    class Box {
+      constructor(readonly inner: unknown) {}
+    }
+    const boxed = Object.assign(new String('s'), { x: { $ref: 'steps.a.result.v' } });
+    const fn = Object.assign(() => 1, { x: { deeper: { $ref: 'steps.a.result.v' } } });
+    const issues = await issuesOf({
+      box: new Box({ plain: [{ $ref: 'steps.a.result.v' }] }),
+      boxed,
+      fn,
+    });
+    assert.deepEqual(
+      issues.map((issue) => [issue.code, issue.field]),
+      [
+        ['INVALID_RESULT_REFERENCE', 'input.box.inner.plain.0'],
+        ['INVALID_RESULT_REFERENCE', 'input.boxed.x'],
+        ['INVALID_RESULT_REFERENCE', 'input.fn.x.deeper'],
+      ],
+    );
+  });
+
+  it("refuses a reference under an array's non-index key ('01', '-0', 'foo', '4294967295')", async () => {
+    for (const key of ['01', '-0', 'foo', '4294967295', '1.0', ' 1']) {
+      const list: unknown[] = ['keep'];
+      Object.defineProperty(list, key, {
+        value: { $ref: 'steps.a.result.v' },
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      const issues = await issuesOf({ list });
+      assert.deepEqual(
+        issues.map((issue) => [issue.code, issue.field]),
+        [['INVALID_RESULT_REFERENCE', `input.list.${key}`]],
+        key,
+      );
+      assert.match(issues[0]?.message ?? '', /non-index array key/);
+    }
+  });
+
+  it('resolves at array indexes, in plain and null-prototype objects, and keeps named array data', async () => {
+    const received: unknown[] = [];
+    const runtime = runtimeWith();
+    const [source, sink] = register(
+      runtime,
+      { execute: () => ({ v: 'resolved' }) },
+      { execute: ({ input }) => received.push(input) },
+    );
+    const bare = Object.assign(Object.create(null) as object, { r: { $ref: 'steps.a.result.v' } });
+    const list: unknown[] = [];
+    list[2] = { $ref: 'steps.a.result.v' };
+    Object.assign(list, { label: 'data' });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [
+        { id: 'a', capability: source as string },
+        { id: 'b', capability: sink as string, input: { bare, list } },
+      ],
+    });
+    assert.equal(job.status, 'completed', job.error);
+    const got = received[0] as { bare: { r: unknown }; list: unknown[] & { label?: unknown } };
+    assert.equal(got.bare.r, 'resolved');
+    assert.equal(got.list[2], 'resolved');
+    assert.equal(got.list.length, 3);
+    assert.equal(1 in got.list, false, 'a hole stays a hole');
+    assert.equal(got.list.label, 'data');
+  });
+
+  it('refuses a $ref text over 4,096 characters with a short message, before any job exists', async () => {
+    const huge = `steps.a.result.${'x'.repeat(1_000_000)}`;
+    const issues = await issuesOf({ value: { $ref: huge } });
+    assert.deepEqual(
+      issues.map((issue) => issue.code),
+      ['INVALID_RESULT_REFERENCE'],
+    );
+    assert.ok((issues[0]?.message.length ?? Infinity) < 300, issues[0]?.message.slice(0, 300));
+    assert.equal(
+      (parseReference(`steps.a.result.${'x'.repeat(4_096 - 15)}`, 1, ids('a')) as { code?: string })
+        .code,
+      undefined,
+      'exactly 4,096 characters are accepted',
+    );
+  });
+
+  it('cuts the reference text in step-time failure messages', async () => {
+    const runtime = runtimeWith();
+    const [source, sink] = register(runtime, { execute: () => ({}) }, { execute: () => 'ran' });
+    const text = `steps.a.result.${'y'.repeat(4_000)}`;
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [
+        { id: 'a', capability: source as string },
+        { id: 'b', capability: sink as string, input: { value: { $ref: text } } },
+      ],
+    });
+    assert.equal(job.status, 'failed');
+    assert.match(job.error ?? '', /not an own property/);
+    assert.ok((job.error?.length ?? Infinity) < 300, `${job.error?.length} characters`);
   });
 });

@@ -14,11 +14,20 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
   createCapability,
+  isPlanAdmissionError,
   type CapabilityAuthorizationContext,
   type ExecutionContext,
   type ExecutionPlan,
 } from '../../src/index.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
+import {
+  Holder,
+  NON_INDEX_KEYS,
+  buildHostile,
+  hostileKeyArb,
+  hostileSpecArb,
+  type HostileSpec,
+} from './hostile-values.js';
 import {
   OBJECT_PROTOTYPE_MEMBERS,
   checkProperty,
@@ -597,6 +606,196 @@ describe('property: every occurrence of a result reference is resolved', () => {
           await runtime.close();
         }
       }),
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Where references live (issue 15, item 3; docs/decisions.md "Result references"). A reference
+// sits at the end of a generated chain of containers, each holding hostile values
+// (test/properties/hostile-values.ts) beside the next link. It is resolved when every link is a
+// plain object (null prototype, transparent proxy and an own toJSON method included) or an array
+// holding it at an index key (holes before it, or a transparent proxy of the array); anywhere
+// else (a class instance, a boxed primitive, a function, an array's non-index key) admission
+// refuses it with INVALID_RESULT_REFERENCE naming its place, and nothing runs.
+
+type LinkKind =
+  | 'plain'
+  | 'null-prototype'
+  | 'to-json'
+  | 'proxy-plain'
+  | 'array'
+  | 'sparse'
+  | 'proxy-array'
+  | 'named-key'
+  | 'instance'
+  | 'boxed'
+  | 'function';
+
+const RESOLVED_IN: ReadonlySet<LinkKind> = new Set([
+  'plain',
+  'null-prototype',
+  'to-json',
+  'proxy-plain',
+  'array',
+  'sparse',
+  'proxy-array',
+]);
+
+interface LinkSpec {
+  readonly kind: LinkKind;
+  readonly key: string;
+  readonly nonIndexKey: string;
+  readonly siblings: readonly HostileSpec[];
+}
+
+const linkArb: fc.Arbitrary<LinkSpec> = fc.record({
+  kind: fc.constantFrom<LinkKind>(
+    'plain',
+    'null-prototype',
+    'to-json',
+    'proxy-plain',
+    'array',
+    'sparse',
+    'proxy-array',
+    'named-key',
+    'instance',
+    'boxed',
+    'function',
+  ),
+  key: fc.oneof(
+    fc.constantFrom('got', '__proto__', 'constructor', '0', 'x y'),
+    hostileKeyArb.filter((key) => !/^\d+$/.test(key) && key !== 'length' && key !== ''),
+  ),
+  nonIndexKey: fc.constantFrom(...NON_INDEX_KEYS),
+  siblings: fc.array(hostileSpecArb, { maxLength: 2 }),
+});
+
+/** Builds one link holding `child`; returns the container and the key the child sits under. */
+function buildLink(link: LinkSpec, child: unknown): { container: unknown; key: string | number } {
+  const siblings = link.siblings.map(buildHostile);
+  const objectWith = (target: object, key = link.key): object => {
+    siblings.forEach((sibling, index) => defineOwn(target, `sibling${index}`, sibling));
+    defineOwn(target, key, child);
+    return target;
+  };
+  switch (link.kind) {
+    case 'plain':
+      return { container: objectWith({}), key: link.key };
+    case 'null-prototype':
+      return { container: objectWith(Object.create(null) as object), key: link.key };
+    case 'to-json':
+      return { container: objectWith({ toJSON: () => 'as JSON' }), key: link.key };
+    case 'proxy-plain':
+      return { container: new Proxy(objectWith({}), {}), key: link.key };
+    case 'array':
+      return { container: [...siblings, child], key: siblings.length };
+    case 'sparse': {
+      const list = [...siblings];
+      list[siblings.length + 2] = child;
+      return { container: list, key: siblings.length + 2 };
+    }
+    case 'proxy-array':
+      return { container: new Proxy([...siblings, child], {}), key: siblings.length };
+    case 'named-key': {
+      const list: unknown[] = [...siblings];
+      defineOwn(list, link.nonIndexKey, child);
+      return { container: list, key: link.nonIndexKey };
+    }
+    case 'instance':
+      return { container: objectWith(new Holder()), key: link.key };
+    // Their own index keys, `length` and `name` are fixed: the reference goes under another key.
+    case 'boxed':
+      return { container: objectWith(new String('ab'), `x${link.key}`), key: `x${link.key}` };
+    case 'function':
+      return { container: objectWith(() => 0, `x${link.key}`), key: `x${link.key}` };
+  }
+}
+
+describe('property: result references are resolved where they live, refused anywhere else', () => {
+  it(`holds for chains of hostile containers (${runLabel})`, async () => {
+    const producer = uniqueName('prop.refs.where.producer');
+    const consumer = uniqueName('prop.refs.where.consumer');
+    let received: unknown[] = [];
+    let extra: unknown;
+    const setup = memoryRuntime();
+    setup.use({
+      manifest: {
+        name: uniqueName('prop.refs.where.module'),
+        version: '1',
+        capabilities: [producer, consumer],
+      },
+      capabilities: [
+        {
+          name: producer,
+          version: '1',
+          description: 'p',
+          risk: 'read',
+          execute: () => ({ v: 'resolved', extra }),
+        },
+        {
+          name: consumer,
+          version: '1',
+          description: 'c',
+          risk: 'read',
+          execute: (input) => {
+            received.push(input);
+            return 'ok';
+          },
+        },
+      ],
+    });
+    await setup.close();
+
+    await checkProperty(
+      fc.asyncProperty(
+        fc.array(linkArb, { maxLength: 4 }),
+        hostileSpecArb,
+        async (links, extraSpec) => {
+          received = [];
+          extra = buildHostile(extraSpec);
+          const reference = { $ref: 'steps.p.result.v' };
+          // Built from the innermost link outwards; `path` is from the root down.
+          let input: unknown = reference;
+          const path: (string | number)[] = [];
+          for (let index = links.length - 1; index >= 0; index--) {
+            const built = buildLink(links[index] as LinkSpec, input);
+            input = built.container;
+            path.unshift(built.key);
+          }
+          const resolvable = links.every((link) => RESOLVED_IN.has(link.kind));
+          const runtime = memoryRuntime();
+          try {
+            const run = runtime.executePlan({
+              version: '1.0',
+              steps: [
+                { id: 'p', capability: producer },
+                { id: 'c', capability: consumer, input },
+              ],
+            });
+            if (resolvable) {
+              const job = await run;
+              assert.equal(job.status, 'completed', String(job.error));
+              assert.ok(Object.is(at(received[0], path), 'resolved'), path.join('.'));
+              assert.ok(at(input, path) === reference, "the caller's input still holds it");
+            } else {
+              const field = ['input', ...path].join('.');
+              await assert.rejects(run, (error: unknown) => {
+                assert.ok(isPlanAdmissionError(error), String(error));
+                assert.deepEqual(
+                  error.issues.map((issue) => [issue.code, issue.field]),
+                  [['INVALID_RESULT_REFERENCE', field]],
+                );
+                return true;
+              });
+              assert.deepEqual(received, []);
+              assert.deepEqual(await runtime.listJobs(), []);
+            }
+          } finally {
+            await runtime.close();
+          }
+        },
+      ),
     );
   });
 });

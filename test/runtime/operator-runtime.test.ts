@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { OperatorRuntime, operatorRuntime } from '../../src/index.js';
+import { OperatorRuntime, operatorRuntime, type Job } from '../../src/index.js';
+import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 
 describe('new OperatorRuntime(options)', () => {
@@ -174,6 +178,100 @@ describe('OperatorRuntime#close()', () => {
       },
     );
   });
+});
+
+describe('OperatorRuntime#close() while jobs run (issue 15, item 9)', () => {
+  /** Bounds a wait of the test: fails instead of hanging. */
+  const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`${what} did not happen within 10 s`)), 10_000).unref(),
+      ),
+    ]);
+  const settledYet = async (promise: Promise<unknown>): Promise<boolean> => {
+    let settled = false;
+    void promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    return settled;
+  };
+
+  for (const kind of ['memory', 'sqlite'] as const) {
+    it(`${kind}: stops admitting, lets running jobs end with every step recorded, then releases the store`, async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'warrant-close-')), 'jobs.db');
+      const runtime = new OperatorRuntime({
+        store: kind === 'memory' ? 'memory' : `sqlite:${file}`,
+      });
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let entered: () => void = () => {};
+      const started = new Promise<void>((resolve) => (entered = resolve));
+      const ran: string[] = [];
+      const [slow, after] = register(
+        runtime,
+        {
+          execute: async () => {
+            entered();
+            await gate;
+            ran.push('slow');
+            return 'slow done';
+          },
+        },
+        {
+          execute: () => {
+            ran.push('after');
+            return 'after done';
+          },
+        },
+      );
+      const running = runtime.executePlan({
+        version: '1.0',
+        goal: 'closing',
+        steps: [
+          { id: 'one', capability: slow as string },
+          { id: 'two', capability: after as string },
+        ],
+      });
+      await within(started, 'the first step');
+      const closed = runtime.close();
+      assert.equal(runtime.close(), closed, 'every call returns the same promise');
+      await assert.rejects(
+        runtime.executePlan({ version: '1.0', steps: [{ id: 'x', capability: after as string }] }),
+        { code: 'RUNTIME_CLOSED' },
+      );
+      assert.equal(await settledYet(closed), false, 'close() waits for the running job');
+      release();
+      const job = await within(running, 'the running job');
+      await within(closed, 'close()');
+      assert.equal(job.status, 'completed', job.error);
+      assert.deepEqual(ran, ['slow', 'after']);
+      assert.deepEqual(
+        job.steps.map((step) => step.status),
+        ['completed', 'completed'],
+      );
+      await assert.rejects(runtime.getJob(job.id), { code: 'RUNTIME_CLOSED' });
+      if (kind === 'sqlite') {
+        const reopened = new SqliteJobStore(file);
+        try {
+          const stored = reopened.get(job.id) as Job;
+          assert.equal(stored.status, 'completed');
+          assert.deepEqual(
+            stored.steps.map((step) => [step.status, step.result]),
+            [
+              ['completed', 'slow done'],
+              ['completed', 'after done'],
+            ],
+          );
+          assert.equal(stored.events.at(-1)?.type, 'job.completed');
+        } finally {
+          reopened.close();
+        }
+      }
+    });
+  }
 });
 
 describe('the unhandled-rejection guard of the test suite', () => {

@@ -2,8 +2,15 @@
 // runJobStoreContract; the runtime drives the store through its public `store` option.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { OperatorRuntime, createCapability, type Job } from '../../src/index.js';
+import {
+  OperatorRuntime,
+  createCapability,
+  type ExecutionAuthorizer,
+  type ExecutionPlan,
+  type Job,
+} from '../../src/index.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
+import { toJsonSafe } from '../../src/jobs/json-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 
 export interface StoreUnderTest {
@@ -14,19 +21,43 @@ export interface StoreUnderTest {
   readonly reopen?: (option: string) => JobStore;
 }
 
+/** Strings PostgreSQL or SQLite text cannot hold as such: lone surrogates and U+0000. */
+const ODD_TEXT = 'lone \ud800 and \udfff, nul \u0000, pair \u{1F600}, sep \u2028, "q" \\';
+
+/**
+ * A job with what differs between two runs of one plan replaced: the job id (also in event ids),
+ * and every timestamp (kept as present or absent). Everything else is compared as it is.
+ */
+export function comparable(job: Job): unknown {
+  const time = (value: string | undefined) => (value === undefined ? 'absent' : 'time');
+  const { id, createdAt, updatedAt, startedAt, completedAt, steps, events, ...rest } = job;
+  return {
+    ...rest,
+    times: [createdAt, updatedAt, startedAt, completedAt].map(time),
+    steps: steps.map(({ createdAt: made, startedAt: began, completedAt: ended, ...step }) => ({
+      ...step,
+      times: [made, began, ended].map(time),
+    })),
+    events: events.map(({ id: eventId, jobId, timestamp, ...event }) => ({
+      ...event,
+      id: eventId.replace(id, '<job>'),
+      jobId: jobId === id ? '<job>' : jobId,
+      timestamp: time(timestamp),
+    })),
+  };
+}
+
 export function runJobStoreContract(store: StoreUnderTest): void {
   const runtimes: OperatorRuntime[] = [];
+  const authorizer: ExecutionAuthorizer = {
+    authorize: ({ capability }) =>
+      capability.risk === 'write'
+        ? { decision: 'deny', reason: 'no writes' }
+        : { decision: 'allow' },
+  };
   const open = async () => {
     const option = await store.freshStoreOption();
-    const runtime = new OperatorRuntime({
-      store: option,
-      authorizer: {
-        authorize: ({ capability }) =>
-          capability.risk === 'write'
-            ? { decision: 'deny', reason: 'no writes' }
-            : { decision: 'allow' },
-      },
-    });
+    const runtime = new OperatorRuntime({ store: option, authorizer });
     runtimes.push(runtime);
     return { runtime, option };
   };
@@ -38,13 +69,63 @@ export function runJobStoreContract(store: StoreUnderTest): void {
   const write = uniqueName('store.write');
   const odd = uniqueName('store.odd');
   const boom = uniqueName('store.boom');
+  const strange = uniqueName(`store.${ODD_TEXT}`);
+  const hostile = uniqueName('store.hostile');
   new OperatorRuntime().use({
     manifest: {
       name: uniqueName('store-module'),
       version: '1',
-      capabilities: [read, write, odd, boom],
+      capabilities: [read, write, odd, boom, strange, hostile],
     },
     capabilities: [
+      createCapability({
+        name: strange,
+        version: ODD_TEXT,
+        description: 'a name, a version and a failure message no text column holds raw',
+        risk: 'read',
+        execute: ({ input }) => {
+          if ((input as { fail?: boolean } | undefined)?.fail === true)
+            throw new Error(`failed: ${ODD_TEXT}`);
+          return { [ODD_TEXT]: ODD_TEXT, input };
+        },
+      }),
+      createCapability({
+        name: hostile,
+        version: '1',
+        description: 'returns values recorded through toJSON, boxed primitives and the like',
+        risk: 'read',
+        execute: () => {
+          class Money {
+            constructor(readonly cents: number) {}
+            toJSON() {
+              return `${this.cents / 100} EUR`;
+            }
+          }
+          class Point {
+            constructor(
+              readonly x: number,
+              readonly y: number,
+            ) {}
+          }
+          const sparse: unknown[] = [1];
+          sparse[3] = 'four';
+          Object.assign(sparse, { named: 'dropped' });
+          const cyclic: Record<string, unknown> = { big: 2n ** 70n };
+          cyclic.self = cyclic;
+          return {
+            url: new URL('https://example.com/path?q=1'),
+            number: new Number(5),
+            string: new String('abc'),
+            boolean: new Boolean(true),
+            money: new Money(1250),
+            point: new Point(1, -0),
+            proxy: new Proxy({ hidden: ODD_TEXT }, {}),
+            sparse,
+            when: new Date(86_400_000),
+            cyclic,
+          };
+        },
+      }),
       createCapability({
         name: read,
         version: '1',
@@ -177,6 +258,8 @@ export function runJobStoreContract(store: StoreUnderTest): void {
       const { runtime } = await open();
       let release: () => void = () => {};
       const gate = new Promise<void>((resolve) => (release = resolve));
+      let entered: () => void = () => {};
+      const started = new Promise<void>((resolve) => (entered = resolve));
       const slow = uniqueName('store.slow');
       runtime.use({
         manifest: { name: uniqueName('slow-module'), version: '1', capabilities: [slow] },
@@ -186,12 +269,16 @@ export function runJobStoreContract(store: StoreUnderTest): void {
             version: '1',
             description: 'd',
             risk: 'read',
-            execute: () => gate,
+            execute: () => {
+              entered();
+              return gate;
+            },
           }),
         ],
       });
       const running = runtime.executePlan(plan('in flight', slow));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The capability runs only once its "started" record is written.
+      await started;
       const [current] = await runtime.listJobs({ goal: 'in flight' });
       assert.equal(current?.status, 'executing');
       assert.equal(current?.steps[0]?.status, 'running');
@@ -260,6 +347,151 @@ export function runJobStoreContract(store: StoreUnderTest): void {
       const stored = (await runtime.getJob(job.id)) as Job;
       assert.equal(stored.status, 'completed');
       assert.ok(stored.steps[0]?.result !== undefined);
+    });
+
+    it('keeps every string exactly: lone surrogates and U+0000 in goal, names, ids, values and errors', async () => {
+      const { runtime } = await open();
+      const done = await runtime.executePlan({
+        version: '1.0',
+        goal: `goal ${ODD_TEXT}`,
+        id: `plan ${ODD_TEXT}`,
+        idempotencyKey: ODD_TEXT,
+        metadata: { [ODD_TEXT]: [ODD_TEXT] },
+        steps: [
+          {
+            id: `step ${ODD_TEXT}`,
+            capability: strange,
+            capabilityVersion: ODD_TEXT,
+            reason: ODD_TEXT,
+            idempotencyKey: ODD_TEXT,
+            input: { text: ODD_TEXT },
+          },
+        ],
+      });
+      const failed = await runtime.executePlan({
+        version: '1.0',
+        goal: `goal ${ODD_TEXT}`,
+        steps: [{ id: ODD_TEXT, capability: strange, input: { fail: true } }],
+      });
+      assert.equal(done.status, 'completed');
+      assert.equal(failed.status, 'failed');
+      const stored = (await runtime.getJob(done.id)) as Job;
+      assert.equal(stored.goal, `goal ${ODD_TEXT}`);
+      assert.equal(stored.planId, `plan ${ODD_TEXT}`);
+      assert.equal(stored.idempotencyKey, ODD_TEXT);
+      assert.deepEqual(stored.metadata, { [ODD_TEXT]: [ODD_TEXT] });
+      const [step] = stored.steps;
+      assert.equal(step?.id, `step ${ODD_TEXT}`);
+      assert.equal(step?.capability, strange);
+      assert.equal(step?.capabilityVersion, ODD_TEXT);
+      assert.equal(step?.reason, ODD_TEXT);
+      assert.deepEqual(step?.input, { text: ODD_TEXT });
+      assert.deepEqual(step?.result, { [ODD_TEXT]: ODD_TEXT, input: { text: ODD_TEXT } });
+      assert.equal(stored.events[0]?.data?.goal, `goal ${ODD_TEXT}`);
+      assert.equal(stored.events[2]?.data?.capability, strange);
+      const storedFailure = (await runtime.getJob(failed.id)) as Job;
+      assert.equal(storedFailure.error, `failed: ${ODD_TEXT}`);
+      assert.equal(storedFailure.steps[0]?.id, ODD_TEXT);
+      const ids = (jobs: Job[]) => jobs.map((job) => job.id);
+      assert.deepEqual(ids(await runtime.listJobs({ goal: `goal ${ODD_TEXT}` })), [
+        failed.id,
+        done.id,
+      ]);
+      assert.deepEqual(ids(await runtime.listJobs({ capability: strange })), [failed.id, done.id]);
+      assert.deepEqual(
+        ids(await runtime.listJobs({ capability: strange.replace('\ud800', '\ufffd') })),
+        [],
+        'a U+FFFD spelling is another name',
+      );
+    });
+
+    it('records what JSON.stringify records for toJSON values, boxed primitives, proxies and holes', async () => {
+      const { runtime } = await open();
+      const job = await runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'h', capability: hostile, input: { url: new URL('https://example.com/in') } },
+        ],
+        metadata: { boxed: new String('meta') },
+      });
+      assert.equal(job.status, 'completed');
+      const stored = (await runtime.getJob(job.id)) as Job;
+      // The memory store keeps values as they are: its record reads the same once encoded.
+      const recorded = toJsonSafe(stored) as Job;
+      assert.deepEqual(recorded.steps[0]?.result, {
+        url: 'https://example.com/path?q=1',
+        number: 5,
+        string: 'abc',
+        boolean: true,
+        money: '12.5 EUR',
+        point: { x: 1, y: 0 },
+        proxy: { hidden: ODD_TEXT },
+        sparse: [1, null, null, 'four'],
+        when: '1970-01-02T00:00:00.000Z',
+        cyclic: { big: '1180591620717411303424', self: '[Circular]' },
+      });
+      assert.deepEqual(recorded.steps[0]?.input, { url: 'https://example.com/in' });
+      assert.deepEqual(recorded.metadata, { boxed: 'meta' });
+    });
+
+    it('returns the record the memory store returns for the same plans (ids and times aside)', async () => {
+      const { runtime } = await open();
+      const reference = new OperatorRuntime({ store: 'memory', authorizer });
+      runtimes.push(reference);
+      // Plain JSON data: the records are deep-equal as they are.
+      const plans: ExecutionPlan[] = [
+        {
+          version: '1.0',
+          id: 'compare',
+          goal: 'compare two steps',
+          idempotencyKey: 'k',
+          metadata: { team: 'ops', tags: ['a', 'b'], nested: { n: 1.5, yes: true, none: null } },
+          steps: [
+            { id: 'first', capability: read, input: { n: 1 }, reason: 'why' },
+            {
+              id: 'second',
+              capability: read,
+              capabilityVersion: '1',
+              idempotencyKey: 's',
+              input: { from: { $ref: 'steps.first.result.echoed' }, list: [1, 'two', null] },
+            },
+          ],
+        },
+        { version: '1.0', steps: [{ id: 's', capability: strange, input: { text: ODD_TEXT } }] },
+        {
+          version: '1.0',
+          goal: ODD_TEXT,
+          steps: [{ id: 'f', capability: strange, input: { fail: true } }],
+        },
+        plan('denied', read, write, read),
+        plan('fails', boom, read),
+      ];
+      for (const submitted of plans) {
+        const expected = await reference.executePlan(submitted);
+        const job = await runtime.executePlan(submitted);
+        assert.deepEqual(
+          comparable((await runtime.getJob(job.id)) as Job),
+          comparable((await reference.getJob(expected.id)) as Job),
+          submitted.goal,
+        );
+      }
+      // Values JSON cannot hold as such: equal once encoded (README "Stores"); a durable store's
+      // record is already encoded, the memory store keeps values as they are.
+      const oddPlan: ExecutionPlan = {
+        version: '1.0',
+        metadata: { big: 1n, url: new URL('https://example.com/m') },
+        steps: [
+          { id: 'h', capability: hostile, input: { when: new Date(0), n: new Number(1) } },
+          { id: 'o', capability: odd, input: { fn: () => 1, list: [undefined, NaN] } },
+        ],
+      };
+      const expected = await reference.executePlan(oddPlan);
+      const job = await runtime.executePlan(oddPlan);
+      assert.equal(job.status, 'completed');
+      assert.deepEqual(
+        comparable(toJsonSafe(await runtime.getJob(job.id)) as Job),
+        comparable(toJsonSafe(await reference.getJob(expected.id)) as Job),
+      );
     });
 
     if (store.reopen !== undefined) {

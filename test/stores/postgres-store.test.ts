@@ -92,7 +92,9 @@ describe('PostgresJobStore specifics', () => {
     const runtime = new OperatorRuntime({ store: url });
     await assert.rejects(runtime.listJobs(), {
       code: 'STORE_SCHEMA_TOO_NEW',
-      message: /schema version 2; this Warrant knows up to 1/,
+      message: new RegExp(
+        `schema version ${POSTGRES_SCHEMA_VERSION + 1}; this Warrant knows up to ${POSTGRES_SCHEMA_VERSION}\\.`,
+      ),
     });
     await runtime.close();
   });
@@ -126,6 +128,51 @@ describe('PostgresJobStore specifics', () => {
       assert.deepEqual(await runtime.listJobs({ goal: 'nul ' }), []);
     } finally {
       await runtime.close();
+    }
+  });
+
+  it('migrates a version 1 database (raw capability column) on first use', async () => {
+    const url = await (await postgres()).createDatabase();
+    // Every character PostgreSQL text holds but JSON escapes, and some it does not escape.
+    const odd = Array.from({ length: 0x7f }, (_, code) => String.fromCharCode(code + 1)).join('');
+    const name = uniqueName(`pg.migrated ${odd} \u00e9 \u2028 \u{1F600}`);
+    new OperatorRuntime().use({
+      manifest: { name: uniqueName('pg-migrate-module'), version: '1', capabilities: [name] },
+      capabilities: [
+        createCapability({
+          name,
+          version: '1',
+          description: 'd',
+          risk: 'read',
+          execute: () => 'ok',
+        }),
+      ],
+    });
+    const runtime = new OperatorRuntime({ store: url });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      goal: 'migrate me',
+      steps: [{ id: 's', capability: name }],
+    });
+    await runtime.close();
+    // What version 1 wrote: the capability as raw text.
+    await query(url, `UPDATE warrant_job_steps SET capability = capability::json #>> '{}'`);
+    await query(url, 'UPDATE warrant_schema_version SET version = 1');
+    assert.deepEqual(await query(url, 'SELECT capability FROM warrant_job_steps'), [
+      { capability: name },
+    ]);
+    const again = new OperatorRuntime({ store: url });
+    try {
+      assert.equal((await again.getJob(job.id))?.steps[0]?.capability, name);
+      assert.deepEqual(
+        (await again.listJobs({ capability: name })).map((found) => found.id),
+        [job.id],
+      );
+      assert.deepEqual(await query(url, 'SELECT version FROM warrant_schema_version'), [
+        { version: POSTGRES_SCHEMA_VERSION },
+      ]);
+    } finally {
+      await again.close();
     }
   });
 

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { OperatorRuntime, type Job } from '../../src/index.js';
 import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { register } from '../support/runtime-fixtures.js';
 import { runJobStoreContract } from './contract.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-'));
@@ -117,8 +118,56 @@ describe('SqliteJobStore specifics', () => {
     db.close();
     assert.throws(() => new SqliteJobStore(file), {
       code: 'STORE_SCHEMA_TOO_NEW',
-      message: /schema version 2; this Warrant knows up to 1/,
+      message: new RegExp(
+        `schema version ${SQLITE_SCHEMA_VERSION + 1}; this Warrant knows up to ${SQLITE_SCHEMA_VERSION}\\.`,
+      ),
     });
+  });
+
+  it('migrates a version 1 file (raw goal and capability columns) when it opens it', async () => {
+    const file = freshFile();
+    const goal = 'a goal with "quotes", \\, tab\t, nul \u0000, \u{1F600}';
+    const runtime = new OperatorRuntime({ store: `sqlite:${file}` });
+    const [name] = register(runtime, { execute: () => 'ok' });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      goal,
+      steps: [{ id: 's', capability: name as string }],
+    });
+    await runtime.close();
+    // What version 1 wrote: the same rows with the two columns as raw text.
+    const db = new Database(file);
+    db.exec(`
+      UPDATE jobs SET goal = json_extract(goal, '$');
+      UPDATE job_steps SET capability = json_extract(capability, '$');
+      UPDATE schema_version SET version = 1;
+    `);
+    assert.equal((db.prepare('SELECT goal FROM jobs').get() as { goal: string }).goal, goal);
+    db.close();
+    const again = new OperatorRuntime({ store: `sqlite:${file}` });
+    try {
+      const stored = await again.getJob(job.id);
+      assert.equal(stored?.goal, goal);
+      assert.equal(stored?.steps[0]?.capability, name);
+      assert.deepEqual(
+        (await again.listJobs({ goal })).map((found) => found.id),
+        [job.id],
+      );
+      assert.deepEqual(
+        (await again.listJobs({ capability: name as string })).map((found) => found.id),
+        [job.id],
+      );
+    } finally {
+      await again.close();
+    }
+    const reader = new Database(file, { readonly: true });
+    try {
+      assert.deepEqual(reader.prepare('SELECT version FROM schema_version').all(), [
+        { version: SQLITE_SCHEMA_VERSION },
+      ]);
+    } finally {
+      reader.close();
+    }
   });
 
   it('uses indexes, not full scans, for get and filtered lists', () => {

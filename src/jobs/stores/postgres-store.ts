@@ -12,7 +12,8 @@
  *   column, so the order holds across processes; each job is written only by the process that
  *   runs it, and ids are unique (a UNIQUE constraint backs the random UUIDs);
  * - tables are prefixed `warrant_` because the database may be shared with other software;
- * - the goal is stored as JSON text too: PostgreSQL text cannot hold U+0000, JSON escapes it.
+ * - the goal and capability columns hold JSON text, as in the SQLite store (record-columns.ts):
+ *   PostgreSQL text cannot hold U+0000 or a lone surrogate, JSON escapes both.
  *
  * The constructor opens nothing: the pool connects on the first operation.
  */
@@ -24,15 +25,24 @@ import type { JobChange, JobStore } from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
   assignDefined,
+  decodeText,
   encode,
+  encodeText,
   jobFixed,
   jobState,
   stepFixed,
   stepState,
 } from './record-columns.js';
 
-/** Schema version this code writes; a database with a newer one is refused. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+/**
+ * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
+ * step's capability as JSON text, like the goal (version 1 held it raw: U+0000 failed the write
+ * and a lone surrogate came back as U+FFFD); a version 1 database is migrated on first use.
+ */
+export const POSTGRES_SCHEMA_VERSION = 2;
+
+/** to_json(text)::text writes the JSON text JSON.stringify writes for any text PostgreSQL holds. */
+const MIGRATE_1_TO_2 = 'UPDATE warrant_job_steps SET capability = to_json(capability)::text';
 
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
 const SCHEMA_LOCK = 0x77617272; // "warr"
@@ -136,7 +146,7 @@ function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
   for (const position of positions) {
     const step = job.steps[position] as JobStep;
     columns[0].push(position);
-    columns[1].push(step.capability);
+    columns[1].push(encodeText(step.capability));
     columns[2].push(step.status);
     columns[3].push(stepFixed(step));
     columns[4].push(stepState(step));
@@ -150,14 +160,17 @@ function eventColumns(events: readonly JobEvent[], first: number): unknown[] {
 
 function toJob(row: JobRow): Job {
   const steps = row.step_capabilities.map((capability, position) => {
-    const step: Record<string, unknown> = { capability, status: row.step_statuses[position] };
+    const step: Record<string, unknown> = {
+      capability: decodeText(capability),
+      status: row.step_statuses[position],
+    };
     assignDefined(step, JSON.parse(row.step_fixed[position] as string) as Record<string, unknown>);
     assignDefined(step, JSON.parse(row.step_states[position] as string) as Record<string, unknown>);
     return step as unknown as JobStep;
   });
   const job: Record<string, unknown> = {
     id: row.id,
-    goal: JSON.parse(row.goal) as string,
+    goal: decodeText(row.goal),
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -239,8 +252,13 @@ export class PostgresJobStore implements JobStore {
           'STORE_SCHEMA_TOO_NEW',
           `The PostgreSQL store at ${this.#label} has schema version ${version}; this Warrant knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
         );
+      } else if (version < POSTGRES_SCHEMA_VERSION) {
+        // Older versions are migrated step by step, in this transaction, under the lock.
+        if (version < 2) await client.query(MIGRATE_1_TO_2);
+        await client.query('UPDATE warrant_schema_version SET version = $1', [
+          POSTGRES_SCHEMA_VERSION,
+        ]);
       }
-      // Versions below POSTGRES_SCHEMA_VERSION would be migrated here, step by step.
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -264,7 +282,7 @@ export class PostgresJobStore implements JobStore {
       values: [
         job.id,
         job.status,
-        JSON.stringify(job.goal),
+        encodeText(job.goal),
         job.createdAt,
         job.updatedAt,
         jobFixed(job),
@@ -321,12 +339,12 @@ export class PostgresJobStore implements JobStore {
       names.push('status');
     }
     if (filter.goal !== undefined) {
-      values.push(JSON.stringify(filter.goal));
+      values.push(encodeText(filter.goal));
       conditions.push(`j.goal = $${values.length}`);
       names.push('goal');
     }
     if (filter.capability !== undefined) {
-      values.push(filter.capability);
+      values.push(encodeText(filter.capability));
       names.push('capability');
       conditions.push(
         `j.seq IN (SELECT s.job_seq FROM warrant_job_steps s WHERE s.capability = $${values.length})`,

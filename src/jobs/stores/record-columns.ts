@@ -5,9 +5,19 @@
  * JSON cannot hold is recorded as the README documents and never crashes a write.
  */
 import type { Job, JobStep } from '../job.js';
-import { toJsonSafe } from '../json-value.js';
+import { toJsonText } from '../json-value.js';
 
-export const encode = (value: unknown): string => JSON.stringify(toJsonSafe(value)) ?? 'null';
+export const encode = (value: unknown): string => toJsonText(value);
+
+/**
+ * The goal and capability columns hold the string as JSON text: exact for every string (a lone
+ * surrogate is escaped as `\udXXX`, U+0000 as `\u0000`; stored raw, SQLite and PostgreSQL turn
+ * a lone surrogate into U+FFFD and PostgreSQL refuses U+0000), and one string always gives the
+ * same text, so equality filters and their indexes work on the encoded column.
+ */
+export const encodeText = (text: string): string => JSON.stringify(text);
+
+export const decodeText = (column: string): string => JSON.parse(column) as string;
 
 /** Written once, at creation. */
 export function jobFixed(job: Job): string {

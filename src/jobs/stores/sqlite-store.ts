@@ -8,7 +8,8 @@
  * capability runs).
  *
  * Values are stored as JSON through toJsonSafe (json-value.ts): what JSON cannot hold is
- * recorded as documented there, and never crashes a write.
+ * recorded as documented there, and never crashes a write. The goal and capability columns hold
+ * JSON text too (record-columns.ts), so every string comes back exactly.
  */
 import Database from 'better-sqlite3';
 import { createError } from '../../errors/warrant-error.js';
@@ -17,15 +18,27 @@ import type { JobChange, JobStore } from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
   assignDefined,
+  decodeText,
   encode,
+  encodeText,
   jobFixed,
   jobState,
   stepFixed,
   stepState,
 } from './record-columns.js';
 
-/** Schema version this code writes; a database with a newer one is refused. */
-export const SQLITE_SCHEMA_VERSION = 1;
+/**
+ * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
+ * goal and capability columns as JSON text (version 1 held them raw, which turned lone
+ * surrogates into U+FFFD); a version 1 file is migrated when it is opened.
+ */
+export const SQLITE_SCHEMA_VERSION = 2;
+
+/** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
+const MIGRATE_1_TO_2 = `
+UPDATE jobs SET goal = json_quote(goal);
+UPDATE job_steps SET capability = json_quote(capability);
+`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -87,7 +100,7 @@ const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
 
 /** Appends a step row's values (position, capability, status, fixed, state) to `into`. */
 function pushStep(into: (string | number)[], position: number, step: JobStep): void {
-  into.push(position, step.capability, step.status, stepFixed(step), stepState(step));
+  into.push(position, encodeText(step.capability), step.status, stepFixed(step), stepState(step));
 }
 
 /** One change of a job, its values already encoded. */
@@ -279,8 +292,11 @@ export class SqliteJobStore implements JobStore {
           'STORE_SCHEMA_TOO_NEW',
           `The SQLite store at ${JSON.stringify(file)} has schema version ${row.version}; this Warrant knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
         );
+      } else if (row.version < SQLITE_SCHEMA_VERSION) {
+        // Older versions are migrated step by step, in this one transaction.
+        if (row.version < 2) db.exec(MIGRATE_1_TO_2);
+        db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION);
       }
-      // Versions below SQLITE_SCHEMA_VERSION would be migrated here, step by step.
     })();
   }
 
@@ -302,7 +318,7 @@ export class SqliteJobStore implements JobStore {
       job: [
         job.id,
         job.status,
-        job.goal,
+        encodeText(job.goal),
         job.createdAt,
         job.updatedAt,
         jobFixed(job),
@@ -360,7 +376,7 @@ export class SqliteJobStore implements JobStore {
       from = 'job_steps JOIN jobs ON jobs.seq = job_steps.job_seq';
       newestFirst = 'job_steps.job_seq DESC';
       conditions.push('job_steps.capability = ?');
-      values.push(filter.capability);
+      values.push(encodeText(filter.capability));
     }
     if (filter.status !== undefined) {
       conditions.push('jobs.status = ?');
@@ -368,7 +384,7 @@ export class SqliteJobStore implements JobStore {
     }
     if (filter.goal !== undefined) {
       conditions.push('jobs.goal = ?');
-      values.push(filter.goal);
+      values.push(encodeText(filter.goal));
     }
     const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
     const group = filter.capability === undefined ? '' : ' GROUP BY job_steps.job_seq';
@@ -409,14 +425,20 @@ export class SqliteJobStore implements JobStore {
       events.set(row[0], []);
     }
     for (const [seq, capability, status, fixed, state] of stepRows) {
-      const step: Record<string, unknown> = { capability, status };
+      const step: Record<string, unknown> = { capability: decodeText(capability), status };
       assignDefined(step, JSON.parse(fixed) as Record<string, unknown>);
       assignDefined(step, JSON.parse(state) as Record<string, unknown>);
       steps.get(seq)?.push(step as unknown as JobStep);
     }
     for (const [seq, event] of eventRows) events.get(seq)?.push(JSON.parse(event) as JobEvent);
     return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) => {
-      const job: Record<string, unknown> = { id, goal, status, createdAt, updatedAt };
+      const job: Record<string, unknown> = {
+        id,
+        goal: decodeText(goal),
+        status,
+        createdAt,
+        updatedAt,
+      };
       assignDefined(job, JSON.parse(fixed) as Record<string, unknown>);
       assignDefined(job, JSON.parse(state) as Record<string, unknown>);
       job.steps = steps.get(seq);
