@@ -1,5 +1,5 @@
 import { createError } from '../errors/warrant-error.js';
-import { describeValue } from '../errors/describe-value.js';
+import { describeValue, quoteText } from '../errors/describe-value.js';
 import type {
   Capability,
   CapabilityDefinition,
@@ -13,6 +13,8 @@ import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
 import { TimeoutMiddleware } from './timeout-middleware.js';
 
 const lifecycleLogging = new LifecycleLoggingMiddleware();
+
+const ignore = (): void => {};
 
 function invalid(message: string): TypeError {
   return createError(TypeError, 'CAPABILITY_DEFINITION_INVALID', message);
@@ -56,25 +58,35 @@ export function createCapability<Input = unknown, Output = unknown>(
   const run = shape.execute as unknown as CapabilityDefinition<Input, Output>['execute'];
   const identity = Object.freeze({ name: shape.name, version: shape.version, risk: shape.risk });
 
+  const calledTwice = () =>
+    createError(
+      Error,
+      'MIDDLEWARE_NEXT_CALLED_TWICE',
+      `Middleware of capability ${quoteText(shape.name)} called next() more than once`,
+    );
+
+  // A second next() runs nothing and rejects; once the middleware has settled, the step fails
+  // if next() was called twice meanwhile. A later call changes nothing: the step has recorded
+  // its outcome. Every promise next() returns is marked handled, so a middleware that drops one
+  // cannot end the process with an unhandled rejection (docs/decisions.md, "Capabilities").
   const dispatch = async (index: number, execution: CapabilityExecution): Promise<unknown> => {
     const layer = layers[index];
     if (layer === undefined) {
       return run.call(definition, { input: execution.input as Input, context: execution.context });
     }
-    let called = false;
-    return layer.execute(execution, (override?: CapabilityExecution) => {
-      if (called) {
-        return Promise.reject(
-          createError(
-            Error,
-            'MIDDLEWARE_NEXT_CALLED_TWICE',
-            `Middleware of capability ${JSON.stringify(shape.name)} called next() more than once`,
-          ),
-        );
-      }
-      called = true;
-      return dispatch(index + 1, override ?? execution);
-    });
+    let calls = 0;
+    const result: unknown = await layer.execute(
+      execution,
+      (override?: CapabilityExecution): Promise<unknown> => {
+        calls += 1;
+        const inner =
+          calls === 1 ? dispatch(index + 1, override ?? execution) : Promise.reject(calledTwice());
+        inner.catch(ignore);
+        return inner;
+      },
+    );
+    if (calls > 1) throw calledTwice();
+    return result;
   };
 
   const inputSchema: Record<string, CapabilityInputField> = {};
