@@ -10,7 +10,7 @@ import type {
 } from './capability.js';
 import { checkCapabilityShape } from './inventory.js';
 import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
-import { TimeoutMiddleware } from './timeout-middleware.js';
+import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
 const lifecycleLogging = new LifecycleLoggingMiddleware();
 
@@ -40,11 +40,9 @@ export function createCapability<Input = unknown, Output = unknown>(
   const layers: CapabilityMiddleware[] = [];
   if (logging !== false) layers.push(lifecycleLogging);
   if (timeoutMs !== undefined) {
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw invalid(
-        `${label}: timeoutMs must be a positive finite number, got ${describeValue(timeoutMs)}`,
-      );
-    }
+    // Refused here, not at the first call: setTimeout fires at once for delays above 2^31-1.
+    const problem = timeoutProblem(timeoutMs);
+    if (problem !== undefined) throw invalid(`${label}: ${problem}`);
     layers.push(new TimeoutMiddleware(timeoutMs));
   }
   for (const [index, layer] of (middleware ?? []).entries()) {

@@ -199,6 +199,21 @@ describe('createCapability()', () => {
     await assert.rejects(Promise.resolve(capability.execute({}, context())), /sync/);
   });
 
+  it('refuses a timeoutMs that setTimeout cannot honour: above 2^31-1, fractional, negative or NaN', () => {
+    for (const timeoutMs of [2 ** 31, 2 ** 40, Number.MAX_SAFE_INTEGER, 1.5, -5, NaN, '10']) {
+      assert.throws(
+        () => createCapability({ ...base, timeoutMs: timeoutMs as number, execute: () => 1 }),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'CAPABILITY_DEFINITION_INVALID');
+          assert.match(error.message, /timeoutMs must be an integer from 1 to 2147483647/);
+          return true;
+        },
+        String(timeoutMs),
+      );
+    }
+    assert.ok(createCapability({ ...base, timeoutMs: 2 ** 31 - 1, execute: () => 1 }));
+  });
+
   it('rejects malformed definitions with CAPABILITY_DEFINITION_INVALID', () => {
     const bad: Record<string, unknown>[] = [
       { ...base, lifecycleLogging: 'yes' },
