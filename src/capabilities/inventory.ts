@@ -1,13 +1,14 @@
 /**
- * The process-global capability inventory (spec §4.1 rule 2, API.md §5). One inventory per
- * process: it lives on globalThis under a versioned Symbol.for key and is created on first use,
- * so the ESM and the CommonJS builds loaded together share it (STYLE.md rule 8).
+ * The process-global capability inventory (docs/api.md, `runtime.use`). One inventory per
+ * process, shared by the ESM and the CommonJS builds loaded together: a frozen holder of
+ * functions over a private Map, kept on globalThis and created on first use (see processGlobal).
  *
  * Registration snapshots everything the runtime relies on (metadata, the compiled schema and
  * the `execute` function), so mutating a registered capability object later changes nothing.
  */
 import { createError } from '../errors/warrant-error.js';
-import { describeValue } from '../errors/describe-value.js';
+import { describeValue, quoteText } from '../errors/describe-value.js';
+import { processGlobal } from '../errors/process-global.js';
 import type { Capability, CapabilityModule, CapabilityRisk } from './capability.js';
 import { FIELD_TYPES, type CompiledField, type CompiledSchema } from './input-schema.js';
 
@@ -25,21 +26,79 @@ export interface RegisteredCapability {
   readonly module: string;
 }
 
-const INVENTORY_KEY = Symbol.for('warrant.capabilityInventory.v1');
 const RISKS: ReadonlySet<string> = new Set(['read', 'write', 'destructive']);
 
-type GlobalWithInventory = typeof globalThis & {
-  [INVENTORY_KEY]?: Map<string, RegisteredCapability>;
-};
+/**
+ * The process-global inventory: functions over a private Map, in a frozen holder (see
+ * processGlobal). Nothing it hands out can change what is registered: records are frozen, lists
+ * are fresh arrays, and `add` registers new names only, all or none.
+ */
+export interface CapabilityInventory {
+  get(name: string): RegisteredCapability | undefined;
+  has(name: string): boolean;
+  /** Every record, in registration order (a fresh array). */
+  list(): RegisteredCapability[];
+  /** Registers every record or none: throws CAPABILITY_ALREADY_REGISTERED for a taken name. */
+  add(records: readonly RegisteredCapability[]): void;
+}
+
+// A new key for a new shape: version 1 of this key held the Map itself.
+const INVENTORY_KEY = Symbol.for('warrant.capabilityInventory.v2');
+
+/** A frozen copy of a record, so no object handed to `add` stays reachable from the inventory. */
+function frozenRecord(record: RegisteredCapability): RegisteredCapability {
+  const { name, version, description, risk, schema, target, execute, module } = record;
+  if (typeof name !== 'string' || !RISKS.has(risk) || typeof execute !== 'function') {
+    throw invalid('CAPABILITY_DEFINITION_INVALID', 'A capability record is malformed');
+  }
+  return Object.freeze({
+    name,
+    version,
+    description,
+    risk,
+    schema: Object.freeze(
+      Array.from(schema, ({ key, type, required, description: text }) =>
+        Object.freeze({ key, type, required, description: text }),
+      ),
+    ),
+    identity: Object.freeze({ name, version, risk }),
+    target,
+    execute,
+    module,
+  });
+}
+
+function alreadyRegistered(name: string, existing: RegisteredCapability): TypeError {
+  return invalid(
+    'CAPABILITY_ALREADY_REGISTERED',
+    `Capability ${quoteText(name)} is already registered (version ${quoteText(existing.version)}); names are unique whatever the version`,
+  );
+}
+
+function createInventory(): CapabilityInventory {
+  const records = new Map<string, RegisteredCapability>();
+  return {
+    get: (name) => (typeof name === 'string' ? records.get(name) : undefined),
+    has: (name) => typeof name === 'string' && records.has(name),
+    list: () => [...records.values()],
+    add(candidates) {
+      const staged = new Map<string, RegisteredCapability>();
+      for (const candidate of Array.from(candidates)) {
+        const record = frozenRecord(candidate);
+        const existing = records.get(record.name) ?? staged.get(record.name);
+        if (existing !== undefined) throw alreadyRegistered(record.name, existing);
+        staged.set(record.name, record);
+      }
+      for (const [name, record] of staged) records.set(name, record);
+    },
+  };
+}
+
+let inventory: CapabilityInventory | undefined;
 
 /** The shared inventory, created on first use (nothing happens at import). */
-export function capabilityInventory(): Map<string, RegisteredCapability> {
-  const holder = globalThis as GlobalWithInventory;
-  let inventory = holder[INVENTORY_KEY];
-  if (inventory === undefined) {
-    inventory = new Map();
-    Object.defineProperty(holder, INVENTORY_KEY, { value: inventory });
-  }
+export function capabilityInventory(): CapabilityInventory {
+  inventory ??= processGlobal(INVENTORY_KEY, createInventory);
   return inventory;
 }
 
@@ -205,13 +264,8 @@ export function registerModule(module: CapabilityModule): void {
         `${where}: capability ${JSON.stringify(shape.name)} is not declared in manifest.capabilities`,
       );
     }
-    if (staged.has(shape.name) || inventory.has(shape.name)) {
-      const existing = staged.get(shape.name) ?? inventory.get(shape.name);
-      throw invalid(
-        'CAPABILITY_ALREADY_REGISTERED',
-        `Capability ${JSON.stringify(shape.name)} is already registered (version ${JSON.stringify(existing?.version)}); names are unique whatever the version`,
-      );
-    }
+    const existing = staged.get(shape.name) ?? inventory.get(shape.name);
+    if (existing !== undefined) throw alreadyRegistered(shape.name, existing);
     staged.set(
       shape.name,
       Object.freeze({
@@ -230,5 +284,5 @@ export function registerModule(module: CapabilityModule): void {
       );
     }
   }
-  for (const [name, registered] of staged) inventory.set(name, registered);
+  inventory.add([...staged.values()]);
 }

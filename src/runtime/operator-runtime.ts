@@ -10,6 +10,7 @@ import { capabilityInventory, registerModule } from '../capabilities/inventory.j
 import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { isArrayValue, readField } from '../errors/hostile-reads.js';
+import { processGlobal } from '../errors/process-global.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
@@ -285,5 +286,15 @@ export class OperatorRuntime {
   }
 }
 
-/** A default runtime instance with default options; inert until first used. */
-export const operatorRuntime = new OperatorRuntime();
+// A new key for the default runtime; the holder is frozen, and so is the instance it gives.
+const DEFAULT_RUNTIME_KEY = Symbol.for('warrant.defaultRuntime.v1');
+
+/**
+ * The default runtime, with default options; inert until first used. One per process: whichever
+ * build (ESM or CommonJS) loads first creates it, and both export that same object.
+ */
+export const operatorRuntime: OperatorRuntime = processGlobal(DEFAULT_RUNTIME_KEY, () => {
+  const runtime = new OperatorRuntime();
+  Object.freeze(runtime);
+  return { runtime: (): OperatorRuntime => runtime };
+}).runtime();

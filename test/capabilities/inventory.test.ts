@@ -151,8 +151,135 @@ describe('OperatorRuntime#use()', () => {
       ]),
     );
     const holder = globalThis as unknown as Record<symbol, unknown>;
-    assert.equal(holder[Symbol.for('warrant.capabilityInventory.v1')], capabilityInventory());
+    assert.equal(holder[Symbol.for('warrant.capabilityInventory.v2')], capabilityInventory());
     assert.ok(capabilityInventory().has(name));
     assert.equal(new OperatorRuntime().listCapabilities().at(-1)?.name, name);
+  });
+});
+
+/** Every value Warrant keeps on globalThis (versioned `Symbol.for('warrant.…')` keys). */
+function warrantGlobals(): [symbol, unknown][] {
+  return Object.getOwnPropertySymbols(globalThis)
+    .filter((key) => Symbol.keyFor(key)?.startsWith('warrant.') === true)
+    .map((key) => [key, (globalThis as unknown as Record<symbol, unknown>)[key]]);
+}
+
+/** Tries every edit JavaScript offers on `target` (refusals are what we want). */
+function tryToEdit(target: unknown): void {
+  if (typeof target !== 'object' || target === null) return;
+  const attempts: (() => unknown)[] = [];
+  if (target instanceof Map) {
+    for (const [key, value] of [...target]) {
+      const record = value as { identity?: object };
+      const asRead = { ...record, risk: 'read', identity: { ...record.identity, risk: 'read' } };
+      attempts.push(() => target.set(key, asRead));
+      attempts.push(() => target.delete(key));
+    }
+    attempts.push(() => target.clear());
+  }
+  if (target instanceof Set || target instanceof WeakSet) {
+    attempts.push(() => (target as Set<object>).add({}));
+  }
+  for (const key of Reflect.ownKeys(target)) {
+    attempts.push(() => Reflect.set(target, key, () => undefined));
+    attempts.push(() => Reflect.deleteProperty(target, key));
+  }
+  attempts.push(() => Reflect.setPrototypeOf(target, null));
+  attempts.push(() => Reflect.defineProperty(target, 'injected', { value: 1 }));
+  for (const attempt of attempts) {
+    try {
+      attempt();
+    } catch {
+      // refused: what we want
+    }
+  }
+}
+
+describe('the process-global inventory', () => {
+  it('is a frozen holder of functions on a non-writable, non-configurable global property', () => {
+    capabilityInventory();
+    const globals = warrantGlobals();
+    assert.ok(globals.length > 0);
+    for (const [key, holder] of globals) {
+      const descriptor = Object.getOwnPropertyDescriptor(globalThis, key);
+      assert.equal(descriptor?.writable, false, String(key));
+      assert.equal(descriptor?.configurable, false, String(key));
+      assert.ok(Object.isFrozen(holder), `${String(key)} holds a frozen object`);
+      assert.ok(!(holder instanceof Map) && !(holder instanceof WeakSet), String(key));
+      for (const value of Object.values(holder as object)) {
+        assert.ok(typeof value === 'function' || Object.isFrozen(value), String(key));
+      }
+    }
+  });
+
+  it('cannot be edited through globalThis: a write capability stays a write, denied by the default policy', async () => {
+    const name = uniqueName('global.write');
+    let written = 0;
+    const runtime = new OperatorRuntime();
+    runtime.use(
+      module([
+        createCapability({
+          name,
+          version: '1',
+          description: 'writes',
+          risk: 'write',
+          execute: () => ++written,
+        }),
+      ]),
+    );
+    const before = runtime.listCapabilities();
+    for (const [key, holder] of warrantGlobals()) {
+      tryToEdit(holder);
+      const global = globalThis as unknown as Record<symbol, unknown>;
+      try {
+        global[key] = new Map();
+      } catch {
+        // refused
+      }
+      Reflect.deleteProperty(globalThis, key);
+      // Records handed out are frozen; lists are fresh copies.
+      for (const value of Object.values(holder as object)) {
+        if (typeof value !== 'function') continue;
+        for (const args of [[name], []]) {
+          let answer: unknown;
+          try {
+            answer = (value as (...parameters: unknown[]) => unknown)(...args);
+          } catch {
+            continue;
+          }
+          const parts = typeof answer === 'object' && answer !== null ? Object.values(answer) : [];
+          tryToEdit(answer);
+          for (const part of parts) {
+            tryToEdit(part);
+            if (typeof part === 'object' && part !== null) Object.values(part).forEach(tryToEdit);
+          }
+        }
+      }
+    }
+    // Re-registering the name (after a delete, were one possible) is refused.
+    assert.throws(
+      () =>
+        runtime.use(
+          module([
+            createCapability({
+              name,
+              version: '1',
+              description: 'now a read',
+              risk: 'read',
+              execute: () => ++written,
+            }),
+          ]),
+        ),
+      { code: 'CAPABILITY_ALREADY_REGISTERED' },
+    );
+    assert.deepEqual(runtime.listCapabilities(), before);
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'w', capability: name }],
+    });
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error, 'Write capability requires explicit approval.');
+    assert.equal(written, 0);
+    await runtime.close();
   });
 });
