@@ -54,3 +54,27 @@ export function readArray(list: readonly unknown[], max: number, fail: ReadFailu
   }
   return copy;
 }
+
+/** `Object.keys(target)`; a proxy trap that throws becomes `fail(...)`. */
+export function readKeys(target: object, fail: ReadFailure): string[] {
+  try {
+    return Object.keys(target);
+  } catch (error) {
+    throw fail(problemOf(error));
+  }
+}
+
+/**
+ * True for a plain object: its prototype is `Object.prototype` or null (not an array, a Map, a
+ * Date or a class instance). A revoked proxy or a throwing trap becomes `fail(...)`.
+ */
+export function isPlainObject(value: unknown, fail: ReadFailure): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || isArrayValue(value, fail)) return false;
+  let prototype: unknown;
+  try {
+    prototype = Object.getPrototypeOf(value);
+  } catch (error) {
+    throw fail(problemOf(error));
+  }
+  return prototype === Object.prototype || prototype === null;
+}

@@ -102,6 +102,167 @@ describe('OperatorRuntime#use()', () => {
     }
   });
 
+  it('refuses an inputSchema that is not a plain object: a Map, a Date, an array or a class instance', () => {
+    const runtime = new OperatorRuntime();
+    class Schema {
+      id = { type: 'string', required: true, description: 'id' };
+    }
+    const field = { type: 'string', required: true, description: 'id' };
+    for (const inputSchema of [
+      new Map([['id', field]]),
+      new Date(0),
+      Object.assign([field], { id: field }),
+      new Schema(),
+      Object.create({ id: field }) as object,
+    ]) {
+      const name = uniqueName('schema');
+      assert.throws(
+        () => runtime.use(module([capability(name, { inputSchema })])),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'CAPABILITY_DEFINITION_INVALID');
+          assert.match(error.message, /inputSchema must be a plain object of field records/);
+          return true;
+        },
+        Object.prototype.toString.call(inputSchema),
+      );
+      assert.equal(runtime.describeCapability(name), undefined);
+    }
+    const bare = Object.assign(Object.create(null) as object, { id: field });
+    const name = uniqueName('schema.bare');
+    runtime.use(module([capability(name, { inputSchema: bare })]));
+    assert.deepEqual(runtime.describeCapability(name)?.inputSchema, { id: field });
+  });
+
+  it('turns throwing getters and revoked proxies in use() arguments into coded errors, registering nothing', () => {
+    const runtime = new OperatorRuntime();
+    const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const throwing = (target: object, key: string) =>
+      Object.defineProperty(target, key, {
+        enumerable: true,
+        get() {
+          throw new Error(`${key} getter`);
+        },
+      });
+    const before = runtime.listCapabilities().length;
+    const cases: [string, () => unknown, string][] = [
+      ['a revoked module', () => revoked, 'CAPABILITY_MODULE_INVALID'],
+      [
+        'a throwing manifest',
+        () => throwing({ capabilities: [] }, 'manifest'),
+        'CAPABILITY_MODULE_INVALID',
+      ],
+      [
+        'a revoked manifest',
+        () => ({ manifest: revoked, capabilities: [] }),
+        'CAPABILITY_MODULE_INVALID',
+      ],
+      [
+        'a throwing manifest name',
+        () => ({
+          manifest: throwing({ version: '1', capabilities: [] }, 'name'),
+          capabilities: [],
+        }),
+        'CAPABILITY_MODULE_INVALID',
+      ],
+      [
+        'revoked manifest capabilities',
+        () => ({ manifest: { name: 'm', version: '1', capabilities: revoked }, capabilities: [] }),
+        'CAPABILITY_MODULE_INVALID',
+      ],
+      [
+        'a throwing manifest entry',
+        () => ({
+          manifest: { name: 'm', version: '1', capabilities: throwing([], '0') },
+          capabilities: [],
+        }),
+        'CAPABILITY_MODULE_INVALID',
+      ],
+      [
+        'revoked capabilities',
+        () => ({ manifest: { name: 'm', version: '1', capabilities: [] }, capabilities: revoked }),
+        'CAPABILITY_MODULE_INVALID',
+      ],
+      ...(['name', 'version', 'description', 'risk', 'inputSchema', 'execute'] as const).map(
+        (key): [string, () => unknown, string] => {
+          const name = uniqueName('hostile');
+          return [
+            `a throwing capability ${key}`,
+            () => {
+              const candidate: Record<string, unknown> = { ...capability(name) };
+              Reflect.deleteProperty(candidate, key);
+              return module([throwing(candidate, key) as Capability], [name]);
+            },
+            'CAPABILITY_DEFINITION_INVALID',
+          ];
+        },
+      ),
+      [
+        'a revoked capability',
+        () => module([revoked as Capability], ['x']),
+        'CAPABILITY_DEFINITION_INVALID',
+      ],
+      [
+        'a revoked inputSchema',
+        () => module([capability(uniqueName('hostile'), { inputSchema: revoked })]),
+        'CAPABILITY_DEFINITION_INVALID',
+      ],
+      [
+        'a throwing inputSchema field',
+        () => module([capability(uniqueName('hostile'), { inputSchema: throwing({}, 'id') })]),
+        'CAPABILITY_DEFINITION_INVALID',
+      ],
+      [
+        'a throwing field type',
+        () =>
+          module([
+            capability(uniqueName('hostile'), {
+              inputSchema: { id: throwing({ required: true, description: '' }, 'type') },
+            }),
+          ]),
+        'CAPABILITY_DEFINITION_INVALID',
+      ],
+    ];
+    for (const [label, make, code] of cases) {
+      assert.throws(() => runtime.use(make() as CapabilityModule), { code }, label);
+    }
+    assert.equal(runtime.listCapabilities().length, before);
+  });
+
+  it('turns throwing getters in createCapability() definitions into CAPABILITY_DEFINITION_INVALID', () => {
+    const base = { name: 'hostile.create', version: '1', description: 'd', risk: 'read' };
+    const throwing = (key: string, extra: object = {}) =>
+      Object.defineProperty({ ...base, execute: () => 1, ...extra }, key, {
+        get() {
+          throw new Error(`${key} getter`);
+        },
+      });
+    const { proxy: revoked, revoke } = Proxy.revocable([], {});
+    revoke();
+    for (const definition of [
+      throwing('timeoutMs'),
+      throwing('middleware'),
+      throwing('lifecycleLogging'),
+      throwing('name'),
+      { ...base, execute: () => 1, middleware: revoked },
+      {
+        ...base,
+        execute: () => 1,
+        middleware: [
+          Object.defineProperty({}, 'execute', {
+            get() {
+              throw new Error('execute getter');
+            },
+          }),
+        ],
+      },
+    ]) {
+      assert.throws(() => createCapability(definition as never), {
+        code: 'CAPABILITY_DEFINITION_INVALID',
+      });
+    }
+  });
+
   it('rejects a duplicate name whatever its version, across modules, runtimes and within one module', () => {
     const name = uniqueName('dup');
     new OperatorRuntime().use(module([capability(name)]));

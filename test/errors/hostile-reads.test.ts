@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isArrayValue, readArray, readField } from '../../src/errors/hostile-reads.js';
+import {
+  isArrayValue,
+  isPlainObject,
+  readArray,
+  readField,
+  readKeys,
+} from '../../src/errors/hostile-reads.js';
 
 const fail = (problem: string) => Object.assign(new TypeError(`x ${problem}`), { code: 'CODED' });
 
@@ -44,5 +50,25 @@ describe('hostile reads', () => {
       code: 'CODED',
       message: 'x [0] could not be read (index)',
     });
+  });
+
+  it('lists keys and tells plain objects apart, with coded errors for hostile proxies', () => {
+    assert.deepEqual(readKeys({ a: 1, b: 2 }, fail), ['a', 'b']);
+    assert.throws(() => readKeys(revoked, fail), { code: 'CODED' });
+    assert.equal(isPlainObject({}, fail), true);
+    assert.equal(isPlainObject(Object.create(null), fail), true);
+    for (const value of [[], new Map(), new Date(0), new (class {})(), null, 'x']) {
+      assert.equal(isPlainObject(value, fail), false);
+    }
+    const trap = new Proxy(
+      {},
+      {
+        getPrototypeOf() {
+          throw new Error('trap');
+        },
+      },
+    );
+    assert.throws(() => isPlainObject(trap, fail), { code: 'CODED' });
+    assert.throws(() => isPlainObject(revoked, fail), { code: 'CODED' });
   });
 });
