@@ -1,3 +1,5 @@
+import { types } from 'node:util';
+
 /** How long a quoted piece of user text may be in a message (reference texts, ids, paths). */
 export const MAX_QUOTED_CHARS = 80;
 
@@ -43,12 +45,22 @@ export function describeValue(value: unknown): string {
   return boundText(text, MAX_QUOTED_CHARS);
 }
 
+/**
+ * True for an error object of any realm: a native error (a brand check, so an error made by
+ * `node:vm` or in another realm counts) or anything inheriting from this realm's Error.
+ */
+function isErrorObject(value: unknown): value is Error {
+  return types.isNativeError(value) || value instanceof Error;
+}
+
 /** The message of a thrown value, for recording in a job. Never throws. */
 export function describeThrown(thrown: unknown): string {
   try {
-    if (thrown instanceof Error) {
-      const message = thrown.message;
-      return typeof message === 'string' && message !== '' ? message : thrown.name || 'Error';
+    if (isErrorObject(thrown)) {
+      const message: unknown = thrown.message;
+      if (typeof message === 'string' && message !== '') return message;
+      const name: unknown = thrown.name;
+      return typeof name === 'string' && name !== '' ? name : 'Error';
     }
     if (typeof thrown === 'string') return thrown === '' ? 'Error' : thrown;
   } catch {
