@@ -10,6 +10,7 @@ import {
   type CapabilityAuthorizationDecision,
   type ExecutionPlan,
 } from '../../src/index.js';
+import { OperatorRuntime } from '../../src/index.js';
 import { recordingAuthorizer, register, runtimeWith } from '../support/runtime-fixtures.js';
 
 function revoked<T extends object>(target: T): T {
@@ -127,6 +128,48 @@ describe('decisions and errors from other shapes and realms', () => {
       steps: [{ id: 'a', capability: write }],
     });
     assert.equal(refused.error, 'authorizer said x');
+    await runtime.close();
+  });
+});
+
+describe('options that cannot be read', () => {
+  const throwing = (key: string) =>
+    Object.defineProperty({}, key, {
+      enumerable: true,
+      get() {
+        throw new Error(`${key} getter`);
+      },
+    });
+
+  it('are RUNTIME_OPTIONS_INVALID for new OperatorRuntime()', () => {
+    const options = [
+      revoked({}),
+      ...['authorizer', 'store', 'maxJobs', 'maxPlanSteps', 'logger', 'onObserverError'].map(
+        throwing,
+      ),
+      { authorizer: throwing('authorize') },
+      { authorizer: revoked({}) },
+      { logger: throwing('info') },
+    ];
+    for (const option of options) {
+      assert.throws(() => new OperatorRuntime(option as never), {
+        code: 'RUNTIME_OPTIONS_INVALID',
+      });
+    }
+  });
+
+  it('are EXECUTE_OPTIONS_INVALID for executePlan() and JOB_FILTER_INVALID for listJobs()', async () => {
+    const runtime = runtimeWith();
+    const [name] = register(runtime, { execute: () => 1 }) as [string];
+    const plan = { version: '1.0' as const, steps: [{ id: 'a', capability: name }] };
+    for (const options of [revoked({}), throwing('caller'), { caller: revoked({}) }]) {
+      await assert.rejects(runtime.executePlan(plan, options as never), {
+        code: 'EXECUTE_OPTIONS_INVALID',
+      });
+    }
+    for (const filter of [revoked({}), throwing('status'), throwing('limit')]) {
+      await assert.rejects(runtime.listJobs(filter as never), { code: 'JOB_FILTER_INVALID' });
+    }
     await runtime.close();
   });
 });
