@@ -57,7 +57,16 @@ describe('hostile reads', () => {
     assert.throws(() => readKeys(revoked, fail), { code: 'CODED' });
     assert.equal(isPlainObject({}, fail), true);
     assert.equal(isPlainObject(Object.create(null), fail), true);
-    for (const value of [[], new Map(), new Date(0), new (class {})(), null, 'x']) {
+    for (const value of [
+      [],
+      new Map(),
+      new Date(0),
+      new (class Account {
+        id = 'a';
+      })(),
+      null,
+      'x',
+    ]) {
       assert.equal(isPlainObject(value, fail), false);
     }
     const trap = new Proxy(
