@@ -1,7 +1,10 @@
 /**
- * Fail-closed reading of an authorizer's answer (spec §2.4, §5; API.md §7). `decision` is read
- * once, as an OWN DATA property: an inherited value, a getter, an array or primitive decision,
- * an unknown value or a non-string reason all fail closed. A proxy whose traps throw fails closed.
+ * Fail-closed reading of an authorizer's answer (docs/api.md, `executePlan`; SECURITY.md). Only a
+ * non-null, non-array object with an OWN property `decision` equal to `'allow'` allows. The
+ * property is read once: a data property's value, or an own accessor's getter called exactly
+ * once (its answer is the decision). An inherited value, a missing or throwing getter, an array
+ * or primitive decision, an unknown value or a non-string reason all fail closed, and so does a
+ * proxy whose traps throw.
  */
 export type CheckedDecision =
   | { readonly kind: 'allow' }
@@ -11,27 +14,29 @@ export type CheckedDecision =
 const ALLOW: CheckedDecision = Object.freeze({ kind: 'allow' });
 const INVALID: CheckedDecision = Object.freeze({ kind: 'invalid' });
 
-function ownData(target: object, key: string): { value: unknown } | undefined {
+/** The value of an own property, read once, or undefined when there is no own property. */
+function readOwn(target: object, key: string): { value: unknown } | undefined {
   const descriptor = Reflect.getOwnPropertyDescriptor(target, key);
-  if (descriptor === undefined || !('value' in descriptor)) return undefined;
-  return { value: descriptor.value };
+  if (descriptor === undefined) return undefined;
+  if ('value' in descriptor) return { value: descriptor.value };
+  // An own accessor: its getter, called once on the answer itself (no getter: undefined).
+  const getter = descriptor.get;
+  return { value: getter === undefined ? undefined : Reflect.apply(getter, target, []) };
 }
 
 export function checkDecision(value: unknown): CheckedDecision {
   try {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
-    const decision = ownData(value, 'decision');
+    const decision = readOwn(value, 'decision');
     if (decision === undefined) return INVALID;
     if (decision.value === 'allow') return ALLOW;
     if (decision.value !== 'deny') return INVALID;
-    // A reason is optional; when present it must be an own string (or undefined) data property.
-    const reason = Reflect.getOwnPropertyDescriptor(value, 'reason');
-    if (reason === undefined) return { kind: 'deny', reason: undefined };
-    if (!('value' in reason)) return INVALID;
-    if (reason.value === undefined || typeof reason.value === 'string') {
-      return { kind: 'deny', reason: reason.value };
+    // A reason is optional; when present it must be an own string (or undefined), read once.
+    const reason = readOwn(value, 'reason');
+    if (reason === undefined || reason.value === undefined) {
+      return { kind: 'deny', reason: undefined };
     }
-    return INVALID;
+    return typeof reason.value === 'string' ? { kind: 'deny', reason: reason.value } : INVALID;
   } catch {
     return INVALID;
   }

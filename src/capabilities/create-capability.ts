@@ -1,5 +1,6 @@
 import { createError } from '../errors/warrant-error.js';
-import { describeValue } from '../errors/describe-value.js';
+import { describeValue, quoteText } from '../errors/describe-value.js';
+import { isArrayValue, readArray, readField } from '../errors/hostile-reads.js';
 import type {
   Capability,
   CapabilityDefinition,
@@ -10,9 +11,20 @@ import type {
 } from './capability.js';
 import { checkCapabilityShape } from './inventory.js';
 import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
-import { TimeoutMiddleware } from './timeout-middleware.js';
+import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
 const lifecycleLogging = new LifecycleLoggingMiddleware();
+
+const ignore = (): void => {};
+
+/** Most middleware layers one capability may have. */
+const MAX_MIDDLEWARE = 1_000;
+
+/** A middleware and the execute function taken from it when the capability was defined. */
+interface Layer {
+  readonly target: CapabilityMiddleware;
+  readonly execute: CapabilityMiddleware['execute'];
+}
 
 function invalid(message: string): TypeError {
   return createError(TypeError, 'CAPABILITY_DEFINITION_INVALID', message);
@@ -27,54 +39,82 @@ export function createCapability<Input = unknown, Output = unknown>(
   definition: CapabilityDefinition<Input, Output>,
 ): Capability<Input, Output> {
   const shape = checkCapabilityShape(definition, 'createCapability()');
-  const { timeoutMs, middleware, lifecycleLogging: logging } = definition;
-  const label = `createCapability() ${JSON.stringify(shape.name)}`;
+  const label = `createCapability() ${quoteText(shape.name)}`;
+  // Each field is read once (checkCapabilityShape read the shared ones); a throwing getter or
+  // proxy trap is CAPABILITY_DEFINITION_INVALID naming the field.
+  const read = (target: object, key: string, what: string): unknown =>
+    readField(target, key, (problem) => invalid(`${label}: ${what} ${problem}`));
+  const timeoutMs = read(definition, 'timeoutMs', 'timeoutMs');
+  const middleware = read(definition, 'middleware', 'middleware');
+  const logging = read(definition, 'lifecycleLogging', 'lifecycleLogging');
   if (logging !== undefined && typeof logging !== 'boolean') {
     throw invalid(`${label}: lifecycleLogging must be a boolean, got ${describeValue(logging)}`);
   }
-  if (middleware !== undefined && !Array.isArray(middleware)) {
+  const middlewareFail = (problem: string) => invalid(`${label}: middleware ${problem}`);
+  if (middleware !== undefined && !isArrayValue(middleware, middlewareFail)) {
     throw invalid(`${label}: middleware must be an array`);
   }
-  const layers: CapabilityMiddleware[] = [];
-  if (logging !== false) layers.push(lifecycleLogging);
+  // Each layer's execute function is taken once, here, and called with the layer as `this`.
+  const layers: Layer[] = [];
+  const addLayer = (target: CapabilityMiddleware): void => {
+    layers.push({ target, execute: target.execute });
+  };
+  if (logging !== false) addLayer(lifecycleLogging);
   if (timeoutMs !== undefined) {
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw invalid(
-        `${label}: timeoutMs must be a positive finite number, got ${describeValue(timeoutMs)}`,
-      );
-    }
-    layers.push(new TimeoutMiddleware(timeoutMs));
+    // Refused here, not at the first call: setTimeout fires at once for delays above 2^31-1.
+    const problem = timeoutProblem(timeoutMs);
+    if (problem !== undefined) throw invalid(`${label}: ${problem}`);
+    addLayer(new TimeoutMiddleware(timeoutMs as number));
   }
-  for (const [index, layer] of (middleware ?? []).entries()) {
-    if (typeof layer !== 'object' || layer === null || typeof layer.execute !== 'function') {
+  const userLayers =
+    middleware === undefined
+      ? []
+      : readArray(middleware as unknown[], MAX_MIDDLEWARE, middlewareFail);
+  for (const [index, layer] of userLayers.entries()) {
+    const execute =
+      typeof layer === 'object' && layer !== null
+        ? read(layer, 'execute', `middleware[${index}].execute`)
+        : undefined;
+    if (typeof execute !== 'function') {
       throw invalid(
         `${label}: middleware[${index}] must be an object with an execute(execution, next) method`,
       );
     }
-    layers.push(layer);
+    layers.push({
+      target: layer as CapabilityMiddleware,
+      execute: execute as CapabilityMiddleware['execute'],
+    });
   }
   const run = shape.execute as unknown as CapabilityDefinition<Input, Output>['execute'];
   const identity = Object.freeze({ name: shape.name, version: shape.version, risk: shape.risk });
 
+  const calledTwice = () =>
+    createError(
+      Error,
+      'MIDDLEWARE_NEXT_CALLED_TWICE',
+      `Middleware of capability ${quoteText(shape.name)} called next() more than once`,
+    );
+
+  // A second next() runs nothing and rejects; once the middleware has settled, the step fails
+  // if next() was called twice meanwhile. A later call changes nothing: the step has recorded
+  // its outcome. Every promise next() returns is marked handled, so a middleware that drops one
+  // cannot end the process with an unhandled rejection (docs/decisions.md, "Capabilities").
   const dispatch = async (index: number, execution: CapabilityExecution): Promise<unknown> => {
     const layer = layers[index];
     if (layer === undefined) {
       return run.call(definition, { input: execution.input as Input, context: execution.context });
     }
-    let called = false;
-    return layer.execute(execution, (override?: CapabilityExecution) => {
-      if (called) {
-        return Promise.reject(
-          createError(
-            Error,
-            'MIDDLEWARE_NEXT_CALLED_TWICE',
-            `Middleware of capability ${JSON.stringify(shape.name)} called next() more than once`,
-          ),
-        );
-      }
-      called = true;
-      return dispatch(index + 1, override ?? execution);
-    });
+    let calls = 0;
+    const next = (override?: CapabilityExecution): Promise<unknown> => {
+      calls += 1;
+      const inner =
+        calls === 1 ? dispatch(index + 1, override ?? execution) : Promise.reject(calledTwice());
+      inner.catch(ignore);
+      return inner;
+    };
+    const result: unknown = await Reflect.apply(layer.execute, layer.target, [execution, next]);
+    if (calls > 1) throw calledTwice();
+    return result;
   };
 
   const inputSchema: Record<string, CapabilityInputField> = {};

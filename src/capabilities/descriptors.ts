@@ -26,8 +26,7 @@ function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
 /** Every registered capability, in registration order. */
 export function listCapabilities(): CapabilityDescriptor[] {
   const descriptors: CapabilityDescriptor[] = [];
-  for (const registered of capabilityInventory().values())
-    descriptors.push(toDescriptor(registered));
+  for (const registered of capabilityInventory().list()) descriptors.push(toDescriptor(registered));
   return descriptors;
 }
 

@@ -1,13 +1,22 @@
 /**
- * The process-global capability inventory (spec §4.1 rule 2, API.md §5). One inventory per
- * process: it lives on globalThis under a versioned Symbol.for key and is created on first use,
- * so the ESM and the CommonJS builds loaded together share it (STYLE.md rule 8).
+ * The process-global capability inventory (docs/api.md, `runtime.use`). One inventory per
+ * process, shared by the ESM and the CommonJS builds loaded together: a frozen holder of
+ * functions over a private Map, kept on globalThis and created on first use (see processGlobal).
  *
  * Registration snapshots everything the runtime relies on (metadata, the compiled schema and
  * the `execute` function), so mutating a registered capability object later changes nothing.
  */
 import { createError } from '../errors/warrant-error.js';
-import { describeValue } from '../errors/describe-value.js';
+import { boundText, describeValue, quoteText } from '../errors/describe-value.js';
+import {
+  isArrayValue,
+  isPlainObject,
+  readArray,
+  readField,
+  readKeys,
+  type ReadFailure,
+} from '../errors/hostile-reads.js';
+import { processGlobal } from '../errors/process-global.js';
 import type { Capability, CapabilityModule, CapabilityRisk } from './capability.js';
 import { FIELD_TYPES, type CompiledField, type CompiledSchema } from './input-schema.js';
 
@@ -25,21 +34,79 @@ export interface RegisteredCapability {
   readonly module: string;
 }
 
-const INVENTORY_KEY = Symbol.for('warrant.capabilityInventory.v1');
 const RISKS: ReadonlySet<string> = new Set(['read', 'write', 'destructive']);
 
-type GlobalWithInventory = typeof globalThis & {
-  [INVENTORY_KEY]?: Map<string, RegisteredCapability>;
-};
+/**
+ * The process-global inventory: functions over a private Map, in a frozen holder (see
+ * processGlobal). Nothing it hands out can change what is registered: records are frozen, lists
+ * are fresh arrays, and `add` registers new names only, all or none.
+ */
+export interface CapabilityInventory {
+  get(name: string): RegisteredCapability | undefined;
+  has(name: string): boolean;
+  /** Every record, in registration order (a fresh array). */
+  list(): RegisteredCapability[];
+  /** Registers every record or none: throws CAPABILITY_ALREADY_REGISTERED for a taken name. */
+  add(records: readonly RegisteredCapability[]): void;
+}
+
+// A new key for a new shape: version 1 of this key held the Map itself.
+const INVENTORY_KEY = Symbol.for('warrant.capabilityInventory.v2');
+
+/** A frozen copy of a record, so no object handed to `add` stays reachable from the inventory. */
+function frozenRecord(record: RegisteredCapability): RegisteredCapability {
+  const { name, version, description, risk, schema, target, execute, module } = record;
+  if (typeof name !== 'string' || !RISKS.has(risk) || typeof execute !== 'function') {
+    throw invalid('CAPABILITY_DEFINITION_INVALID', 'A capability record is malformed');
+  }
+  return Object.freeze({
+    name,
+    version,
+    description,
+    risk,
+    schema: Object.freeze(
+      Array.from(schema, ({ key, type, required, description: text }) =>
+        Object.freeze({ key, type, required, description: text }),
+      ),
+    ),
+    identity: Object.freeze({ name, version, risk }),
+    target,
+    execute,
+    module,
+  });
+}
+
+function alreadyRegistered(name: string, existing: RegisteredCapability): TypeError {
+  return invalid(
+    'CAPABILITY_ALREADY_REGISTERED',
+    `Capability ${quoteText(name)} is already registered (version ${quoteText(existing.version)}); names are unique whatever the version`,
+  );
+}
+
+function createInventory(): CapabilityInventory {
+  const records = new Map<string, RegisteredCapability>();
+  return {
+    get: (name) => (typeof name === 'string' ? records.get(name) : undefined),
+    has: (name) => typeof name === 'string' && records.has(name),
+    list: () => [...records.values()],
+    add(candidates) {
+      const staged = new Map<string, RegisteredCapability>();
+      for (const candidate of Array.from(candidates)) {
+        const record = frozenRecord(candidate);
+        const existing = records.get(record.name) ?? staged.get(record.name);
+        if (existing !== undefined) throw alreadyRegistered(record.name, existing);
+        staged.set(record.name, record);
+      }
+      for (const [name, record] of staged) records.set(name, record);
+    },
+  };
+}
+
+let inventory: CapabilityInventory | undefined;
 
 /** The shared inventory, created on first use (nothing happens at import). */
-export function capabilityInventory(): Map<string, RegisteredCapability> {
-  const holder = globalThis as GlobalWithInventory;
-  let inventory = holder[INVENTORY_KEY];
-  if (inventory === undefined) {
-    inventory = new Map();
-    Object.defineProperty(holder, INVENTORY_KEY, { value: inventory });
-  }
+export function capabilityInventory(): CapabilityInventory {
+  inventory ??= processGlobal(INVENTORY_KEY, createInventory);
   return inventory;
 }
 
@@ -47,51 +114,66 @@ function invalid(code: string, message: string): TypeError {
   return createError(TypeError, code, message);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+type ShapeCode = 'CAPABILITY_MODULE_INVALID' | 'CAPABILITY_DEFINITION_INVALID';
+
+/** A ReadFailure naming `what`: a throwing getter or trap becomes a coded TypeError. */
+function failure(code: ShapeCode, what: string): ReadFailure {
+  return (problem) => invalid(code, `${what} ${problem}`);
 }
 
-/** Checks a schema record and compiles it; throws CAPABILITY_DEFINITION_INVALID. */
+/** A non-null, non-array object. */
+function isRecord(value: unknown, fail: ReadFailure): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !isArrayValue(value, fail);
+}
+
+/** Reads `target[key]` once, as `<what>.<key>` in messages. */
+function field(target: object, key: string, code: ShapeCode, what: string): unknown {
+  return readField(target, key, failure(code, `${what}.${key}`));
+}
+
+const DEFINITION = 'CAPABILITY_DEFINITION_INVALID';
+const MODULE = 'CAPABILITY_MODULE_INVALID';
+
+/**
+ * Checks a schema record and compiles it; throws CAPABILITY_DEFINITION_INVALID. The schema must
+ * be a plain object (or null-prototype): a Map, a Date, an array or a class instance has no own
+ * enumerable field records and would register as "no schema", skipping every input check.
+ */
 export function compileSchema(schema: unknown, where: string): CompiledSchema {
   if (schema === undefined) return [];
-  if (!isRecord(schema)) {
+  const what = `${where}: inputSchema`;
+  if (!isPlainObject(schema, failure(DEFINITION, what))) {
     throw invalid(
-      'CAPABILITY_DEFINITION_INVALID',
-      `${where}: inputSchema must be an object of field records, got ${describeValue(schema)}`,
+      DEFINITION,
+      `${what} must be a plain object of field records, got ${describeValue(schema)}`,
     );
   }
   const fields: CompiledField[] = [];
-  for (const key of Object.keys(schema)) {
+  for (const key of readKeys(schema, failure(DEFINITION, what))) {
     if (key === '__proto__') {
-      throw invalid(
-        'CAPABILITY_DEFINITION_INVALID',
-        `${where}: inputSchema field name "__proto__" is not allowed`,
-      );
+      throw invalid(DEFINITION, `${what} field name "__proto__" is not allowed`);
     }
-    const field = schema[key];
-    if (!isRecord(field)) {
-      throw invalid(
-        'CAPABILITY_DEFINITION_INVALID',
-        `${where}: inputSchema.${key} must be a field record { type, required, description }`,
-      );
+    const at = `${what}.${boundText(key, 80)}`;
+    const record = field(schema, key, DEFINITION, what);
+    if (!isRecord(record, failure(DEFINITION, at))) {
+      throw invalid(DEFINITION, `${at} must be a field record { type, required, description }`);
     }
-    const { type, required, description } = field;
+    const type = field(record, 'type', DEFINITION, at);
+    const required = field(record, 'required', DEFINITION, at);
+    const description = field(record, 'description', DEFINITION, at);
     if (typeof type !== 'string' || !FIELD_TYPES.has(type)) {
       throw invalid(
-        'CAPABILITY_DEFINITION_INVALID',
-        `${where}: inputSchema.${key}.type must be one of string, number, boolean, object, array; got ${describeValue(type)}`,
+        DEFINITION,
+        `${at}.type must be one of string, number, boolean, object, array; got ${describeValue(type)}`,
       );
     }
     if (typeof required !== 'boolean') {
-      throw invalid(
-        'CAPABILITY_DEFINITION_INVALID',
-        `${where}: inputSchema.${key}.required must be a boolean, got ${describeValue(required)}`,
-      );
+      throw invalid(DEFINITION, `${at}.required must be a boolean, got ${describeValue(required)}`);
     }
     if (typeof description !== 'string') {
       throw invalid(
-        'CAPABILITY_DEFINITION_INVALID',
-        `${where}: inputSchema.${key}.description must be a string, got ${describeValue(description)}`,
+        DEFINITION,
+        `${at}.description must be a string, got ${describeValue(description)}`,
       );
     }
     fields.push(Object.freeze({ key, type: type as CompiledField['type'], required, description }));
@@ -99,43 +181,45 @@ export function compileSchema(schema: unknown, where: string): CompiledSchema {
   return Object.freeze(fields);
 }
 
-/** Checks the well-formedness shared by `createCapability` and `use()`. */
+/**
+ * Checks the well-formedness shared by `createCapability` and `use()`. Each field is read exactly
+ * once; the values read here are what gets registered. A getter or proxy trap that throws is
+ * CAPABILITY_DEFINITION_INVALID naming the field.
+ */
 export function checkCapabilityShape(candidate: unknown, where: string) {
-  if (!isRecord(candidate)) {
-    throw invalid(
-      'CAPABILITY_DEFINITION_INVALID',
-      `${where} must be an object, got ${describeValue(candidate)}`,
-    );
+  if (!isRecord(candidate, failure(DEFINITION, where))) {
+    throw invalid(DEFINITION, `${where} must be an object, got ${describeValue(candidate)}`);
   }
-  // Each field is read exactly once; the values read here are what gets registered.
-  const { name, version, description, risk, inputSchema, execute } = candidate;
+  const name = field(candidate, 'name', DEFINITION, where);
   if (typeof name !== 'string' || name === '') {
     throw invalid(
-      'CAPABILITY_DEFINITION_INVALID',
+      DEFINITION,
       `${where}: name must be a non-empty string, got ${describeValue(name)}`,
     );
   }
-  const label = `${where} ${JSON.stringify(name)}`;
+  const label = `${where} ${quoteText(name)}`;
+  const version = field(candidate, 'version', DEFINITION, label);
+  const description = field(candidate, 'description', DEFINITION, label);
+  const risk = field(candidate, 'risk', DEFINITION, label);
+  const inputSchema = field(candidate, 'inputSchema', DEFINITION, label);
+  const execute = field(candidate, 'execute', DEFINITION, label);
   if (typeof version !== 'string') {
-    throw invalid(
-      'CAPABILITY_DEFINITION_INVALID',
-      `${label}: version must be a string, got ${describeValue(version)}`,
-    );
+    throw invalid(DEFINITION, `${label}: version must be a string, got ${describeValue(version)}`);
   }
   if (typeof description !== 'string') {
     throw invalid(
-      'CAPABILITY_DEFINITION_INVALID',
+      DEFINITION,
       `${label}: description must be a string, got ${describeValue(description)}`,
     );
   }
   if (typeof risk !== 'string' || !RISKS.has(risk)) {
     throw invalid(
-      'CAPABILITY_DEFINITION_INVALID',
+      DEFINITION,
       `${label}: risk must be "read", "write" or "destructive", got ${describeValue(risk)}`,
     );
   }
   if (typeof execute !== 'function') {
-    throw invalid('CAPABILITY_DEFINITION_INVALID', `${label}: execute must be a function`);
+    throw invalid(DEFINITION, `${label}: execute must be a function`);
   }
   const schema = compileSchema(inputSchema, label);
   return {
@@ -148,70 +232,68 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
   };
 }
 
+/** Largest number of capabilities (and manifest entries) one module may hold. */
+const MAX_MODULE_CAPABILITIES = 100_000;
+
 /**
- * Registers every capability of a module, or none (API.md §5): the whole module is checked
- * before the inventory is touched. Throws TypeError with CAPABILITY_MODULE_INVALID,
- * CAPABILITY_DEFINITION_INVALID or CAPABILITY_ALREADY_REGISTERED.
+ * Registers every capability of a module, or none (docs/api.md, `runtime.use`): the whole module
+ * is checked before the inventory is touched, and every part of it is read once (a throwing
+ * getter or proxy trap is a coded error naming the part). Throws TypeError with
+ * CAPABILITY_MODULE_INVALID, CAPABILITY_DEFINITION_INVALID or CAPABILITY_ALREADY_REGISTERED.
  */
 export function registerModule(module: CapabilityModule): void {
-  if (!isRecord(module)) {
+  if (!isRecord(module, failure(MODULE, 'A capability module'))) {
     throw invalid(
-      'CAPABILITY_MODULE_INVALID',
+      MODULE,
       `A capability module must be an object { manifest, capabilities }, got ${describeValue(module)}`,
     );
   }
-  const { manifest, capabilities } = module as unknown as Record<string, unknown>;
-  if (!isRecord(manifest)) {
-    throw invalid(
-      'CAPABILITY_MODULE_INVALID',
-      'A capability module needs a manifest { name, version, capabilities }',
-    );
+  const manifest = field(module, 'manifest', MODULE, 'module');
+  const capabilities = field(module, 'capabilities', MODULE, 'module');
+  if (!isRecord(manifest, failure(MODULE, 'module.manifest'))) {
+    throw invalid(MODULE, 'A capability module needs a manifest { name, version, capabilities }');
   }
-  const moduleName: unknown = manifest.name;
+  const moduleName = field(manifest, 'name', MODULE, 'manifest');
   if (typeof moduleName !== 'string' || moduleName === '') {
     throw invalid(
-      'CAPABILITY_MODULE_INVALID',
+      MODULE,
       `manifest.name must be a non-empty string, got ${describeValue(moduleName)}`,
     );
   }
-  const where = `module ${JSON.stringify(moduleName)}`;
-  if (typeof manifest.version !== 'string') {
+  const where = `module ${quoteText(moduleName)}`;
+  const moduleVersion = field(manifest, 'version', MODULE, `${where}: manifest`);
+  if (typeof moduleVersion !== 'string') {
     throw invalid(
-      'CAPABILITY_MODULE_INVALID',
-      `${where}: manifest.version must be a string, got ${describeValue(manifest.version)}`,
+      MODULE,
+      `${where}: manifest.version must be a string, got ${describeValue(moduleVersion)}`,
     );
   }
-  const declaredList: unknown = manifest.capabilities;
-  if (!Array.isArray(declaredList) || !declaredList.every((entry) => typeof entry === 'string')) {
-    throw invalid(
-      'CAPABILITY_MODULE_INVALID',
-      `${where}: manifest.capabilities must be an array of capability names`,
-    );
+  const declaredField = field(manifest, 'capabilities', MODULE, `${where}: manifest`);
+  const declaredFail = failure(MODULE, `${where}: manifest.capabilities`);
+  const declaredList = isArrayValue(declaredField, declaredFail)
+    ? readArray(declaredField as unknown[], MAX_MODULE_CAPABILITIES, declaredFail)
+    : undefined;
+  if (declaredList === undefined || !declaredList.every((entry) => typeof entry === 'string')) {
+    throw invalid(MODULE, `${where}: manifest.capabilities must be an array of capability names`);
   }
-  if (!Array.isArray(capabilities)) {
-    throw invalid(
-      'CAPABILITY_MODULE_INVALID',
-      `${where}: capabilities must be an array of capabilities`,
-    );
+  const listFail = failure(MODULE, `${where}: capabilities`);
+  if (!isArrayValue(capabilities, listFail)) {
+    throw invalid(MODULE, `${where}: capabilities must be an array of capabilities`);
   }
+  const candidates = readArray(capabilities as unknown[], MAX_MODULE_CAPABILITIES, listFail);
   const declared = new Set<string>(declaredList as string[]);
   const inventory = capabilityInventory();
   const staged = new Map<string, RegisteredCapability>();
-  capabilities.forEach((candidate: unknown, index: number) => {
+  candidates.forEach((candidate: unknown, index: number) => {
     const shape = checkCapabilityShape(candidate, `${where}: capabilities[${index}]`);
     if (!declared.has(shape.name)) {
       throw invalid(
         'CAPABILITY_MODULE_INVALID',
-        `${where}: capability ${JSON.stringify(shape.name)} is not declared in manifest.capabilities`,
+        `${where}: capability ${quoteText(shape.name)} is not declared in manifest.capabilities`,
       );
     }
-    if (staged.has(shape.name) || inventory.has(shape.name)) {
-      const existing = staged.get(shape.name) ?? inventory.get(shape.name);
-      throw invalid(
-        'CAPABILITY_ALREADY_REGISTERED',
-        `Capability ${JSON.stringify(shape.name)} is already registered (version ${JSON.stringify(existing?.version)}); names are unique whatever the version`,
-      );
-    }
+    const existing = staged.get(shape.name) ?? inventory.get(shape.name);
+    if (existing !== undefined) throw alreadyRegistered(shape.name, existing);
     staged.set(
       shape.name,
       Object.freeze({
@@ -226,9 +308,9 @@ export function registerModule(module: CapabilityModule): void {
     if (!staged.has(name)) {
       throw invalid(
         'CAPABILITY_MODULE_INVALID',
-        `${where}: manifest declares ${JSON.stringify(name)} but the module provides no such capability`,
+        `${where}: manifest declares ${quoteText(name)} but the module provides no such capability`,
       );
     }
   }
-  for (const [name, registered] of staged) inventory.set(name, registered);
+  inventory.add([...staged.values()]);
 }

@@ -1,5 +1,17 @@
+import { describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { CapabilityExecution, CapabilityMiddleware } from './capability.js';
+
+/** Longest timer Node's setTimeout honours; a longer delay fires after 1 ms. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The one rule for time-outs: undefined when `ms` is usable, else what is wrong with it. */
+export function timeoutProblem(ms: unknown): string | undefined {
+  if (typeof ms === 'number' && Number.isInteger(ms) && ms >= 1 && ms <= MAX_TIMEOUT_MS) {
+    return undefined;
+  }
+  return `timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS} (milliseconds), got ${describeValue(ms)}`;
+}
 
 /**
  * Fails the invocation with `Capability execution timed out after <ms>ms` (code
@@ -9,15 +21,10 @@ import type { CapabilityExecution, CapabilityMiddleware } from './capability.js'
 export class TimeoutMiddleware implements CapabilityMiddleware {
   readonly #ms: number;
 
-  /** @throws TypeError (TIMEOUT_INVALID) unless `ms` is a positive finite number. */
+  /** @throws TypeError (TIMEOUT_INVALID) unless `ms` is an integer from 1 to 2^31-1. */
   constructor(ms: number) {
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-      throw createError(
-        TypeError,
-        'TIMEOUT_INVALID',
-        `timeoutMs must be a positive finite number, got ${String(ms)}`,
-      );
-    }
+    const problem = timeoutProblem(ms);
+    if (problem !== undefined) throw createError(TypeError, 'TIMEOUT_INVALID', problem);
     this.#ms = ms;
   }
 

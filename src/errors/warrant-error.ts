@@ -1,24 +1,36 @@
 /**
  * Every error Warrant throws across the package root carries a stable SCREAMING_SNAKE `code`
  * (docs/errors.md). Guards recognise errors by issuance, not by shape: the runtime records each
- * error it creates in a WeakSet kept on globalThis under a versioned key, so the ESM and the
- * CommonJS builds loaded in one process share it, and a lookalike, a clone, a proxy or an
- * object whose prototype is a real error is never recognised.
+ * error it creates in a private WeakSet, reached through a frozen process-global holder (see
+ * processGlobal) so the ESM and the CommonJS builds loaded in one process share it, and a
+ * lookalike, a clone, a proxy or an object whose prototype is a real error is never recognised.
+ * The holder can add and ask, never remove.
  */
+import { processGlobal } from './process-global.js';
 
-// STYLE.md rule 10: versioned Symbol.for key, shared by both builds of this major line.
-const ISSUED_KEY = Symbol.for('warrant.issuedErrors.v1');
+interface IssuedErrors {
+  add(error: object): void;
+  has(value: unknown): boolean;
+}
 
-type GlobalWithIssued = typeof globalThis & { [ISSUED_KEY]?: WeakSet<object> };
+// A new key for a new shape: version 1 of this key held the WeakSet itself.
+const ISSUED_KEY = Symbol.for('warrant.issuedErrors.v2');
 
-function issuedErrors(): WeakSet<object> {
-  const holder = globalThis as GlobalWithIssued;
-  let set = holder[ISSUED_KEY];
-  if (set === undefined) {
-    set = new WeakSet();
-    Object.defineProperty(holder, ISSUED_KEY, { value: set });
-  }
-  return set;
+function createIssuedErrors(): IssuedErrors {
+  const issued = new WeakSet<object>();
+  return {
+    add(error) {
+      issued.add(error);
+    },
+    has: (value) => typeof value === 'object' && value !== null && issued.has(value),
+  };
+}
+
+let shared: IssuedErrors | undefined;
+
+function issuedErrors(): IssuedErrors {
+  shared ??= processGlobal(ISSUED_KEY, createIssuedErrors);
+  return shared;
 }
 
 /** Stamps `code` (read-only) on an error the runtime is about to throw and records its issuance. */

@@ -115,6 +115,24 @@ function successResult(result: unknown): CallToolResult {
 }
 
 /**
+ * The SDK keeps its tools in plain objects keyed by tool name, where a capability named after an
+ * Object.prototype member met the inherited member (`constructor`: "Tool constructor is already
+ * registered", thrown from this constructor) and one named `__proto__` became the table's
+ * prototype. Before any tool is registered, its (empty) tool tables are replaced by
+ * null-prototype objects, in which every name is an own key like any other (docs/decisions.md,
+ * "MCP"; test/mcp/prototype-names.test.ts fails if an SDK update renames the tables).
+ */
+function useNullPrototypeToolTables(server: McpServer): void {
+  const fields = server as unknown as Record<string, unknown>;
+  for (const table of ['_registeredTools', '_toolInputSchemaJson']) {
+    const current = fields[table];
+    if (typeof current === 'object' && current !== null && Object.keys(current).length === 0) {
+      fields[table] = Object.create(null) as object;
+    }
+  }
+}
+
+/**
  * Serves the capabilities of an `OperatorRuntime` as MCP tools. The tool list is the inventory
  * at construction; each call runs as a one-step plan pinned to the version seen then, through
  * `executePlan` and therefore through admission and the authorizer. Connect `server` to any
@@ -163,6 +181,7 @@ export class McpAdapter {
       { name: options.name ?? 'warrant', version: options.version ?? '0.2.0' },
       { capabilities: { tools: {} } },
     );
+    useNullPrototypeToolTables(this.server);
     // Introspection only (API.md §6): no authorizer, capability or event.
     for (const descriptor of runtime.listCapabilities()) this.#registerTool(descriptor);
   }

@@ -5,9 +5,19 @@
  */
 import { checkInput } from '../capabilities/input-schema.js';
 import type { RegisteredCapability } from '../capabilities/inventory.js';
-import { describeThrown, describeValue } from '../errors/describe-value.js';
+import {
+  MAX_QUOTED_CHARS,
+  boundText,
+  describeThrown,
+  describeValue,
+  quoteText,
+} from '../errors/describe-value.js';
 import type { CapturedField, CapturedStep, CapturedSubmission } from './capture.js';
-import { PlanAdmissionError, type PlanAdmissionIssue } from './plan-admission-error.js';
+import {
+  MAX_ISSUE_CHARS,
+  PlanAdmissionError,
+  type PlanAdmissionIssue,
+} from './plan-admission-error.js';
 import {
   collectReferences,
   parseReference,
@@ -40,9 +50,14 @@ export const DEFAULT_GOAL = 'External execution plan';
 type Lookup = (name: string) => RegisteredCapability | undefined;
 type Issue = PlanAdmissionIssue;
 
+/** Why a value could not be read: the thrown message, cut like any quoted text. */
+function thrownText(error: unknown): string {
+  return boundText(describeThrown(error), MAX_QUOTED_CHARS);
+}
+
 function unreadable(field: string, read: CapturedField, label: string): string {
   const error = read.ok ? undefined : read.error;
-  return `${label}: ${field} could not be read (${describeThrown(error)})`;
+  return `${label}: ${field} could not be read (${thrownText(error)})`;
 }
 
 /** Records one issue; objects are built only when something is wrong (admission hot path). */
@@ -54,10 +69,14 @@ function report(
   stepIndex?: number,
   stepId?: string,
 ): void {
-  const issue: { -readonly [K in keyof Issue]: Issue[K] } = { code, message };
+  // Texts are bounded (MAX_ISSUE_CHARS); stepId is the id itself, so it names the step exactly.
+  const issue: { -readonly [K in keyof Issue]: Issue[K] } = {
+    code,
+    message: boundText(message, MAX_ISSUE_CHARS),
+  };
   if (stepIndex !== undefined) issue.stepIndex = stepIndex;
   if (stepId !== undefined) issue.stepId = stepId;
-  if (field !== undefined) issue.field = field;
+  if (field !== undefined) issue.field = boundText(field, MAX_ISSUE_CHARS);
   issues.push(issue);
 }
 
@@ -98,7 +117,7 @@ function admitStep(
   const { index } = step;
   if (!step.isObject) {
     const message = step.readFailure
-      ? `steps[${index}] could not be read (${describeThrown(step.readFailure.error)})`
+      ? `steps[${index}] could not be read (${thrownText(step.readFailure.error)})`
       : `steps[${index}] must be an object`;
     report(issues, 'INVALID_PLAN', message, undefined, index);
     return undefined;
@@ -119,7 +138,8 @@ function admitStep(
   } else {
     id = step.id.value;
   }
-  const label = id === undefined ? `steps[${index}]` : `steps[${index}] ${JSON.stringify(id)}`;
+  // The id is quoted cut to 80 characters: 600 steps sharing a 1 MiB id cost 600 short texts.
+  const label = id === undefined ? `steps[${index}]` : `steps[${index}] ${quoteText(id)}`;
   if (id !== undefined) {
     const first = idIndex.get(id);
     if (first !== undefined && first !== index) {
@@ -195,7 +215,7 @@ function admitStep(
         report(
           issues,
           'CAPABILITY_VERSION_MISMATCH',
-          `${label}: capabilityVersion ${JSON.stringify(capabilityVersion)} does not match registered version ${JSON.stringify(registered.version)} of ${JSON.stringify(registered.name)}`,
+          `${label}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
           'capabilityVersion',
           index,
           id,
@@ -255,7 +275,7 @@ function admitStep(
       report(
         issues,
         'INVALID_PLAN',
-        `${label}: input could not be read (${describeThrown(error)})`,
+        `${label}: input could not be read (${thrownText(error)})`,
         'input',
         index,
         id,
@@ -281,7 +301,11 @@ const NO_REFERENCES: readonly LocatedReference[] = Object.freeze([]);
 export function admitPlan(submission: CapturedSubmission, lookup: Lookup): AdmittedPlan {
   const issues: Issue[] = [];
   if (!submission.isObject) {
-    throw new PlanAdmissionError([{ code: 'INVALID_PLAN', message: 'plan must be an object' }]);
+    const failure = submission.readFailure;
+    const message = failure
+      ? `plan could not be read (${thrownText(failure.error)})`
+      : 'plan must be an object';
+    throw new PlanAdmissionError([{ code: 'INVALID_PLAN', message }]);
   }
   if (!submission.version.ok) {
     report(issues, 'INVALID_PLAN', unreadable('version', submission.version, 'plan'), 'version');
@@ -308,11 +332,11 @@ export function admitPlan(submission: CapturedSubmission, lookup: Lookup): Admit
   const { stepsField } = submission;
   if (!stepsField.ok) {
     report(issues, 'INVALID_PLAN', unreadable('steps', stepsField, 'plan'), 'steps');
-  } else if (!Array.isArray(stepsField.value)) {
-    const got = describeValue(stepsField.value);
-    report(issues, 'INVALID_PLAN', `plan: steps must be an array, got ${got}`, 'steps');
   } else if (submission.stepsProblem !== undefined) {
     report(issues, 'INVALID_PLAN', submission.stepsProblem, 'steps');
+  } else if (!submission.stepsIsArray) {
+    const got = describeValue(stepsField.value);
+    report(issues, 'INVALID_PLAN', `plan: steps must be an array, got ${got}`, 'steps');
   } else if (submission.steps.length === 0) {
     report(issues, 'EMPTY_PLAN', 'plan: steps must contain at least one step', 'steps');
   }

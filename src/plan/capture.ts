@@ -5,6 +5,8 @@
  * to the caller's plan, or getters that change it, cannot redirect what is admitted and run.
  */
 
+import { boundText, describeThrown } from '../errors/describe-value.js';
+
 /** A value read from the caller's plan, or the fact that reading it threw. */
 export type CapturedField = { readonly ok: true; readonly value: unknown } | FailedRead;
 export interface FailedRead {
@@ -28,6 +30,8 @@ export interface CapturedStep {
 
 export interface CapturedSubmission {
   readonly isObject: boolean;
+  /** Set when the plan could not even be told apart from an array (a revoked proxy). */
+  readonly readFailure: FailedRead | undefined;
   readonly version: CapturedField;
   readonly id: CapturedField;
   readonly goal: CapturedField;
@@ -35,7 +39,12 @@ export interface CapturedSubmission {
   readonly idempotencyKey: CapturedField;
   /** The `steps` field itself (read once); `steps` below holds the captured entries. */
   readonly stepsField: CapturedField;
-  /** Set when `steps` is an array but could not be walked (length unreadable or too long). */
+  /** True when `steps` is an array (checked once, here). */
+  readonly stepsIsArray: boolean;
+  /**
+   * Set when `steps` could not be walked: a revoked proxy, an unreadable length or too many
+   * steps. Nothing else of `steps` was read then.
+   */
   readonly stepsProblem: string | undefined;
   readonly steps: readonly CapturedStep[];
 }
@@ -54,13 +63,24 @@ function isObjectLike(value: unknown): value is object {
   return (typeof value === 'object' && value !== null) || typeof value === 'function';
 }
 
+/** `Array.isArray`, which throws for a revoked proxy: then the failed read is returned. */
+function arrayCheck(value: unknown): { readonly ok: true; readonly value: boolean } | FailedRead {
+  try {
+    return { ok: true, value: Array.isArray(value) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
 function captureStep(entry: CapturedField, index: number): CapturedStep {
   const step = entry.ok ? entry.value : undefined;
-  if (!isObjectLike(step) || Array.isArray(step)) {
+  const isArray = isObjectLike(step) ? arrayCheck(step) : undefined;
+  if (!isObjectLike(step) || isArray === undefined || !isArray.ok || isArray.value) {
+    const failure = !entry.ok ? entry : isArray !== undefined && !isArray.ok ? isArray : undefined;
     return {
       index,
       isObject: false,
-      readFailure: entry.ok ? undefined : entry,
+      readFailure: failure,
       id: MISSING,
       capability: MISSING,
       capabilityVersion: MISSING,
@@ -84,15 +104,18 @@ function captureStep(entry: CapturedField, index: number): CapturedStep {
 
 /** Reads the submission once. Never throws: failed reads are kept for admission to report. */
 export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubmission {
-  if (!isObjectLike(plan) || Array.isArray(plan)) {
+  const isArray = isObjectLike(plan) ? arrayCheck(plan) : undefined;
+  if (!isObjectLike(plan) || isArray === undefined || !isArray.ok || isArray.value) {
     return {
       isObject: false,
+      readFailure: isArray !== undefined && !isArray.ok ? isArray : undefined,
       version: MISSING,
       id: MISSING,
       goal: MISSING,
       metadata: MISSING,
       idempotencyKey: MISSING,
       stepsField: MISSING,
+      stepsIsArray: false,
       stepsProblem: undefined,
       steps: [],
     };
@@ -105,7 +128,11 @@ export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubm
   const idempotencyKey = read(plan, 'idempotencyKey');
   const steps: CapturedStep[] = [];
   let stepsProblem: string | undefined;
-  if (stepsField.ok && Array.isArray(stepsField.value)) {
+  const stepsArray = stepsField.ok ? arrayCheck(stepsField.value) : undefined;
+  const stepsIsArray = stepsArray !== undefined && stepsArray.ok && stepsArray.value;
+  if (stepsArray !== undefined && !stepsArray.ok) {
+    stepsProblem = `plan.steps could not be read (${boundText(describeThrown(stepsArray.error), 80)})`;
+  } else if (stepsIsArray && stepsField.ok) {
     const list = stepsField.value as unknown[];
     let length: unknown;
     try {
@@ -125,12 +152,14 @@ export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubm
   }
   return {
     isObject: true,
+    readFailure: undefined,
     version,
     id,
     goal,
     metadata,
     idempotencyKey,
     stepsField,
+    stepsIsArray,
     stepsProblem,
     steps,
   };

@@ -1,3 +1,4 @@
+import { boundText } from '../errors/describe-value.js';
 import { isIssuedError, issueError } from '../errors/warrant-error.js';
 
 /** One reason a plan was refused admission (API.md §4). Frozen. */
@@ -22,9 +23,25 @@ export interface PlanAdmissionIssue {
 
 const CODE = 'PLAN_ADMISSION_REJECTED';
 
-/** The one function that turns issues into the error message (STYLE.md rule 11). */
+/** Longest text of one issue (`message`, `field`); longer texts are cut, ending in `...`. */
+export const MAX_ISSUE_CHARS = 500;
+
+/** Most issues whose texts the error message lists; every issue is in `issues`. */
+export const MAX_LISTED_ISSUES = 20;
+
+/**
+ * The one function that turns issues into the error message: the texts of the first
+ * MAX_LISTED_ISSUES issues joined with `; `, each cut to MAX_ISSUE_CHARS, then how many more
+ * there are. So the message stays one bounded line (about 10 KB at most) however many issues
+ * a plan has (docs/decisions.md, "Plans and admission").
+ */
 export function formatAdmissionMessage(issues: readonly PlanAdmissionIssue[]): string {
-  return `Execution plan failed validation: ${issues.map((issue) => issue.message).join('; ')}`;
+  const listed = issues
+    .slice(0, MAX_LISTED_ISSUES)
+    .map((issue) => boundText(issue.message, MAX_ISSUE_CHARS));
+  const more = issues.length - listed.length;
+  if (more > 0) listed.push(`and ${more} more issue${more === 1 ? '' : 's'} (see error.issues)`);
+  return `Execution plan failed validation: ${listed.join('; ')}`;
 }
 
 /** Rejection of a plan before any job exists. Recognise it with `isPlanAdmissionError`. */

@@ -9,6 +9,8 @@ import { describeCapability, listCapabilities } from '../capabilities/descriptor
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
 import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
+import { isArrayValue, readField } from '../errors/hostile-reads.js';
+import { processGlobal } from '../errors/process-global.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
@@ -62,14 +64,23 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
 
 function checkFilter(filter: unknown): JobListFilter {
   if (filter === undefined) return {};
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+  const notObject = (problem: string) =>
+    createError(TypeError, 'JOB_FILTER_INVALID', `listJobs() filter ${problem}`);
+  if (typeof filter !== 'object' || filter === null || isArrayValue(filter, notObject)) {
     throw createError(
       TypeError,
       'JOB_FILTER_INVALID',
       `listJobs() filter must be an object, got ${describeValue(filter)}`,
     );
   }
-  const { status, capability, goal, limit } = filter as Record<string, unknown>;
+  const field = (key: keyof JobListFilter): unknown =>
+    readField(filter, key, (problem) =>
+      createError(TypeError, 'JOB_FILTER_INVALID', `listJobs() filter.${key} ${problem}`),
+    );
+  const status = field('status');
+  const capability = field('capability');
+  const goal = field('goal');
+  const limit = field('limit');
   for (const [name, value] of [
     ['status', status],
     ['capability', capability],
@@ -93,7 +104,31 @@ function checkFilter(filter: unknown): JobListFilter {
       `listJobs() filter.limit must be a non-negative integer, got ${describeValue(limit)}`,
     );
   }
-  return filter as JobListFilter;
+  // The values read here are what the store filters by: a getter is not read twice.
+  const checked: { -readonly [K in keyof JobListFilter]: JobListFilter[K] } = {};
+  if (status !== undefined) checked.status = status as JobListFilter['status'];
+  if (capability !== undefined) checked.capability = capability as string;
+  if (goal !== undefined) checked.goal = goal as string;
+  if (limit !== undefined) checked.limit = limit as number;
+  return checked;
+}
+
+/**
+ * Reads `executePlan` options once. Options that are not an object, or whose `caller` cannot be
+ * read (a throwing getter or proxy trap), are EXECUTE_OPTIONS_INVALID.
+ */
+function readExecuteOptions(options: unknown): { readonly caller: unknown } {
+  if (typeof options !== 'object' || options === null) {
+    throw createError(
+      TypeError,
+      'EXECUTE_OPTIONS_INVALID',
+      `executePlan() options must be an object, got ${describeValue(options)}`,
+    );
+  }
+  const caller = readField(options, 'caller', (problem) =>
+    createError(TypeError, 'EXECUTE_OPTIONS_INVALID', `executePlan() options.caller ${problem}`),
+  );
+  return { caller };
 }
 
 /**
@@ -123,18 +158,33 @@ export class OperatorRuntime {
         `OperatorRuntime options must be an object, got ${describeValue(options)}`,
       );
     }
-    const { authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError } = options;
+    const option = (key: keyof OperatorRuntimeOptions): unknown =>
+      readField(options, key, (problem) => invalidOption(`options.${key} ${problem}`));
+    const authorizer = option('authorizer') as ExecutionAuthorizer | undefined;
+    const store = option('store') as string | undefined;
+    const maxJobs = option('maxJobs');
+    const maxPlanSteps = option('maxPlanSteps');
+    const logger = option('logger') as ExecutionLogger | undefined;
+    const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
     if (
       authorizer !== undefined &&
       (typeof authorizer !== 'object' ||
         authorizer === null ||
-        typeof authorizer.authorize !== 'function')
+        typeof readField(authorizer, 'authorize', (problem) =>
+          invalidOption(`options.authorizer.authorize ${problem}`),
+        ) !== 'function')
     ) {
       throw invalidOption('options.authorizer must be an object with an authorize(context) method');
     }
     if (logger !== undefined) {
+      if (typeof logger !== 'object' || logger === null) {
+        throw invalidOption(`options.logger must be an object, got ${describeValue(logger)}`);
+      }
       for (const level of ['debug', 'info', 'warn', 'error'] as const) {
-        if (typeof logger?.[level] !== 'function')
+        const method = readField(logger, level, (problem) =>
+          invalidOption(`options.logger.${level} ${problem}`),
+        );
+        if (typeof method !== 'function')
           throw invalidOption(`options.logger must have a ${level}() method`);
       }
     }
@@ -178,14 +228,7 @@ export class OperatorRuntime {
    */
   async executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = {}): Promise<Job> {
     const dependencies = this.#executorDependencies();
-    if (typeof options !== 'object' || options === null) {
-      throw createError(
-        TypeError,
-        'EXECUTE_OPTIONS_INVALID',
-        `executePlan() options must be an object, got ${describeValue(options)}`,
-      );
-    }
-    const caller = snapshotCaller(options.caller);
+    const caller = snapshotCaller(readExecuteOptions(options).caller);
     const submission = captureSubmission(plan, this.#maxPlanSteps);
     const inventory = capabilityInventory();
     const admitted = admitPlan(submission, (name) => inventory.get(name));
@@ -266,5 +309,15 @@ export class OperatorRuntime {
   }
 }
 
-/** A default runtime instance with default options; inert until first used. */
-export const operatorRuntime = new OperatorRuntime();
+// A new key for the default runtime; the holder is frozen, and so is the instance it gives.
+const DEFAULT_RUNTIME_KEY = Symbol.for('warrant.defaultRuntime.v1');
+
+/**
+ * The default runtime, with default options; inert until first used. One per process: whichever
+ * build (ESM or CommonJS) loads first creates it, and both export that same object.
+ */
+export const operatorRuntime: OperatorRuntime = processGlobal(DEFAULT_RUNTIME_KEY, () => {
+  const runtime = new OperatorRuntime();
+  Object.freeze(runtime);
+  return { runtime: (): OperatorRuntime => runtime };
+}).runtime();

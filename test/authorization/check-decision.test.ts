@@ -41,10 +41,17 @@ describe('checkDecision()', () => {
       { decision: 'maybe' },
       { decision: true },
       Object.create({ decision: 'allow' }),
-      Object.defineProperty({}, 'decision', { get: () => 'allow' }),
+      Object.defineProperty({}, 'decision', { get: () => 'ALLOW' }),
+      Object.defineProperty({}, 'decision', { set: () => undefined }),
+      Object.defineProperty({}, 'decision', {
+        get: () => {
+          throw new Error('getter');
+        },
+      }),
+      Object.create(Object.defineProperty({}, 'decision', { get: () => 'allow' })),
       { decision: 'deny', reason: 42 },
       { decision: 'deny', reason: null },
-      Object.defineProperty({ decision: 'deny' }, 'reason', { get: () => 'why' }),
+      Object.defineProperty({ decision: 'deny' }, 'reason', { get: () => 42 }),
       new Proxy(
         {},
         {
@@ -71,5 +78,37 @@ describe('checkDecision()', () => {
     );
     checkDecision(decision);
     assert.equal(reads, 1);
+  });
+
+  it('allows an own accessor decision that returns "allow", calling its getter exactly once', () => {
+    let calls = 0;
+    const answers = ['allow', 'deny'];
+    const decision = Object.defineProperty({}, 'decision', {
+      enumerable: true,
+      get: () => answers[calls++],
+    });
+    assert.deepEqual(checkDecision(decision), { kind: 'allow' });
+    assert.equal(calls, 1);
+    class Decision {
+      get decision() {
+        return 'allow';
+      }
+    }
+    // The getter of a class is inherited, not own: it fails closed.
+    assert.deepEqual(checkDecision(new Decision()), { kind: 'invalid' });
+  });
+
+  it('reads an own accessor deny and its own accessor reason, each getter once', () => {
+    let decisionReads = 0;
+    let reasonReads = 0;
+    const denial = Object.defineProperties(
+      {},
+      {
+        decision: { get: () => (decisionReads++, 'deny') },
+        reason: { get: () => (reasonReads++, 'not today') },
+      },
+    );
+    assert.deepEqual(checkDecision(denial), { kind: 'deny', reason: 'not today' });
+    assert.deepEqual([decisionReads, reasonReads], [1, 1]);
   });
 });

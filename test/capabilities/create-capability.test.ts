@@ -1,7 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setImmediate as turn } from 'node:timers/promises';
 import { createCapability, type CapabilityMiddleware } from '../../src/index.js';
 import { testContext as context } from '../support/execution-context.js';
+import { register, runtimeWith } from '../support/runtime-fixtures.js';
+
+/**
+ * Runs `body` and collects the rejections that went unhandled meanwhile (the suite's guard,
+ * test/support/unhandled-rejection-guard.ts, also fails the process for each of them).
+ */
+async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  const listener = (reason: unknown) => seen.push(reason);
+  process.on('unhandledRejection', listener);
+  try {
+    await body();
+    // Unhandled rejections are reported once the microtask queue drains: give it two turns.
+    await turn();
+    await turn();
+  } finally {
+    process.off('unhandledRejection', listener);
+  }
+  return seen;
+}
 
 const base = { name: 'make.test', version: '1', description: 'd', risk: 'read' as const };
 
@@ -86,6 +107,87 @@ describe('createCapability()', () => {
     assert.equal(runs, 1);
   });
 
+  it('never lets a second next() end the process: it rejects (handled) and fails the step', async () => {
+    let runs = 0;
+    const runtime = runtimeWith();
+    const [name] = register(runtime, {
+      middleware: [
+        {
+          execute: (_execution, next) => {
+            const first = next();
+            void next(); // dropped: today an unhandled rejection that ends the process
+            return first;
+          },
+        },
+      ],
+      execute: () => ++runs,
+    });
+    let job: Awaited<ReturnType<typeof runtime.executePlan>> | undefined;
+    const unhandled = await unhandledDuring(async () => {
+      job = await runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'a', capability: name as string }],
+      });
+    });
+    assert.deepEqual(unhandled, []);
+    assert.equal(runs, 1);
+    assert.equal(job?.status, 'failed');
+    assert.match(job?.error ?? '', /called next\(\) more than once/);
+    await runtime.close();
+  });
+
+  it('never lets a dropped next() whose capability throws end the process', async () => {
+    const capability = createCapability({
+      ...base,
+      lifecycleLogging: false,
+      middleware: [
+        {
+          execute: (_execution, next) => {
+            void next(); // dropped, and the capability rejects
+            return 'answered by the middleware';
+          },
+        },
+      ],
+      execute: () => {
+        throw new Error('capability failed');
+      },
+    });
+    let result: unknown;
+    const unhandled = await unhandledDuring(async () => {
+      result = await capability.execute({}, context());
+    });
+    assert.deepEqual(unhandled, []);
+    assert.equal(result, 'answered by the middleware');
+  });
+
+  it('keeps the first outcome when next() is called again after the step settled', async () => {
+    let late: Promise<unknown> | undefined;
+    const capability = createCapability({
+      ...base,
+      lifecycleLogging: false,
+      middleware: [
+        {
+          execute: (_execution, next) => {
+            const first = next();
+            setTimeout(() => {
+              late = next();
+            }, 0);
+            return first;
+          },
+        },
+      ],
+      execute: () => 'first',
+    });
+    let result: unknown;
+    const unhandled = await unhandledDuring(async () => {
+      result = await capability.execute({}, context());
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    });
+    assert.deepEqual(unhandled, []);
+    assert.equal(result, 'first');
+    await assert.rejects(late as Promise<unknown>, { code: 'MIDDLEWARE_NEXT_CALLED_TWICE' });
+  });
+
   it('turns a synchronous throw of execute into a rejection', async () => {
     const capability = createCapability({
       ...base,
@@ -95,6 +197,21 @@ describe('createCapability()', () => {
       },
     });
     await assert.rejects(Promise.resolve(capability.execute({}, context())), /sync/);
+  });
+
+  it('refuses a timeoutMs that setTimeout cannot honour: above 2^31-1, fractional, negative or NaN', () => {
+    for (const timeoutMs of [2 ** 31, 2 ** 40, Number.MAX_SAFE_INTEGER, 1.5, -5, NaN, '10']) {
+      assert.throws(
+        () => createCapability({ ...base, timeoutMs: timeoutMs as number, execute: () => 1 }),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'CAPABILITY_DEFINITION_INVALID');
+          assert.match(error.message, /timeoutMs must be an integer from 1 to 2147483647/);
+          return true;
+        },
+        String(timeoutMs),
+      );
+    }
+    assert.ok(createCapability({ ...base, timeoutMs: 2 ** 31 - 1, execute: () => 1 }));
   });
 
   it('rejects malformed definitions with CAPABILITY_DEFINITION_INVALID', () => {

@@ -42,8 +42,9 @@ describe('TimeoutMiddleware', () => {
     assert.equal(result, 'fast');
   });
 
-  it('rejects a non-positive or non-finite timeout with TIMEOUT_INVALID', () => {
-    for (const ms of [0, -1, NaN, Infinity, '10']) {
+  it('rejects a timeout that is not an integer from 1 to 2^31-1 with TIMEOUT_INVALID', () => {
+    // Above 2^31-1 milliseconds setTimeout fires after 1 ms; fractions are not milliseconds.
+    for (const ms of [0, -1, NaN, Infinity, '10', 2 ** 31, 1.5]) {
       assert.throws(() => new TimeoutMiddleware(ms as number), {
         name: 'TypeError',
         code: 'TIMEOUT_INVALID',

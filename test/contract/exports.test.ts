@@ -119,6 +119,27 @@ describe('the built package root (dist/esm and dist/cjs in one process)', () => 
     await Promise.all([viaCjs.close(), viaEsm.close()]);
   });
 
+  it('exports one default runtime: operatorRuntime is the same frozen object from both builds', () => {
+    assert.equal(esm.operatorRuntime, cjs.operatorRuntime);
+    assert.ok(Object.isFrozen(esm.operatorRuntime));
+  });
+
+  it('keeps nothing mutable on globalThis: frozen holders on non-writable, non-configurable keys', () => {
+    const keys = Object.getOwnPropertySymbols(globalThis).filter((key) =>
+      Symbol.keyFor(key)?.startsWith('warrant.'),
+    );
+    assert.ok(keys.length >= 3, keys.map(String).join(', '));
+    for (const key of keys) {
+      const descriptor = Object.getOwnPropertyDescriptor(globalThis, key);
+      assert.equal(descriptor?.writable, false, String(key));
+      assert.equal(descriptor?.configurable, false, String(key));
+      assert.ok(Object.isFrozen(descriptor?.value), String(key));
+      for (const value of Object.values(descriptor?.value as object)) {
+        assert.equal(typeof value, 'function', String(key));
+      }
+    }
+  });
+
   it('recognises a PlanAdmissionError issued by either build with the guard of either build', async () => {
     const fromEsm = await admissionRejection(esm);
     const fromCjs = await admissionRejection(cjs);

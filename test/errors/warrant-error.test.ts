@@ -22,11 +22,18 @@ describe('issued errors', () => {
     assert.equal(isIssuedError('SOME_CODE', 'SOME_CODE'), false);
   });
 
-  it('keeps the issued set on globalThis under a versioned key, shared by every copy of the module', () => {
+  it('keeps the issued set behind a frozen holder on globalThis, shared by every copy of the module', () => {
     const error = issueError(new Error('e'), 'SHARED_CODE');
-    const set = (globalThis as unknown as Record<symbol, WeakSet<object>>)[
-      Symbol.for('warrant.issuedErrors.v1')
-    ];
-    assert.ok(set?.has(error));
+    const key = Symbol.for('warrant.issuedErrors.v2');
+    const holder = (globalThis as unknown as Record<symbol, { has(value: unknown): boolean }>)[key];
+    assert.ok(holder !== undefined && holder.has(error));
+    assert.ok(Object.isFrozen(holder));
+    assert.deepEqual(Object.keys(holder).sort(), ['add', 'has']);
+    // Nothing removes an issued error, and the holder cannot be replaced.
+    assert.equal((holder as unknown as { delete?: unknown }).delete, undefined);
+    assert.throws(() => {
+      (globalThis as unknown as Record<symbol, unknown>)[key] = { has: () => false };
+    }, TypeError);
+    assert.equal(isIssuedError(error, 'SHARED_CODE'), true);
   });
 });

@@ -135,4 +135,22 @@ describe('captureSubmission()', () => {
     for (const value of [null, undefined, 'plan', 42, []])
       assert.equal(captureSubmission(value, 10).isObject, false);
   });
+
+  it('records revoked proxies as the plan, as steps and as a step as failed reads, never throwing', () => {
+    const revoked = <T extends object>(target: T): T => {
+      const { proxy, revoke } = Proxy.revocable(target, {});
+      revoke();
+      return proxy;
+    };
+    const plan = captureSubmission(revoked({}), 10);
+    assert.equal(plan.isObject, false);
+    assert.equal(plan.readFailure?.ok, false);
+    const steps = captureSubmission({ version: '1.0', steps: revoked([]) }, 10);
+    assert.equal(steps.stepsIsArray, false);
+    assert.match(steps.stepsProblem ?? '', /^plan\.steps could not be read \(/);
+    const step = captureSubmission({ version: '1.0', steps: [revoked({})] }, 10);
+    assert.equal(step.stepsIsArray, true);
+    assert.equal(step.steps[0]?.isObject, false);
+    assert.equal(step.steps[0]?.readFailure?.ok, false);
+  });
 });

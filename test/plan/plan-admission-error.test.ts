@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlanAdmissionError, isPlanAdmissionError } from '../../src/plan/plan-admission-error.js';
+import {
+  MAX_ISSUE_CHARS,
+  MAX_LISTED_ISSUES,
+  PlanAdmissionError,
+  isPlanAdmissionError,
+} from '../../src/plan/plan-admission-error.js';
 
 describe('isPlanAdmissionError()', () => {
   const real = new PlanAdmissionError([
@@ -38,5 +43,20 @@ describe('isPlanAdmissionError()', () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
     assert.equal(isPlanAdmissionError(proxy), false);
+  });
+
+  it('lists at most MAX_LISTED_ISSUES issue texts, each cut to MAX_ISSUE_CHARS, and keeps every issue', () => {
+    const issues = Array.from({ length: 1000 }, (_, index) => ({
+      code: 'INVALID_PLAN' as const,
+      message: `issue ${index} ${'x'.repeat(10_000)}`,
+    }));
+    const error = new PlanAdmissionError(issues);
+    assert.equal(error.issues.length, 1000);
+    assert.equal(error.issues[999]?.message, issues[999]?.message);
+    assert.ok(error.message.length <= 40 + MAX_LISTED_ISSUES * (MAX_ISSUE_CHARS + 2) + 50);
+    assert.ok(error.message.endsWith('; and 980 more issues (see error.issues)'));
+    assert.match(error.message, /^Execution plan failed validation: issue 0 x+\.\.\.; issue 1 /);
+    const one = new PlanAdmissionError([...issues.slice(0, MAX_LISTED_ISSUES + 1)]);
+    assert.ok(one.message.endsWith('; and 1 more issue (see error.issues)'));
   });
 });

@@ -216,10 +216,10 @@ type GarbageShape =
   | 'padded'
   | 'boolean-decision'
   | 'inherited-allow'
-  | 'getter-allow'
+  | 'inherited-getter-allow'
   | 'deny-numeric-reason'
   | 'deny-null-reason'
-  | 'deny-getter-reason'
+  | 'deny-getter-numeric-reason'
   | 'inherited-deny';
 
 type DecisionSpec =
@@ -278,10 +278,10 @@ const decisionArb: fc.Arbitrary<DecisionSpec> = fc.oneof(
         'padded',
         'boolean-decision',
         'inherited-allow',
-        'getter-allow',
+        'inherited-getter-allow',
         'deny-numeric-reason',
         'deny-null-reason',
-        'deny-getter-reason',
+        'deny-getter-numeric-reason',
         'inherited-deny',
       ),
       delivery: deliveryArb,
@@ -365,22 +365,22 @@ function garbage(shape: GarbageShape): unknown {
       return { decision: true };
     case 'inherited-allow':
       return Object.create({ decision: 'allow' }) as object;
-    case 'getter-allow':
-      // docs/decisions.md: an own getter is treated like a missing property (fail closed).
-      return {
+    case 'inherited-getter-allow':
+      // docs/decisions.md: an own getter counts (called once); an inherited one fails closed.
+      return new (class {
         get decision() {
           return 'allow';
-        },
-      };
+        }
+      })();
     case 'deny-numeric-reason':
       return { decision: 'deny', reason: 42 };
     case 'deny-null-reason':
       return { decision: 'deny', reason: null };
-    case 'deny-getter-reason':
+    case 'deny-getter-numeric-reason':
       return {
         decision: 'deny',
         get reason() {
-          return 'text';
+          return 42;
         },
       };
     case 'inherited-deny':

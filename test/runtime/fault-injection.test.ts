@@ -63,8 +63,23 @@ describe('fault injection: authorizers', () => {
       },
     ],
     [
-      'a getter decision',
-      () => Object.defineProperty({}, 'decision', { get: () => 'allow', enumerable: true }),
+      // An own getter answering allow counts (docs/decisions.md); an inherited one does not.
+      'an inherited getter decision',
+      () =>
+        new (class {
+          get decision() {
+            return 'allow';
+          }
+        })(),
+    ],
+    [
+      'an own getter decision that throws',
+      () =>
+        Object.defineProperty({}, 'decision', {
+          get: () => {
+            throw new Error('getter');
+          },
+        }),
     ],
     ['an inherited allow', () => Object.create({ decision: 'allow' })],
     ['an array holding allow', () => Object.assign(['allow'], { decision: 'allow' })],
