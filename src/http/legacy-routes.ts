@@ -5,7 +5,8 @@
  *   step, but skips OperatorRuntime, plan admission and structural capture (spec §8 rule 3),
  *   and records nothing.
  * - `GET /api/:provider/status` calls that provider's `<provider>.status` capability directly,
- *   ungoverned: no authorizer, no job.
+ *   ungoverned: no authorizer, no job. Only a capability whose risk is `read` is called; any
+ *   other answers 403 (README "The two known bypasses").
  *
  * They are the only code outside the executor that invokes capabilities; the governance
  * baseline (tools/quality) lists them as LEGACY_BYPASS. When disabled they answer 410.
@@ -15,6 +16,7 @@ import { checkDecision } from '../authorization/check-decision.js';
 import { defaultAuthorizer } from '../authorization/default-policy.js';
 import { capabilityInventory } from '../capabilities/inventory.js';
 import { describeThrown } from '../errors/describe-value.js';
+import { oneLineError } from '../errors/error-text.js';
 import type { ExecutionAuthorizer, ExecutionContext, OperatorRuntime } from '../index.js';
 import {
   collectReferences,
@@ -99,7 +101,7 @@ export function registerLegacyRoutes(
           outcome.status = decision.kind === 'deny' ? 'denied' : 'failed';
           outcome.error =
             decision.kind === 'deny'
-              ? (decision.reason ?? `Capability not permitted: ${registered.name}`)
+              ? oneLineError(decision.reason ?? `Capability not permitted: ${registered.name}`)
               : 'Invalid authorization decision';
           break;
         }
@@ -118,7 +120,7 @@ export function registerLegacyRoutes(
         outcome.status = 'completed';
         outcome.result = toJsonSafe(result);
       } catch (error) {
-        outcome.error = describeThrown(error);
+        outcome.error = oneLineError(describeThrown(error));
         break;
       }
     }
@@ -133,6 +135,11 @@ export function registerLegacyRoutes(
     const registered = capabilityInventory().get(name);
     if (registered === undefined)
       return reply.code(404).send({ error: `Unknown provider: ${request.params.provider}` });
+    // Ungoverned, so never more than a read: a write or destructive "status" is refused.
+    if (registered.risk !== 'read')
+      return reply.code(403).send({
+        error: `The legacy status route calls read capabilities only: ${name} is ${registered.risk}`,
+      });
     const context: ExecutionContext = {
       jobId: 'legacy-status',
       stepId: name,
@@ -147,7 +154,9 @@ export function registerLegacyRoutes(
       ]);
       return { provider: request.params.provider, legacy: true, status: toJsonSafe(status) };
     } catch (error) {
-      return reply.code(500).send({ error: `Status check failed: ${describeThrown(error)}` });
+      return reply
+        .code(500)
+        .send({ error: `Status check failed: ${oneLineError(describeThrown(error))}` });
     }
   });
 }

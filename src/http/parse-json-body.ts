@@ -2,8 +2,11 @@
  * The JSON body parser of the server. `JSON.parse` never applies a `__proto__` key (it creates
  * an own property), but code downstream might (Object.assign, merges), so a body holding a
  * `__proto__` key or a `constructor.prototype` path is refused outright. The scan is iterative,
- * so deeply nested bodies cannot overflow the stack.
+ * so deeply nested bodies cannot overflow the stack. Nesting deeper than `MAX_JSON_DEPTH` is
+ * refused before anything else, by one pass over the text.
  */
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
+
 export class JsonBodyError extends Error {
   override readonly name = 'JsonBodyError';
   readonly statusCode = 400;
@@ -31,6 +34,8 @@ function hasForbiddenKey(root: unknown): boolean {
 
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') throw new JsonBodyError('Empty JSON body');
+  if (exceedsJsonDepth(text))
+    throw new JsonBodyError(`JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,32 +1,48 @@
 /**
- * The HTTP face of `warrant serve` (API.md §11): routes parse, call the runtime through the
- * package root and format; they never authorize, validate plans or touch a store (STYLE.md
- * rule 6). Errors never carry stack traces or inner messages (rule 13).
+ * The HTTP face of `warrant serve` (docs/api.md, README "HTTP routes"): routes parse, call the
+ * runtime through the package root and format; they never authorize, validate plans or touch a
+ * store. Who reaches a route is decided by the request gate (`request-gate.ts`) on the route the
+ * router matched. Errors are one line and never carry stack traces or inner messages.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import {
   isPlanAdmissionError,
   type ExecutionAuthorizer,
   type ExecutionCaller,
   type ExecutionPlan,
+  type Job,
   type JobListFilter,
   type OperatorRuntime,
 } from '../index.js';
+import { oneLineError } from '../errors/error-text.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
+import { createRequestGate, isLoopbackAddress, type GateRefusal } from './request-gate.js';
 import { toJsonSafe } from '../jobs/json-value.js';
 import { admissionStatus, failedJobStatus } from './status-codes.js';
 
 export interface HttpServerOptions {
-  /** Requests must carry `Authorization: Bearer <token>` on every /api route (else 401). */
+  /** Requests must carry `Authorization: Bearer <token>` on every route but `GET /health`
+   * (else 401). */
   readonly token?: string;
+  /** Host names answered besides `localhost`, `127.0.0.1` and `[::1]` while the server is bound
+   * to a loopback address (lower-case, no port); any other Host is answered 421. */
+  readonly allowedHosts?: readonly string[];
+  /** Told about every error answered only as `500 Internal error` (a failing store), with the
+   * matched route (`GET /api/jobs/:id`, never the URL), so the host can log it. */
+  readonly onInternalError?: (error: unknown, route: string) => void;
   /** The caller of a request; default: `{ id: 'http' }` (or `{ id: 'token' }` with a token). */
   readonly resolveCaller?: (
     request: FastifyRequest,
   ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
-  /** Enables the two documented legacy bypasses (API.md §11); off by default (410). */
+  /** Enables the two documented legacy bypasses (README "The two known bypasses"); off by
+   * default (410). */
   readonly legacyRoutes?: boolean;
   /** The authorizer the legacy job route uses; the runtime's own for governed routes. */
   readonly legacyAuthorizer?: ExecutionAuthorizer;
@@ -42,10 +58,42 @@ interface ExecuteBody {
   capabilityVersion?: unknown;
 }
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** `GET /api/jobs` answers this many jobs unless `limit` says otherwise, and never more than
+ * `JOB_LIST_MAX` (README "HTTP routes"). */
+export const JOB_LIST_DEFAULT = 50;
+export const JOB_LIST_MAX = 1000;
+
+/** The `limit` of a job list: the default when absent, undefined when not 1..JOB_LIST_MAX. */
+function jobListLimit(text: string | undefined): number | undefined {
+  if (text === undefined) return JOB_LIST_DEFAULT;
+  if (!/^\d{1,4}$/.test(text)) return undefined;
+  const limit = Number(text);
+  return limit >= 1 && limit <= JOB_LIST_MAX ? limit : undefined;
+}
+
+function oneLineField(record: unknown, key: string): void {
+  if (typeof record !== 'object' || record === null) return;
+  const value = (record as Record<string, unknown>)[key];
+  if (typeof value === 'string') (record as Record<string, unknown>)[key] = oneLineError(value);
+}
+
+/** A job as answered: JSON-safe, and every error or denial reason in it one line. */
+function jobAnswer(job: Job): unknown {
+  const answer = toJsonSafe(job) as { steps?: unknown; events?: unknown };
+  oneLineField(answer, 'error');
+  if (Array.isArray(answer.steps)) for (const step of answer.steps) oneLineField(step, 'error');
+  if (Array.isArray(answer.events)) {
+    for (const event of answer.events as { data?: unknown }[]) {
+      oneLineField(event.data, 'error');
+      oneLineField(event.data, 'reason');
+    }
+  }
+  return answer;
+}
+
+function refuse(reply: FastifyReply, refusal: GateRefusal): FastifyReply {
+  if (refusal.headers !== undefined) reply.headers(refusal.headers);
+  return reply.code(refusal.status).send({ error: refusal.error });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -62,9 +110,35 @@ export function createHttpServer(
   runtime: OperatorRuntime,
   options: HttpServerOptions = {},
 ): FastifyInstance {
+  // The gate runs on every request, the unrouted ones and the router's own errors included
+  // (README "HTTP routes"): Host while bound to loopback, then the token on the matched route,
+  // then repeated parameters. Whether the server is bound to loopback is read once it listens.
+  let loopbackBound = false;
+  const decide = createRequestGate({
+    token: options.token,
+    allowedHosts: options.allowedHosts,
+    loopbackBound: () => loopbackBound,
+  });
+  const gate = (request: FastifyRequest): GateRefusal | undefined =>
+    decide({
+      method: request.method,
+      route: request.routeOptions.url,
+      host: request.headers.host,
+      authorization: request.headers.authorization,
+      query: request.query,
+    });
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // Targets the router cannot decode, or with a parameter over its length limit (100), are
+    // answered here, after the gate, in the `{ error }` shape: no fastify code, no URL.
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      const refusal = gate(request);
+      if (refusal !== undefined) return refuse(reply, refusal);
+      return error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? reply.code(414).send({ error: 'A segment of the URL path is too long' })
+        : reply.code(400).send({ error: 'The URL cannot be decoded' });
+    },
     // Node checks request deadlines on an interval (30 s by default): check often enough that a
     // slow-loris connection is closed close to its deadline.
     serverFactory: (handler) => {
@@ -80,6 +154,11 @@ export function createHttpServer(
     },
     return503OnClosing: true,
   });
+  app.server.on('listening', () => {
+    const address = app.server.address();
+    loopbackBound =
+      typeof address === 'object' && address !== null && isLoopbackAddress(address.address);
+  });
   // JSON only: any other content type is 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -90,7 +169,7 @@ export function createHttpServer(
     }
   });
 
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode;
     if (status === 413) return reply.code(413).send({ error: 'Request body is too large' });
     if (status === 415)
@@ -98,9 +177,21 @@ export function createHttpServer(
     if (status !== undefined && status >= 400 && status < 500) {
       return reply.code(400).send({ error: clientErrorMessage(error) });
     }
+    reportInternalError(error, request);
     return reply.code(500).send({ error: 'Internal error' });
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+
+  const reportInternalError = (error: unknown, request: FastifyRequest): void => {
+    try {
+      options.onInternalError?.(
+        error,
+        `${request.method} ${request.routeOptions.url ?? '(no route)'}`,
+      );
+    } catch {
+      // A failing reporter changes nothing about the answer.
+    }
+  };
 
   // Without a resolver every request has the same caller: one frozen object (the runtime
   // snapshots the caller of each plan anyway), no promise per request.
@@ -112,20 +203,13 @@ export function createHttpServer(
   ): ExecutionCaller | undefined | Promise<ExecutionCaller | undefined> =>
     options.resolveCaller ? options.resolveCaller(request) : defaultCaller;
 
-  // The token check is installed only with a token: without one the hook did nothing, yet cost
-  // every request a promise and a tick (issue 8, bench/http/execute.bench.ts).
-  const token = options.token;
-  if (token !== undefined) {
-    app.addHook('onRequest', async (request, reply) => {
-      if (!request.url.startsWith('/api')) return;
-      const header = request.headers.authorization;
-      const given =
-        typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
-      if (!sameToken(given, token)) {
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized' });
-      }
-    });
-  }
+  // A callback hook, not an async one: no promise and no extra tick per request
+  // (bench/http/execute.bench.ts measures it).
+  app.addHook('onRequest', (request, reply, done) => {
+    const refusal = gate(request);
+    if (refusal === undefined) done();
+    else void refuse(reply, refusal);
+  });
 
   app.get('/health', async () => ({ status: 'ok' }));
 
@@ -171,12 +255,14 @@ export function createHttpServer(
             result: toJsonSafe(job.result),
           };
         }
-        return reply.code(failedJobStatus(job)).send({ error: job.error, jobId: job.id });
+        return reply
+          .code(failedJobStatus(job))
+          .send({ error: oneLineError(job.error ?? 'Execution failed'), jobId: job.id });
       } catch (error) {
         if (!isPlanAdmissionError(error)) throw error;
         return reply
           .code(admissionStatus(error.issues))
-          .send({ error: error.message, issues: error.issues });
+          .send({ error: oneLineError(error.message), issues: error.issues });
       }
     },
   );
@@ -186,37 +272,40 @@ export function createHttpServer(
       const job = await runtime.executePlan(request.body as ExecutionPlan, {
         caller: await caller(request),
       });
-      if (job.status === 'completed') return reply.code(201).send(toJsonSafe(job));
-      return reply.code(failedJobStatus(job)).send({ error: job.error, job: toJsonSafe(job) });
+      if (job.status === 'completed') return reply.code(201).send(jobAnswer(job));
+      return reply
+        .code(failedJobStatus(job))
+        .send({ error: oneLineError(job.error ?? 'Execution failed'), job: jobAnswer(job) });
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
       return reply
         .code(admissionStatus(error.issues))
-        .send({ error: error.message, issues: error.issues });
+        .send({ error: oneLineError(error.message), issues: error.issues });
     }
   });
 
+  // The gate has refused repeated parameters, so every query value is a string here.
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/jobs',
     async (request, reply) => {
-      const { status, capability, goal, limit } = request.query;
-      const filter: JobListFilter = {};
+      const { status, capability, goal } = request.query;
+      const limit = jobListLimit(request.query.limit);
+      if (limit === undefined)
+        return reply
+          .code(400)
+          .send({ error: `limit must be an integer from 1 to ${JOB_LIST_MAX}` });
+      const filter: JobListFilter = { limit };
       if (status !== undefined) filter.status = status as JobListFilter['status'];
       if (capability !== undefined) filter.capability = capability;
       if (goal !== undefined) filter.goal = goal;
-      if (limit !== undefined) {
-        if (!/^\d{1,6}$/.test(limit))
-          return reply.code(400).send({ error: 'limit must be a non-negative integer' });
-        filter.limit = Number(limit);
-      }
-      return toJsonSafe(await runtime.listJobs(filter));
+      return (await runtime.listJobs(filter)).map(jobAnswer);
     },
   );
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (request, reply) => {
     const job = await runtime.getJob(request.params.id);
     return job === undefined
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
-      : toJsonSafe(job);
+      : jobAnswer(job);
   });
 
   registerLegacyRoutes(app, runtime, {

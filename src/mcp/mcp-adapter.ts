@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
+import { oneLineError } from '../errors/error-text.js';
 import { toJsonSafe } from '../jobs/json-value.js';
 import type {
   CapabilityDescriptor,
@@ -213,10 +214,11 @@ export class McpAdapter {
       const caller = await this.#resolveCaller(name, context);
       const job = await this.#runtime.executePlan(plan, { caller });
       // A denial or a failure is recorded in the job; its error is the step's message.
-      if (job.status !== 'completed') return errorResult(job.error ?? 'Execution failed');
+      if (job.status !== 'completed')
+        return errorResult(oneLineError(job.error ?? 'Execution failed'));
       return successResult(job.result);
     } catch (error) {
-      if (isPlanAdmissionError(error)) return errorResult(error.message);
+      if (isPlanAdmissionError(error)) return errorResult(oneLineError(error.message));
       // STYLE.md rule 13: no inner message, no stack for anything unexpected.
       this.#options.onInternalError?.(error, name);
       return errorResult(INTERNAL_ERROR);

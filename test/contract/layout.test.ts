@@ -44,6 +44,8 @@ const EDGE_INTERNALS_ALLOWED: Record<string, string> = {
 const SHARED_WITH_EDGES: Record<string, string> = {
   'src/jobs/json-value.ts':
     'one JSON encoding of job values: the stores record with it and the edges print with it',
+  'src/errors/error-text.ts':
+    'one-line error text for every process boundary: the HTTP and MCP answers use it',
 };
 
 // STYLE.md rule 19. A file with no test twin needs an entry here. `types` entries are checked to

@@ -1,5 +1,5 @@
 // Hostile HTTP input (issue 9), the cases test/http/server.test.ts and load.test.ts leave out:
-// invalid UTF-8, nesting 10,000 levels deep and as deep as the body limit allows, slow-loris
+// invalid UTF-8, nesting up to the 1,000-level limit and beyond it (refused; issue 14), slow-loris
 // clients that drip their headers, and 1,000 concurrent plans on the SQLite store. Every
 // request gets the right status, no stack trace, every admitted job is recorded exactly once,
 // and the server keeps serving.
@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/server.js';
-import { OperatorRuntime, createCapability, type Job } from '../../src/index.js';
+import {
+  OperatorRuntime,
+  createCapability,
+  isPlanAdmissionError,
+  type ExecutionPlan,
+  type Job,
+} from '../../src/index.js';
 import { hostileDepth } from '../mcp/fixtures/hostile-capabilities.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-http-hostile-'));
@@ -155,17 +161,20 @@ describe('deeply nested bodies', () => {
   const objects = (depth: number, leaf: string) =>
     `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`;
   const arrays = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+  const refused = { error: 'JSON body is nested deeper than 1000 levels' };
 
-  it('runs plans whose inputs nest 10,000 levels deep, and resolves a reference at the bottom', async () => {
+  // The body itself is level 1: `{"input":{"nest":...}}` leaves 998 levels to the nest, a plan's
+  // step input 996 (the plan, `steps`, the step and the input come first).
+  it('runs plans whose inputs nest as deep as the limit allows, and resolves a reference at the bottom', async () => {
     const { url, runtime } = await start();
     for (const nest of [objects, arrays]) {
       const direct = await post(
         `${url}/api/capabilities/hostile.depth/execute`,
-        `{"input":{"nest":${nest(10_000, '"bottom"')}}}`,
+        `{"input":{"nest":${nest(998, '"bottom"')}}}`,
       );
       assert.equal(direct.status, 200, direct.text.slice(0, 200));
       assert.deepEqual((direct.json as { result: unknown }).result, {
-        depth: 10_000,
+        depth: 998,
         leaf: 'bottom',
       });
       const plan = await post(
@@ -173,11 +182,11 @@ describe('deeply nested bodies', () => {
         `{"version":"1.0","steps":[
           {"id":"first","capability":"hostile.echo","input":{"text":"from the first step"}},
           {"id":"second","capability":"hostile.depth",
-           "input":{"nest":${nest(10_000, '{"$ref":"steps.first.result.text"}')}}}]}`,
+           "input":{"nest":${nest(995, '{"$ref":"steps.first.result.text"}')}}}]}`,
       );
       assert.equal(plan.status, 201, plan.text.slice(0, 200));
       const job = plan.json as unknown as Job;
-      assert.deepEqual(job.steps[1]?.result, { depth: 10_000, leaf: 'from the first step' });
+      assert.deepEqual(job.steps[1]?.result, { depth: 995, leaf: 'from the first step' });
       assert.equal((await runtime.getJob(job.id))?.status, 'completed');
       // The history still answers: values deeper than 200 levels are cut when printed.
       const history = await fetch(`${url}/api/jobs/${job.id}`);
@@ -187,13 +196,13 @@ describe('deeply nested bodies', () => {
     await assertServing(url);
   });
 
-  it('refuses a __proto__ key 10,000 levels down, and nothing is polluted', async () => {
+  it('refuses a __proto__ key 994 levels down, and nothing is polluted', async () => {
     const { url } = await start();
     for (const nest of [objects, arrays]) {
       const answer = await post(
         `${url}/api/plans`,
         `{"version":"1.0","steps":[{"id":"s","capability":"hostile.depth",
-          "input":{"nest":${nest(10_000, '{"__proto__":{"polluted":true}}')}}}]}`,
+          "input":{"nest":${nest(994, '{"__proto__":{"polluted":true}}')}}}]}`,
       );
       assert.equal(answer.status, 400);
       assert.match(String(answer.json?.error), /forbidden "__proto__"/);
@@ -203,14 +212,36 @@ describe('deeply nested bodies', () => {
     await assertServing(url);
   });
 
+  it('refuses bodies nested deeper than 1,000 levels, up to the 1 MiB limit, and keeps serving', async () => {
+    const { url, runtime } = await start();
+    const limit = 1024 * 1024;
+    for (const body of [
+      `{"input":{"nest":${arrays(999, '1')}}}`,
+      `{"input":{"nest":${objects(10_000, '1')}}}`,
+      `{"input":{"nest":${arrays(10_000, '{"__proto__":{"polluted":true}}')}}}`,
+      `{"input":{"nest":${arrays(Math.floor((limit - 64) / 2), '1')}}}`,
+      `{"input":{"nest":${objects(Math.floor((limit - 64) / 6), '1')}}}`,
+    ]) {
+      assert.ok(body.length <= limit, 'under the body limit');
+      const answer = await post(`${url}/api/capabilities/hostile.depth/execute`, body);
+      assert.equal(answer.status, 400, answer.text.slice(0, 200));
+      assert.deepEqual(answer.json, refused);
+      assertNoStack(answer);
+    }
+    assert.deepEqual(await runtime.listJobs(), [], 'nothing was admitted');
+    await assertServing(url);
+  });
+
   // Regression: the reference scan of admission copied the input path at every level, which
-  // costs memory quadratic in the depth; a body like these (under the 1 MiB limit) exhausted the
-  // heap and killed the process. The time-out only bounds a hang; it asserts no speed.
+  // costs memory quadratic in the depth; an input like these (the size of a 1 MiB body)
+  // exhausted the heap and killed the process. HTTP now refuses such bodies before parsing, so
+  // the library path guards it. The time-out only bounds a hang; it asserts no speed.
   it(
-    'answers bodies nested as deep as the 1 MiB limit allows and keeps serving',
+    'admits inputs nested as deep as a 1 MiB body could hold through the library',
     { timeout: 120_000 },
     async () => {
-      const { url, runtime } = await start();
+      const runtime = new OperatorRuntime({ store: 'memory' });
+      after(() => runtime.close());
       const limit = 1024 * 1024;
       const arrayDepth = Math.floor((limit - 64) / 2);
       const objectDepth = Math.floor((limit - 64) / 6);
@@ -218,43 +249,52 @@ describe('deeply nested bodies', () => {
         [arrays, arrayDepth],
         [objects, objectDepth],
       ] as const) {
-        const body = `{"input":{"nest":${nest(depth, '1')}}}`;
-        assert.ok(body.length <= limit, 'under the body limit');
-        const answer = await post(`${url}/api/capabilities/hostile.depth/execute`, body);
-        assert.equal(answer.status, 200, answer.text.slice(0, 200));
-        assert.deepEqual((answer.json as { result: unknown }).result, { depth, leaf: 1 });
-        const job = await runtime.getJob((answer.json as { jobId: string }).jobId);
-        assert.equal(job?.status, 'completed');
+        const job = await runtime.executePlan({
+          version: '1.0',
+          steps: [
+            { id: 's', capability: 'hostile.depth', input: { nest: JSON.parse(nest(depth, '1')) } },
+          ],
+        });
+        assert.equal(job.status, 'completed');
+        assert.deepEqual(job.result, { depth, leaf: 1 });
       }
-      await assertServing(url);
     },
   );
+
   // Regression: each reference keeps its path (and a refused one names it), so thousands of
-  // references under a deep or long-keyed container cost their count times their depth; a body
-  // like these stalled the process for minutes. Their paths are now bounded together.
+  // references under a deep or long-keyed container cost their count times their depth; inputs
+  // like these stalled the process for minutes. Their paths are now bounded together. The deep
+  // one is over the HTTP nesting limit, so it goes through the library.
   it(
     'refuses, without stalling, thousands of references under deep nesting or a huge key',
     { timeout: 120_000 },
     async () => {
-      const { url } = await start();
+      const { url, runtime } = await start();
       const ref = '{"$ref":"steps.f.result"}';
       const many = (count: number) => Array.from({ length: count }, () => ref).join(',');
-      for (const nest of [
-        `${'['.repeat(200_000)}${many(20_000)}${']'.repeat(200_000)}`,
-        `{"${'k'.repeat(500_000)}":[${many(15_000)}]}`,
-      ]) {
-        const body = `{"version":"1.0","steps":[
+      const steps = (nest: string) => `[
           {"id":"f","capability":"hostile.echo","input":{"text":"t"}},
-          {"id":"s","capability":"hostile.depth","input":{"nest":${nest}}}]}`;
-        assert.ok(body.length <= 1024 * 1024, 'under the body limit');
-        const answer = await post(`${url}/api/plans`, body);
-        assert.equal(answer.status, 400, answer.text.slice(0, 300));
-        const issues = answer.json?.issues as { code: string; message: string }[];
+          {"id":"s","capability":"hostile.depth","input":{"nest":${nest}}}]`;
+      const assertPathsRefused = (issues: readonly { code: string; message: string }[]) => {
         assert.equal(issues.length, 1);
         assert.equal(issues[0]?.code, 'INVALID_PLAN');
         assert.match(String(issues[0]?.message), /paths are longer than 1000000 characters/);
-        assert.ok(answer.text.length < 10_000, 'the answer does not repeat the paths');
-      }
+      };
+      const deep = steps(`${'['.repeat(200_000)}${many(20_000)}${']'.repeat(200_000)}`);
+      const refusedPlan = await runtime
+        .executePlan({ version: '1.0', steps: JSON.parse(deep) as ExecutionPlan['steps'] })
+        .then(
+          () => assert.fail('admitted'),
+          (error: unknown) => error,
+        );
+      assert.ok(isPlanAdmissionError(refusedPlan));
+      assertPathsRefused(refusedPlan.issues);
+      const body = `{"version":"1.0","steps":${steps(`{"${'k'.repeat(500_000)}":[${many(15_000)}]}`)}}`;
+      assert.ok(body.length <= 1024 * 1024, 'under the body limit');
+      const answer = await post(`${url}/api/plans`, body);
+      assert.equal(answer.status, 400, answer.text.slice(0, 300));
+      assertPathsRefused(answer.json?.issues as { code: string; message: string }[]);
+      assert.ok(answer.text.length < 10_000, 'the answer does not repeat the paths');
       await assertServing(url);
     },
   );

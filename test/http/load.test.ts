@@ -81,7 +81,7 @@ describe('HTTP under load', () => {
     try {
       const socket = connect(port, '127.0.0.1');
       socket.write(
-        'POST /api/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"ver',
+        'POST /api/plans HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"ver',
       );
       let answer = '';
       socket.setEncoding('utf8');

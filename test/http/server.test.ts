@@ -266,15 +266,23 @@ describe('warrant serve HTTP routes', () => {
       'content-type': 'text/plain',
     });
     assert.equal(wrongType.status, 415);
-    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
     const nested = await call(
       server.url,
       'POST',
       '/api/capabilities/system.echo/execute',
-      `{"input":{"message":"deep","extra":${deep}}}`,
+      `{"input":{"message":"deep","extra":${deep(998)}}}`,
     );
     assert.equal(nested.status, 200);
-    for (const response of [malformed, proto, constructorKey, huge, wrongType])
+    const tooDeep = await call(
+      server.url,
+      'POST',
+      '/api/capabilities/system.echo/execute',
+      `{"input":{"message":"deep","extra":${deep(5000)}}}`,
+    );
+    assert.equal(tooDeep.status, 400);
+    assert.deepEqual(tooDeep.json, { error: 'JSON body is nested deeper than 1000 levels' });
+    for (const response of [malformed, proto, constructorKey, huge, wrongType, tooDeep])
       assertNoStack(response.text);
   });
 

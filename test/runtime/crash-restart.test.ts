@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { Job, JobStep } from '../../src/index.js';
+import { OperatorRuntime, type Job, type JobStep } from '../../src/index.js';
 
 const SOAK = process.env.WARRANT_SOAK === '1';
 const ROUNDS = SOAK ? 5 : 1;
@@ -145,6 +145,17 @@ async function getJson<T>(url: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** Every job in the file, read through the library: the soak records more jobs than one
+ * answer of GET /api/jobs may hold (1,000). */
+async function jobsOnDisk(): Promise<Job[]> {
+  const runtime = new OperatorRuntime({ store: `sqlite:${file}` });
+  try {
+    return await runtime.listJobs();
+  } finally {
+    await runtime.close();
+  }
+}
+
 /** Loads one server until enough plans are answered and the hanging steps run, then kills it. */
 async function loadAndKill(served: Served, round: number): Promise<Sent[]> {
   const sent: Sent[] = [];
@@ -181,7 +192,7 @@ async function loadAndKill(served: Served, round: number): Promise<Sent[]> {
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 25));
     if (acknowledged < ACKED_PER_ROUND) continue;
-    const executing = await getJson<Job[]>(`${served.url}/api/jobs?status=executing`);
+    const executing = await getJson<Job[]>(`${served.url}/api/jobs?status=executing&limit=1000`);
     const running = executing.filter(
       (job) => job.goal.startsWith(`round ${round} hang `) && job.steps[1]?.status === 'running',
     );
@@ -272,7 +283,7 @@ describe(`warrant serve on SQLite, SIGKILLed under load and restarted (${ROUNDS}
       }
 
       const restarted = await serve();
-      const jobs = await getJson<Job[]>(`${restarted.url}/api/jobs`);
+      const jobs = await jobsOnDisk();
       assert.equal(new Set(jobs.map((job) => job.id)).size, jobs.length);
       const byGoal = new Map<string, Job>();
       for (const job of jobs) {
@@ -309,7 +320,9 @@ describe(`warrant serve on SQLite, SIGKILLed under load and restarted (${ROUNDS}
       assert.ok(acknowledged >= ROUNDS * ACKED_PER_ROUND * 0.5);
 
       // The steps that hung are shown as cut off mid-step, through the API a user has.
-      const executing = await getJson<Job[]>(`${restarted.url}/api/jobs?status=executing`);
+      const executing = await getJson<Job[]>(
+        `${restarted.url}/api/jobs?status=executing&limit=1000`,
+      );
       for (let round = 1; round <= ROUNDS; round++) {
         for (let index = 0; index < HANGING_PER_ROUND; index++) {
           const goal = `round ${round} hang ${index}`;
@@ -329,7 +342,7 @@ describe(`warrant serve on SQLite, SIGKILLed under load and restarted (${ROUNDS}
       // The restarted server runs new plans; it neither resumes nor closes the cut-off jobs.
       const fresh = await postPlan(restarted.url, 'after restart', 'ok');
       assert.equal(fresh.status, 201);
-      const again = await getJson<Job[]>(`${restarted.url}/api/jobs?status=executing`);
+      const again = await getJson<Job[]>(`${restarted.url}/api/jobs?status=executing&limit=1000`);
       assert.deepEqual(again.map((job) => job.id).sort(), executing.map((job) => job.id).sort());
 
       restarted.child.kill('SIGTERM');
