@@ -1,12 +1,15 @@
 /**
  * Loads the files named by `--module` (default export: a CapabilityModule or an array of them)
  * and `--authorizer` (default export: an ExecutionAuthorizer). TypeScript files are loaded
- * through tsx when it is installed (it is a development dependency of this repository).
+ * through tsx when it is installed (it is a development dependency of this repository). Every
+ * problem with such a file is a UsageError (exit code 2), one line.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CapabilityModule, ExecutionAuthorizer } from '../index.js';
-import { UsageError } from './usage-error.js';
+import { checkInputFile } from './input-file.js';
+import { waitingFor } from './unsettled.js';
+import { firstLine, UsageError } from './usage-error.js';
 
 let typescriptLoader: Promise<void> | undefined;
 
@@ -24,55 +27,108 @@ async function enableTypeScript(file: string): Promise<void> {
   return typescriptLoader;
 }
 
-async function importDefault(file: string, option: string): Promise<unknown> {
+/** The `code` of a thrown value, read without trusting it (a module may throw anything). */
+function codeOf(thrown: unknown): unknown {
+  try {
+    return (thrown as { code?: unknown } | null | undefined)?.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The default export of a file, boxed: an async function returning the export itself would read
+ * its `then` (a hostile proxy throws there, outside any check).
+ */
+async function importDefault(file: string, option: string): Promise<{ value: unknown }> {
+  const label = `${option} ${file}`;
   const path = resolve(file);
+  await checkInputFile(path, label);
   if (/\.[cm]?tsx?$/.test(path)) await enableTypeScript(file);
   let loaded: { default?: unknown };
+  waitingFor(`${label} never finished loading (its top-level await never settled)`);
   try {
     loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(path)) {
-      throw new UsageError(`${option} ${file}: file not found`);
+    if (codeOf(error) === 'ERR_MODULE_NOT_FOUND' && firstLine(error).includes(path)) {
+      throw new UsageError(`${label}: file not found`);
     }
-    throw new UsageError(
-      `${option} ${file}: could not be loaded (${(error as Error).message?.split('\n')[0] ?? String(error)})`,
-    );
+    throw new UsageError(`${label}: could not be loaded (${firstLine(error)})`);
   }
   if (!('default' in loaded) || loaded.default === undefined) {
-    throw new UsageError(`${option} ${file}: the module has no default export`);
+    throw new UsageError(`${label}: the module has no default export`);
   }
-  return loaded.default;
+  return { value: loaded.default };
+}
+
+/** A capability module and the `--module` file it came from. */
+export interface LoadedModule {
+  readonly file: string;
+  readonly module: CapabilityModule;
+}
+
+/** The default export of a `--module` file as a list of candidate modules, read once. */
+function candidatesOf(exported: unknown, file: string): unknown[] {
+  try {
+    if (!Array.isArray(exported)) return [exported];
+    return [...(exported as unknown[])];
+  } catch (error) {
+    throw new UsageError(
+      `--module ${file}: the default export cannot be read (${firstLine(error)})`,
+    );
+  }
+}
+
+function isModuleShaped(candidate: unknown, file: string): boolean {
+  try {
+    return typeof candidate === 'object' && candidate !== null && 'manifest' in candidate;
+  } catch (error) {
+    throw new UsageError(
+      `--module ${file}: the default export cannot be read (${firstLine(error)})`,
+    );
+  }
 }
 
 /** The capability modules of every `--module` file, in order. */
-export async function loadCapabilityModules(files: readonly string[]): Promise<CapabilityModule[]> {
-  const modules: CapabilityModule[] = [];
+export async function loadCapabilityModules(files: readonly string[]): Promise<LoadedModule[]> {
+  const modules: LoadedModule[] = [];
   for (const file of files) {
-    const exported = await importDefault(file, '--module');
-    for (const candidate of Array.isArray(exported) ? exported : [exported]) {
-      if (typeof candidate !== 'object' || candidate === null || !('manifest' in candidate)) {
+    const { value: exported } = await importDefault(file, '--module');
+    for (const candidate of candidatesOf(exported, file)) {
+      if (!isModuleShaped(candidate, file)) {
         throw new UsageError(
           `--module ${file}: the default export must be a capability module { manifest, capabilities } or an array of them`,
         );
       }
-      modules.push(candidate as CapabilityModule);
+      modules.push({ file, module: candidate as CapabilityModule });
     }
   }
   return modules;
 }
 
-/** The authorizer of an `--authorizer` file. */
+/**
+ * The authorizer of an `--authorizer` file, as a plain object whose `authorize` calls the
+ * export's own `authorize` (same `this`, same answer, read at each call as the runtime does), so
+ * a hostile export cannot throw while the program starts; at a step it fails closed.
+ */
 export async function loadAuthorizer(file: string): Promise<ExecutionAuthorizer> {
-  const exported = await importDefault(file, '--authorizer');
-  if (
-    typeof exported !== 'object' ||
-    exported === null ||
-    typeof (exported as ExecutionAuthorizer).authorize !== 'function'
-  ) {
+  const { value: exported } = await importDefault(file, '--authorizer');
+  let callable: boolean;
+  try {
+    callable =
+      typeof exported === 'object' &&
+      exported !== null &&
+      typeof (exported as ExecutionAuthorizer).authorize === 'function';
+  } catch (error) {
+    throw new UsageError(
+      `--authorizer ${file}: the default export cannot be read (${firstLine(error)})`,
+    );
+  }
+  if (!callable) {
     throw new UsageError(
       `--authorizer ${file}: the default export must be an object with an authorize(context) method`,
     );
   }
-  return exported as ExecutionAuthorizer;
+  const authorizer = exported as ExecutionAuthorizer;
+  return { authorize: (context) => authorizer.authorize(context) };
 }

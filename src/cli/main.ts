@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 /**
- * The `warrant` executable (API.md §11). Exit codes: 0 success, 1 a failed job or an unknown
- * id, 2 bad usage or a plan refused at admission. Errors are one line, never a stack trace.
+ * The `warrant` executable. Exit codes (README "The `warrant` program"): 0 success; 1 a failed
+ * job, an unknown id or capability, work that never settled, or an unexpected failure; 2 bad
+ * usage (options, files, modules, a store that cannot be opened) or a plan refused at
+ * admission. Errors are one line, never a stack trace.
  */
 import { capabilitiesCommand } from './commands/capabilities.js';
 import { jobsCommand } from './commands/jobs.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
-import { UsageError } from './usage-error.js';
+import { unsettledLine } from './unsettled.js';
+import { firstLine, UsageError } from './usage-error.js';
 
 const usage = `Usage: warrant <command> [options]
 
@@ -18,7 +21,11 @@ Commands:
   jobs [list|show <id>]  job history and audit trail
   capabilities [name]    what is registered (introspection)
 
-Run "warrant <command> --help" for the options of a command.`;
+Run "warrant <command> --help" for the options of a command.
+
+Exit codes: 0 success; 1 a failed job, an unknown job or capability, or work that never
+settled; 2 bad usage (options, files, modules, a store that cannot be opened) or a plan
+refused at admission.`;
 
 type Command = (args: readonly string[]) => Promise<number>;
 
@@ -50,6 +57,14 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`warrant: unknown command ${JSON.stringify(name)}\n\n${usage}\n`);
     return 2;
   }
+  // The event loop drained while the command still waits (a module, an authorizer or a
+  // capability whose promise never settles): without this, Node would exit 0.
+  let finished = false;
+  process.once('beforeExit', () => {
+    if (finished) return;
+    process.stderr.write(`warrant ${name}: ${unsettledLine()}\n`);
+    process.exitCode = 1;
+  });
   try {
     return await command(rest);
   } catch (error) {
@@ -57,9 +72,10 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`warrant ${name}: ${error.message}\n`);
       return 2;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`warrant ${name}: ${message.split('\n')[0]}\n`);
+    process.stderr.write(`warrant ${name}: ${firstLine(error)}\n`);
     return 1;
+  } finally {
+    finished = true;
   }
 }
 

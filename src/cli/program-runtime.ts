@@ -3,7 +3,7 @@
  * `--authorizer`, `--store`, `--fs-root`, `--http-allow`) and the runtime itself, with the
  * built-in capability modules registered by the program (never by the library).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createFsModule } from '../builtins/fs-module.js';
 import { createHttpModule } from '../builtins/http-module.js';
@@ -15,10 +15,11 @@ import {
   type OperatorRuntimeOptions,
 } from '../index.js';
 import { createMcpCapability } from '../mcp/outbound.js';
-import { UsageError } from './usage-error.js';
 import { loadAuthorizer, loadCapabilityModules } from './load-modules.js';
+import { waitingFor } from './unsettled.js';
+import { firstLine, UsageError } from './usage-error.js';
 
-/** The embedded default store of the program (API.md §10; issue: embedded SQLite default). */
+/** The embedded default store of the program (README "Stores"). */
 export const DEFAULT_STORE = 'sqlite:./.warrant/jobs.db';
 
 export const runtimeOptions = {
@@ -34,8 +35,10 @@ export const runtimeOptions = {
 export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
   --authorizer <file>   authorizer (default export { authorize(context) }); default policy:
                         reads allowed, writes and destructive work denied
-  --store <store>       'memory', 'sqlite:<file>' or a postgres:// URL
-                        (default ${DEFAULT_STORE})
+                        (module and authorizer files: regular files of at most 10 MiB)
+  --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
+                        is created) or a postgres:// URL (?statement_timeout=<ms>, default
+                        30000); opened at start-up (default ${DEFAULT_STORE})
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
   --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
                         host allows ports 80 and 443, host:port (or [::1]:port) that port
@@ -55,25 +58,97 @@ export interface RuntimeFlags {
   'http-allow'?: string;
 }
 
-/** Opens the store directory of a sqlite store so the default works on a fresh clone. */
-function prepareStore(store: string): string {
-  if (store.startsWith('sqlite:') && store !== 'sqlite::memory:') {
-    mkdirSync(dirname(resolve(store.slice('sqlite:'.length))), { recursive: true });
+/** The only directory the program creates for a SQLite store: `./.warrant/` (the default's). */
+const STORE_DIRECTORY = '.warrant';
+
+/**
+ * Prepares the directory of a `sqlite:<file>` store: `./.warrant/` is created when it is the
+ * file's directory (so the default works on a fresh clone); any other directory must exist.
+ */
+function prepareStore(store: string): void {
+  if (!store.startsWith('sqlite:') || store === 'sqlite::memory:') return;
+  const directory = dirname(resolve(store.slice('sqlite:'.length)));
+  if (directory === resolve(STORE_DIRECTORY)) {
+    try {
+      mkdirSync(directory);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new UsageError(
+          `--store ${store}: cannot create ${STORE_DIRECTORY}/ (${firstLine(error)})`,
+        );
+    }
+    return;
   }
-  return store;
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(directory).isDirectory();
+  } catch {
+    isDirectory = false;
+  }
+  if (!isDirectory)
+    throw new UsageError(
+      `--store ${store}: the directory ${directory} does not exist (only ./${STORE_DIRECTORY}/ is created)`,
+    );
 }
 
+/** The store for messages; a PostgreSQL URL is not shown (it may hold a password). */
+function storeLabel(store: string): string {
+  return store.startsWith('postgres') ? 'the PostgreSQL store' : `the store ${store}`;
+}
+
+function createRuntime(options: OperatorRuntimeOptions): OperatorRuntime {
+  try {
+    return new OperatorRuntime(options);
+  } catch (error) {
+    // A malformed --store: the library names it options.store.
+    throw new UsageError(firstLine(error).replace(/^options\.store/, '--store'));
+  }
+}
+
+/**
+ * Opens the store now, so that a store that cannot be opened (a missing directory, a corrupt or
+ * locked file, an unreachable or refusing PostgreSQL) is a usage error at start-up (exit 2)
+ * before any plan runs, not a failure of the first request.
+ */
+async function openStoreNow(runtime: OperatorRuntime, store: string): Promise<void> {
+  waitingFor(`${storeLabel(store)} never answered`);
+  try {
+    await runtime.listJobs({ limit: 0 });
+  } catch (error) {
+    await runtime.close().catch(() => {});
+    const message = firstLine(error);
+    const code = (error as { code?: unknown } | null)?.code;
+    // These messages already name the store (with its password hidden).
+    const named = code === 'STORE_OPEN_FAILED' || code === 'STORE_SCHEMA_TOO_NEW';
+    throw new UsageError(named ? message : `cannot open ${storeLabel(store)}: ${message}`);
+  }
+}
+
+/** Registers one module; a module the inventory refuses is a usage error naming its source. */
+function useModule(runtime: OperatorRuntime, module: CapabilityModule, source: string): void {
+  try {
+    runtime.use(module);
+  } catch (error) {
+    throw new UsageError(`${source}: ${firstLine(error)}`);
+  }
+}
+
+/**
+ * The runtime of a command: the authorizer loaded, the built-ins, `--module` files and
+ * `--mcp-server` tools registered (exit 2 for a bad one), then the store opened (exit 2 if it
+ * cannot be), all before any plan runs.
+ */
 export async function createProgramRuntime(
   flags: RuntimeFlags,
   extra: OperatorRuntimeOptions = {},
 ): Promise<OperatorRuntime> {
-  const options: OperatorRuntimeOptions = {
-    ...extra,
-    store: prepareStore(flags.store ?? DEFAULT_STORE),
-  };
+  const store = flags.store ?? DEFAULT_STORE;
+  const downstream = mcpModules(flags);
+  const options: OperatorRuntimeOptions = { ...extra, store };
   if (flags.authorizer !== undefined) options.authorizer = await loadAuthorizer(flags.authorizer);
   const modules = await loadCapabilityModules(flags.module ?? []);
-  const runtime = new OperatorRuntime(options);
+  // The constructor checks the options and opens nothing.
+  const runtime = createRuntime(options);
   runtime.use(createSystemModule());
   const allowHosts = (flags['http-allow'] ?? '')
     .split(',')
@@ -87,8 +162,11 @@ export async function createProgramRuntime(
   }
   runtime.use(httpModule);
   if (flags['fs-root'] !== undefined) runtime.use(createFsModule({ root: flags['fs-root'] }));
-  for (const module of modules) runtime.use(module);
-  for (const module of mcpModules(flags)) runtime.use(module);
+  for (const { file, module } of modules) useModule(runtime, module, `--module ${file}`);
+  for (const { server, module } of downstream) useModule(runtime, module, `--mcp-server ${server}`);
+  prepareStore(store);
+  await openStoreNow(runtime, store);
+  waitingFor('the command never settled');
   return runtime;
 }
 
@@ -96,7 +174,7 @@ export async function createProgramRuntime(
  * `--mcp-server name=command line` plus `--mcp-tool name.tool=risk`: each tool becomes the
  * capability `name.tool`, governed like any other; one module per downstream server.
  */
-function mcpModules(flags: RuntimeFlags): CapabilityModule[] {
+function mcpModules(flags: RuntimeFlags): { server: string; module: CapabilityModule }[] {
   const servers = new Map<string, { command: string; args: string[] }>();
   for (const entry of flags['mcp-server'] ?? []) {
     const match = /^([A-Za-z0-9_-]+)=(.+)$/.exec(entry);
@@ -131,11 +209,14 @@ function mcpModules(flags: RuntimeFlags): CapabilityModule[] {
     }
   }
   return [...byServer].map(([server, capabilities]) => ({
-    manifest: {
-      name: `mcp:${server}`,
-      version: '1.0.0',
-      capabilities: capabilities.map((capability) => capability.name),
+    server,
+    module: {
+      manifest: {
+        name: `mcp:${server}`,
+        version: '1.0.0',
+        capabilities: capabilities.map((capability) => capability.name),
+      },
+      capabilities,
     },
-    capabilities,
   }));
 }

@@ -2,7 +2,7 @@ import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './stores/memory-store.js';
-import { PostgresJobStore } from './stores/postgres-store.js';
+import { PostgresJobStore, statementTimeoutOf } from './stores/postgres-store.js';
 import { SqliteJobStore } from './stores/sqlite-store.js';
 
 export interface StoreOptions {
@@ -19,7 +19,8 @@ function invalid(message: string): TypeError {
 /**
  * Checks a `store` option without opening anything (constructors stay inert): `'memory'`
  * (default), `'sqlite:<file>'` (`sqlite::memory:` for an in-memory SQLite database) or a
- * `postgres://` / `postgresql://` connection URL.
+ * `postgres://` / `postgresql://` connection URL (whose `statement_timeout` parameter, if
+ * present, must be a whole number of milliseconds).
  */
 export function checkStoreOption(store: unknown): void {
   if (store === undefined || store === 'memory') return;
@@ -34,6 +35,10 @@ export function checkStoreOption(store: unknown): void {
     } catch {
       throw invalid('options.store is not a valid postgres:// URL');
     }
+    if (statementTimeoutOf(store) === undefined)
+      throw invalid(
+        'options.store statement_timeout must be one whole number of milliseconds (0 for none)',
+      );
     return;
   }
   throw invalid(

@@ -168,7 +168,7 @@ describe('warrant run', () => {
     const cases: [string[], RegExp][] = [
       [
         ['run', '/no/such/plan.json', '--store', 'memory'],
-        /plan file not found: \/no\/such\/plan\.json/,
+        /plan file \/no\/such\/plan\.json: file not found/,
       ],
       [['run', planFile('{not json'), '--store', 'memory'], /is not valid JSON/],
       [

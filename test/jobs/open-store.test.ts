@@ -17,17 +17,22 @@ describe('store selection', () => {
       'sqlite::memory:',
       'postgres://user:pw@127.0.0.1:1/none',
       'postgresql://localhost/db',
+      'postgres://localhost/db?statement_timeout=0',
+      'postgres://localhost/db?statement_timeout=5000',
     ]) {
       assert.doesNotThrow(() => checkStoreOption(option), String(option));
     }
   });
 
-  it('refuses unknown stores, sqlite: without a file, and malformed postgres URLs with RUNTIME_OPTIONS_INVALID', () => {
+  it('refuses unknown stores, sqlite: without a file, malformed postgres URLs and statement time-outs with RUNTIME_OPTIONS_INVALID', () => {
     for (const option of [
       'redis://x',
       'sqlite:',
       'postgres://u@[bad/db',
       'postgres:/x',
+      'postgres://localhost/db?statement_timeout=5s',
+      'postgres://localhost/db?statement_timeout=-1',
+      'postgres://localhost/db?statement_timeout=1&statement_timeout=2',
       42,
       {},
       '',

@@ -4,13 +4,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { OperatorRuntime, createCapability, type Job } from '../../src/index.js';
 import {
+  DEFAULT_STATEMENT_TIMEOUT_MS,
   POSTGRES_SCHEMA_VERSION,
   PostgresJobStore,
   redactUrl,
+  statementTimeoutOf,
 } from '../../src/jobs/stores/postgres-store.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
@@ -199,6 +202,164 @@ describe('PostgresJobStore specifics', () => {
     } finally {
       await writer.close();
       await reader.close();
+    }
+  });
+});
+
+/** Settles with what `work` settles with, or with 'still pending' after `ms` (bounds every wait). */
+async function within<T>(ms: number, work: Promise<T>): Promise<T | 'still pending'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'still pending'>((resolve) => {
+    timer = setTimeout(() => resolve('still pending'), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A TCP relay to PostgreSQL that can stall: from `stall()` on it forwards nothing in either
+ * direction and answers nothing, like a server that stopped (or a dead link). With no target it
+ * accepts connections and never answers.
+ */
+async function stallingRelay(target?: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  let stalled = target === undefined;
+  const server: Server = createServer((client) => {
+    sockets.add(client);
+    client.on('error', () => {});
+    if (target === undefined) return;
+    const upstream = connect(target.port, target.host);
+    sockets.add(upstream);
+    upstream.on('error', () => {});
+    client.on('data', (chunk) => stalled || upstream.write(chunk));
+    upstream.on('data', (chunk) => stalled || client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    stall() {
+      stalled = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+describe('PostgreSQL statement time-out', () => {
+  it('defaults to 30 s, read from the URL parameter statement_timeout (0 for none)', () => {
+    assert.equal(DEFAULT_STATEMENT_TIMEOUT_MS, 30_000);
+    assert.equal(statementTimeoutOf('postgres://h/db'), null);
+    assert.equal(statementTimeoutOf('postgres://h/db?statement_timeout=250'), 250);
+    assert.equal(statementTimeoutOf('postgres://h/db?statement_timeout=0'), 0);
+    for (const bad of ['abc', '-1', '1.5', '', '2147483648', '1e3'])
+      assert.equal(statementTimeoutOf(`postgres://h/db?statement_timeout=${bad}`), undefined, bad);
+    assert.equal(
+      statementTimeoutOf('postgres://h/db?statement_timeout=1&statement_timeout=2'),
+      undefined,
+    );
+  });
+
+  it('fails a statement that waits on a lock held by another connection instead of hanging', async () => {
+    const url = await (await postgres()).createDatabase();
+    const store = new PostgresJobStore(url, { statementTimeoutMs: 300 });
+    const locker = new pg.Client({ connectionString: url });
+    try {
+      await store.list({});
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE warrant_jobs IN ACCESS EXCLUSIVE MODE');
+      const outcome = await within(
+        10_000,
+        store.get('any').then(
+          () => 'answered',
+          (error: unknown) => error as Error & { code?: string },
+        ),
+      );
+      assert.notEqual(outcome, 'still pending', 'the read must fail, not wait for the lock');
+      assert.equal((outcome as { code?: string }).code, '57014'); // query_canceled
+      assert.match((outcome as Error).message, /statement timeout/);
+      await locker.query('ROLLBACK');
+      assert.equal(
+        await store.get('any'),
+        undefined,
+        'the store works again once the lock is gone',
+      );
+    } finally {
+      await locker.end().catch(() => {});
+      await store.close();
+    }
+  });
+
+  it('takes the time-out from the statement_timeout URL parameter of a runtime store', async () => {
+    const url = await (await postgres()).createDatabase();
+    const runtime = new OperatorRuntime({ store: `${url}?statement_timeout=300` });
+    const locker = new pg.Client({ connectionString: url });
+    try {
+      await runtime.listJobs();
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE warrant_jobs IN ACCESS EXCLUSIVE MODE');
+      const outcome = await within(
+        10_000,
+        runtime.executePlan(oneStep('blocked')).then(
+          () => 'ran',
+          (error: unknown) => error as Error & { code?: string },
+        ),
+      );
+      assert.equal((outcome as { code?: string }).code, 'JOB_STORE_FAILED');
+      await locker.query('ROLLBACK');
+    } finally {
+      await locker.end().catch(() => {});
+      await runtime.close();
+    }
+  });
+
+  it('fails requests to a server that stops answering, mid-session or at connection', async () => {
+    const url = new URL(await (await postgres()).createDatabase());
+    const relay = await stallingRelay({ host: url.hostname, port: Number(url.port) });
+    const silent = await stallingRelay();
+    const viaRelay = new URL(url);
+    viaRelay.port = String(relay.port);
+    const viaSilent = new URL(url);
+    viaSilent.port = String(silent.port);
+    const store = new PostgresJobStore(viaRelay.toString(), { statementTimeoutMs: 300 });
+    const unanswered = new PostgresJobStore(viaSilent.toString(), { statementTimeoutMs: 300 });
+    try {
+      await store.list({});
+      relay.stall();
+      const read = await within(
+        10_000,
+        store.get('any').then(
+          () => 'answered',
+          (error: unknown) => error as Error,
+        ),
+      );
+      assert.notEqual(read, 'still pending', 'a read from a stalled server must fail');
+      assert.ok(read instanceof Error);
+      const opened = await within(
+        10_000,
+        unanswered.list({}).then(
+          () => 'answered',
+          (error: unknown) => error as Error & { code?: string },
+        ),
+      );
+      assert.notEqual(opened, 'still pending', 'connecting to a silent server must fail');
+      assert.equal((opened as { code?: string }).code, 'STORE_OPEN_FAILED');
+    } finally {
+      await relay.close();
+      await silent.close();
+      await store.close();
+      await unanswered.close();
     }
   });
 });

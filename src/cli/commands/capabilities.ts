@@ -12,7 +12,8 @@ import { UsageError } from '../usage-error.js';
 export const capabilitiesHelp = `Usage: warrant capabilities [name] [options]
 
 Lists the registered capabilities (built-ins plus --module files), or describes one.
-Registration implies no permission. Exit codes: 0 ok, 1 unknown capability, 2 bad usage.
+Registration implies no permission. Nothing runs, so no store is opened (--store is ignored).
+Exit codes: 0 ok; 1 unknown capability; 2 bad usage (options, files, a bad module).
 
 Options:
 ${runtimeOptionsHelp}

@@ -6,11 +6,29 @@ import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { UsageError } from '../usage-error.js';
 
+/** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 1000;
+
 export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
 
 Lists jobs, newest first, or shows one job with its steps and audit trail (events).
-Default store: ${DEFAULT_STORE}. Exit codes: 0 ok, 1 unknown job, 2 bad usage.`;
+--limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
+--store: as for warrant run (default ${DEFAULT_STORE}).
+Exit codes: 0 ok; 1 unknown job; 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
+store that cannot be opened.`;
+
+/** The `--limit` option: an integer from 0 to MAX_LIST_LIMIT, else a usage error. */
+function parseLimit(limit: string | undefined): number {
+  if (limit === undefined) return DEFAULT_LIST_LIMIT;
+  const value = /^\d{1,7}$/.test(limit) ? Number(limit) : Number.NaN;
+  if (!(value <= MAX_LIST_LIMIT))
+    throw new UsageError(
+      `--limit must be an integer from 0 to ${MAX_LIST_LIMIT}, got ${JSON.stringify(limit.length > 20 ? `${limit.slice(0, 17)}...` : limit)}`,
+    );
+  return value;
+}
 
 function showJob(job: Job): string {
   const lines = [
@@ -50,6 +68,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   if (action === 'show' && id === undefined)
     throw new UsageError('warrant jobs show <id>: the job id is missing');
   const store = text(values, 'store');
+  const limit = parseLimit(text(values, 'limit'));
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
   try {
     if (action === 'show') {
@@ -65,16 +84,11 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       );
       return 0;
     }
-    const filter: JobListFilter = { limit: 20 };
+    const filter: JobListFilter = { limit };
     const status = text(values, 'status');
     const capability = text(values, 'capability');
-    const limit = text(values, 'limit');
     if (status !== undefined) filter.status = status as JobListFilter['status'];
     if (capability !== undefined) filter.capability = capability;
-    if (limit !== undefined) {
-      if (!/^\d+$/.test(limit)) throw new UsageError('--limit must be a non-negative integer');
-      filter.limit = Number(limit);
-    }
     const jobs = await runtime.listJobs(filter);
     if (values.json) {
       process.stdout.write(`${JSON.stringify(toJsonSafe(jobs), null, 2)}\n`);

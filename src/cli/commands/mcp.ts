@@ -1,6 +1,7 @@
 /**
- * `warrant mcp`: serves the registered capabilities as MCP tools over stdio (API.md §11). Stdout
- * carries protocol messages only; every diagnostic goes to stderr.
+ * `warrant mcp`: serves the registered capabilities as MCP tools over stdio (README "Use
+ * Warrant from an MCP client"). Stdout carries protocol messages only; every diagnostic goes to
+ * stderr.
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { McpAdapter, type McpAdapterOptions } from '../../index.js';
@@ -20,6 +21,8 @@ export const mcpHelp = `Usage: warrant mcp [options]
 Serves the registered capabilities to an MCP client over stdio: one tool per capability, each
 call a one-step plan through the runtime (admission, the authorizer and a recorded job). Stdout
 carries MCP messages only; diagnostics go to stderr. Stops when stdin closes or on SIGINT/SIGTERM.
+Exit codes: 0 stopped; 1 an unexpected failure; 2 bad usage (options, files, a bad module,
+a store that cannot be opened at start-up).
 
 Options:
 ${runtimeOptionsHelp}

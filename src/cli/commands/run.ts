@@ -1,5 +1,4 @@
 /** `warrant run <plan.json>`: admits and executes a plan, with progress and a summary. */
-import { readFile } from 'node:fs/promises';
 import {
   isPlanAdmissionError,
   type ExecutionPlan,
@@ -15,13 +14,18 @@ import {
   runtimeOptionsHelp,
   type RuntimeFlags,
 } from '../program-runtime.js';
-import { UsageError } from '../usage-error.js';
 import { formatTable } from '../format-table.js';
+import { readInputFile } from '../input-file.js';
+import { waitingFor } from '../unsettled.js';
+import { firstLine, UsageError } from '../usage-error.js';
 
 export const runHelp = `Usage: warrant run <plan.json> [options]
 
 Admits and executes an ExecutionPlan. Progress goes to stderr as each step ends; a summary
-table follows. Exit codes: 0 job completed, 1 job failed, 2 plan refused at admission or bad usage.
+table follows. The plan, --module and --authorizer files must be regular files of at most
+10 MiB. Exit codes: 0 job completed; 1 job failed, or the job never settled (an authorizer or
+a capability whose promise never settles: the line names the step); 2 plan refused at
+admission, or bad usage (options, files, modules, a store that cannot be opened).
 
 Options:
 ${runtimeOptionsHelp}
@@ -32,6 +36,39 @@ interface StepLine {
   decision: string;
   started?: number;
   durationMs?: number;
+}
+
+/** Where the job is, from its events: to name what never settled when the event loop drains. */
+class JobPosition {
+  #jobId: string | undefined;
+  #completed = 0;
+  #running: string | undefined;
+  readonly #plan: ExecutionPlan;
+
+  constructor(plan: ExecutionPlan) {
+    this.#plan = plan;
+  }
+
+  observe(event: RuntimeEvent): void {
+    this.#jobId ??= event.jobId;
+    if (event.type === 'capability.started') this.#running = event.stepId;
+    if (event.type === 'capability.completed') {
+      this.#running = undefined;
+      this.#completed += 1;
+    }
+  }
+
+  describe(): string {
+    if (this.#jobId === undefined) return 'the job never settled: the store never recorded it';
+    const step = this.#plan.steps[this.#completed];
+    const where =
+      step === undefined
+        ? 'its last record was never written'
+        : `step ${JSON.stringify(step.id)} (capability ${JSON.stringify(step.capability)}) ${
+            this.#running === undefined ? 'is still waiting for the authorizer' : 'is still running'
+          }`;
+    return `the job never settled: ${where} (job ${this.#jobId})`;
+  }
 }
 
 export async function runCommand(args: readonly string[]): Promise<number> {
@@ -46,20 +83,18 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   if (positionals.length !== 1)
     throw new UsageError('expected exactly one plan file: warrant run <plan.json>');
   const file = positionals[0] as string;
+  const text = (await readInputFile(file, `plan file ${file}`)).toString('utf8');
   let plan: ExecutionPlan;
   try {
-    plan = JSON.parse(await readFile(file, 'utf8')) as ExecutionPlan;
+    plan = JSON.parse(text) as ExecutionPlan;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(
-      code === 'ENOENT'
-        ? `plan file not found: ${file}`
-        : `${file} is not valid JSON: ${(error as Error).message}`,
-    );
+    throw new UsageError(`${file} is not valid JSON: ${firstLine(error)}`);
   }
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   const lines = new Map<string, StepLine>();
+  const position = new JobPosition(plan);
   const progress = (event: RuntimeEvent): void => {
+    position.observe(event);
     const stepId = event.stepId;
     if (stepId === undefined) return;
     const line = lines.get(stepId) ?? { decision: '-' };
@@ -87,6 +122,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   try {
     let job: Job;
     try {
+      waitingFor(() => position.describe());
       job = await runtime.executePlan(plan);
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;

@@ -14,6 +14,11 @@
  * - tables are prefixed `warrant_` because the database may be shared with other software;
  * - the goal and capability columns hold JSON text, as in the SQLite store (record-columns.ts):
  *   PostgreSQL text cannot hold U+0000 or a lone surrogate, JSON escapes both.
+ * - every statement has a time-out (the URL's `statement_timeout` parameter, else the
+ *   `statementTimeoutMs` option, in milliseconds; default 30,000; 0 for none): the server cancels
+ *   a statement that runs longer (waiting for a lock held elsewhere, say), and the client gives
+ *   up one second later on a server that does not answer at all, or on a connection it cannot
+ *   get, so a request fails instead of hanging.
  *
  * The constructor opens nothing: the pool connects on the first operation.
  */
@@ -193,6 +198,40 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** Statement time-out when the URL sets none (docs/decisions.md "Stores"). */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** How much longer than the server's time-out the client waits for an answer or a connection. */
+const CLIENT_MARGIN_MS = 1_000;
+
+/** PostgreSQL's largest `statement_timeout`, in milliseconds. */
+const MAX_STATEMENT_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * The `statement_timeout` parameter of a store URL: null when absent, undefined when it is not
+ * one whole number of milliseconds (at most PostgreSQL's 2,147,483,647; 0 for none).
+ */
+export function statementTimeoutOf(url: string): number | null | undefined {
+  let values: string[];
+  try {
+    values = new URL(url).searchParams.getAll('statement_timeout');
+  } catch {
+    return undefined;
+  }
+  if (values.length === 0) return null;
+  const text = values.length === 1 ? (values[0] as string) : '';
+  const value = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+  return value <= MAX_STATEMENT_TIMEOUT_MS ? value : undefined;
+}
+
+function isTimeout(value: unknown): value is number {
+  return (
+    Number.isSafeInteger(value) &&
+    (value as number) >= 0 &&
+    (value as number) <= MAX_STATEMENT_TIMEOUT_MS
+  );
+}
+
 function storeError(code: string, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
@@ -200,6 +239,11 @@ function storeError(code: string, message: string, cause?: unknown): Error {
 export interface PostgresStoreOptions {
   /** Connections in this process's pool (default 4). */
   readonly poolSize?: number;
+  /**
+   * Statement time-out in milliseconds when the URL has no `statement_timeout` parameter
+   * (default 30,000; 0 for none).
+   */
+  readonly statementTimeoutMs?: number;
 }
 
 export class PostgresJobStore implements JobStore {
@@ -209,7 +253,22 @@ export class PostgresJobStore implements JobStore {
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
-    this.#pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 });
+    const fromUrl = statementTimeoutOf(url);
+    const timeout = isTimeout(fromUrl)
+      ? fromUrl
+      : isTimeout(options.statementTimeoutMs)
+        ? options.statementTimeoutMs
+        : DEFAULT_STATEMENT_TIMEOUT_MS;
+    this.#pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 4,
+      // Sent to the server at connection (pg lets the URL's own parameter take precedence).
+      statement_timeout: timeout,
+      ...(timeout > 0 && {
+        query_timeout: timeout + CLIENT_MARGIN_MS,
+        connectionTimeoutMillis: timeout + CLIENT_MARGIN_MS,
+      }),
+    });
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});

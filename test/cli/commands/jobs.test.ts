@@ -5,6 +5,8 @@ import { cpSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
+import { OperatorRuntime, createCapability } from '../../../src/index.js';
+import { uniqueName } from '../../support/runtime-fixtures.js';
 
 const bin = resolve('dist/esm/cli/main.js');
 
@@ -13,6 +15,7 @@ function warrant(args: string[], cwd: string) {
     cwd,
     encoding: 'utf8',
     timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
   });
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
 }
@@ -60,5 +63,45 @@ describe('the main job and warrant jobs', () => {
     assert.equal(warrant(['jobs', 'show', '--store', store], cwd).code, 2);
     assert.equal(warrant(['jobs', 'frobnicate', '--store', store], cwd).code, 2);
     assert.equal(warrant(['jobs', '--limit', 'x', '--store', store], cwd).code, 2);
+  });
+
+  it('lists 50 jobs by default and at most 1,000; a larger or malformed --limit is exit 2, one line', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-limit-'));
+    const store = `sqlite:${join(cwd, 'jobs.db')}`;
+    const name = uniqueName('limit.echo');
+    const runtime = new OperatorRuntime({ store }).use({
+      manifest: { name: uniqueName('limit-module'), version: '1', capabilities: [name] },
+      capabilities: [
+        createCapability({
+          name,
+          version: '1',
+          description: 'd',
+          risk: 'read',
+          execute: () => 'ok',
+        }),
+      ],
+    });
+    const plan = { version: '1.0' as const, steps: [{ id: 'only', capability: name }] };
+    await Promise.all(Array.from({ length: 1001 }, () => runtime.executePlan(plan)));
+    await runtime.close();
+
+    const count = (args: string[]) => {
+      const list = warrant(['jobs', '--json', '--store', store, ...args], cwd);
+      assert.equal(list.code, 0, list.stderr);
+      return (JSON.parse(list.stdout) as unknown[]).length;
+    };
+    assert.equal(count([]), 50);
+    assert.equal(count(['--limit', '1000']), 1000);
+    assert.equal(count(['--limit', '0']), 0);
+    assert.equal(count(['--limit', '7']), 7);
+    for (const limit of ['1001', '99999999999', '-1', '1.5', 'abc', '', '1e3']) {
+      const refused = warrant(['jobs', `--limit=${limit}`, '--store', store], cwd);
+      assert.equal(refused.code, 2, `--limit=${limit}: ${refused.stderr}`);
+      assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+      assert.match(
+        refused.stderr,
+        /^warrant jobs: --limit must be an integer from 0 to 1000, got /,
+      );
+    }
   });
 });
