@@ -13,7 +13,7 @@
  *   runs it, and ids are unique (a UNIQUE constraint backs the random UUIDs);
  * - tables are prefixed `warrant_` because the database may be shared with other software;
  * - the goal and capability columns hold JSON text, as in the SQLite store (record-columns.ts):
- *   PostgreSQL text cannot hold U+0000 or a lone surrogate, JSON escapes both.
+ *   PostgreSQL text cannot hold U+0000 or a lone surrogate, JSON escapes both;
  * - every statement has a time-out (the URL's `statement_timeout` parameter, else the
  *   `statementTimeoutMs` option, in milliseconds; default 30,000; 0 for none): the server cancels
  *   a statement that runs longer (waiting for a lock held elsewhere, say), and the client gives
