@@ -1,0 +1,33 @@
+/** The authentication modes of `warrant serve` (README, docs/decisions.md "Authentication modes"). */
+export {
+  AuthOptionsError,
+  CHALLENGE_INVALID_TOKEN,
+  CHALLENGE_NO_CREDENTIALS,
+  bearerToken,
+  isAuthOptionsError,
+} from './authenticator.js';
+export type {
+  AuthFailure,
+  AuthRequest,
+  AuthResult,
+  AuthSuccess,
+  Authenticator,
+} from './authenticator.js';
+export { frozenCallerCopy } from './caller-data.js';
+export type { CallerCheck } from './caller-data.js';
+export { createTokenAuthenticator } from './token.js';
+export { CALLERS_FILE_MAX_BYTES, loadCallersFile } from './callers-file.js';
+export type { CallersFileAuthenticator } from './callers-file.js';
+export { JWT_CLOCK_TOLERANCE_S, JWT_SECRET_MIN_BYTES, createJwtAuthenticator } from './jwt.js';
+export type { JwtOptions } from './jwt.js';
+export {
+  CALLER_RESOLVER_MAX_BYTES,
+  CALLER_RESOLVER_TIMEOUT_MS,
+  createResolverAuthenticator,
+  importResolverModule,
+  loadCallerResolver,
+} from './caller-resolver.js';
+export type { CallerResolver } from './caller-resolver.js';
+export { createAuthenticator } from './create-authenticator.js';
+export type { AuthMode, AuthOptions, ConfiguredAuthenticator } from './create-authenticator.js';
+export { authCliOptions, authOptionsFromValues, authOptionsHelp } from './cli-options.js';

@@ -1,0 +1,36 @@
+/** `--token` (or `WARRANT_TOKEN`): one shared bearer token; the caller is `{ id: 'token' }`. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ExecutionCaller } from '../../index.js';
+import {
+  INVALID_TOKEN,
+  NO_CREDENTIALS,
+  authOptionsError,
+  bearerToken,
+  type AuthResult,
+  type Authenticator,
+} from './authenticator.js';
+
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Compares SHA-256 digests with `timingSafeEqual`: equal lengths whatever the token, so neither
+ * the length nor the content of the expected token shows in the time taken.
+ */
+export function createTokenAuthenticator(token: string): Authenticator {
+  if (token === '') throw authOptionsError('--token must not be empty');
+  const expected = sha256(token);
+  const accepted: AuthResult = Object.freeze({
+    ok: true,
+    caller: Object.freeze({ id: 'token' }) as ExecutionCaller,
+  });
+  return {
+    async authenticate(request) {
+      const credentials = bearerToken(request.headers);
+      if (credentials.kind === 'missing') return NO_CREDENTIALS;
+      if (credentials.kind === 'malformed') return INVALID_TOKEN;
+      return timingSafeEqual(sha256(credentials.token), expected) ? accepted : INVALID_TOKEN;
+    },
+  };
+}

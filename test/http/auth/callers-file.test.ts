@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import {
+  CALLERS_FILE_MAX_BYTES,
+  CHALLENGE_INVALID_TOKEN,
+  CHALLENGE_NO_CREDENTIALS,
+  isAuthOptionsError,
+  loadCallersFile,
+} from '../../../src/http/auth/index.js';
+import { assertCaller, assertRefused, bearer, request, tempDir } from './fixtures/helpers.js';
+
+const sha = (token: string) => createHash('sha256').update(token).digest('hex');
+const dir = tempDir();
+after(() => dir.remove());
+
+function callersFile(callers: unknown, mode = 0o600): string {
+  return dir.file(
+    `callers-${Math.random().toString(36).slice(2)}.json`,
+    JSON.stringify({ callers }),
+    mode,
+  );
+}
+
+async function refusedAtStart(path: string, message: RegExp): Promise<void> {
+  await assert.rejects(loadCallersFile(path), (error: unknown) => {
+    assert.ok(isAuthOptionsError(error), `not a coded error: ${String(error)}`);
+    assert.match((error as Error).message, message);
+    assert.ok(!(error as Error).message.includes('\n'), 'one line');
+    return true;
+  });
+}
+
+describe('--callers', () => {
+  const entries = [
+    {
+      tokenSha256: sha('alice-token'),
+      caller: { id: 'alice', scopes: ['plans:write'], metadata: { team: 'ops' } },
+    },
+    { tokenSha256: sha('bob-token').toUpperCase(), caller: { id: 'bob' } },
+    {
+      tokenSha256: sha('carol-token'),
+      caller: { id: 'carol', scopes: [], extra: [1, null, true] },
+    },
+  ];
+
+  it('maps each token to its caller (first, middle and last entry), deeply frozen', async () => {
+    const { authenticator, count, warnings } = await loadCallersFile(callersFile(entries));
+    assert.equal(count, 3);
+    assert.deepEqual(warnings, []);
+    const alice = assertCaller(await authenticator.authenticate(request(bearer('alice-token'))));
+    assert.deepEqual(alice, entries[0]?.caller);
+    assert.ok(
+      Object.isFrozen(alice) && Object.isFrozen(alice.scopes) && Object.isFrozen(alice.metadata),
+    );
+    assert.deepEqual(assertCaller(await authenticator.authenticate(request(bearer('bob-token')))), {
+      id: 'bob',
+    });
+    const carol = assertCaller(await authenticator.authenticate(request(bearer('carol-token'))));
+    assert.equal(carol.id, 'carol');
+    assert.ok(Object.isFrozen(carol.extra));
+  });
+
+  it('refuses a missing header, another scheme, an unknown token and a digest given as the token', async () => {
+    const { authenticator } = await loadCallersFile(callersFile(entries));
+    assertRefused(await authenticator.authenticate(request()), CHALLENGE_NO_CREDENTIALS);
+    assertRefused(
+      await authenticator.authenticate(request('Basic YWxpY2U6eA==')),
+      CHALLENGE_NO_CREDENTIALS,
+    );
+    assertRefused(await authenticator.authenticate(request('Bearer')), CHALLENGE_INVALID_TOKEN);
+    assertRefused(
+      await authenticator.authenticate(request(bearer('mallory'))),
+      CHALLENGE_INVALID_TOKEN,
+    );
+    assertRefused(
+      await authenticator.authenticate(request(bearer(sha('alice-token')))),
+      CHALLENGE_INVALID_TOKEN,
+    );
+  });
+
+  it('reads the file once: later edits change nothing', async () => {
+    const path = callersFile(entries);
+    const { authenticator } = await loadCallersFile(path);
+    writeFileSync(
+      path,
+      JSON.stringify({ callers: [{ tokenSha256: sha('new'), caller: { id: 'new' } }] }),
+    );
+    assertCaller(await authenticator.authenticate(request(bearer('alice-token'))));
+    assertRefused(
+      await authenticator.authenticate(request(bearer('new'))),
+      CHALLENGE_INVALID_TOKEN,
+    );
+  });
+
+  it('warns when the file is accessible by group or others', async () => {
+    for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+      const { warnings } = await loadCallersFile(callersFile(entries, mode));
+      assert.equal(warnings.length, 1);
+      assert.match(
+        warnings[0] as string,
+        new RegExp(`accessible by group or others \\(mode 0${mode.toString(8)}\\).*chmod 600`),
+      );
+    }
+    assert.deepEqual((await loadCallersFile(callersFile(entries, 0o400))).warnings, []);
+  });
+
+  describe('refuses a malformed file at start with one coded line naming the entry', () => {
+    const cases: [string, unknown, RegExp][] = [
+      ['an array at the top', [], /must be a JSON object \{ "callers": \[\.\.\.\] \}/],
+      ['an unknown top-level key', { callers: entries, admins: [] }, /unknown key "admins"/],
+      ['no callers', { callers: [] }, /"callers" must be a non-empty array/],
+      [
+        'an entry that is not an object',
+        { callers: [entries[0], 'x'] },
+        /callers\[1\] must be an object/,
+      ],
+      [
+        'an unknown entry key',
+        { callers: [{ ...entries[0], token: 'alice-token' }] },
+        /callers\[0\] has an unknown key "token"/,
+      ],
+      [
+        'a short digest',
+        { callers: [{ tokenSha256: 'abc', caller: { id: 'a' } }] },
+        /callers\[0\]\.tokenSha256 must be 64 hexadecimal digits/,
+      ],
+      [
+        'a non-hex digest',
+        { callers: [{ tokenSha256: 'g'.repeat(64), caller: { id: 'a' } }] },
+        /callers\[0\]\.tokenSha256/,
+      ],
+      [
+        'a duplicate digest (any case)',
+        {
+          callers: [entries[0], entries[1], { tokenSha256: sha('bob-token'), caller: { id: 'x' } }],
+        },
+        /callers\[2\]\.tokenSha256 repeats callers\[1\]/,
+      ],
+      [
+        'no caller',
+        { callers: [{ tokenSha256: sha('a') }] },
+        /callers\[0\]\.caller must be an object/,
+      ],
+      [
+        'a caller without id',
+        { callers: [{ tokenSha256: sha('a'), caller: { scopes: [] } }] },
+        /callers\[0\]\.caller\.id must be a non-empty string/,
+      ],
+      [
+        'a numeric id',
+        { callers: [{ tokenSha256: sha('a'), caller: { id: 7 } }] },
+        /callers\[0\]\.caller\.id must be a non-empty string/,
+      ],
+      [
+        'scopes not strings',
+        { callers: [{ tokenSha256: sha('a'), caller: { id: 'a', scopes: ['x', 1] } }] },
+        /callers\[0\]\.caller\.scopes must be an array of strings/,
+      ],
+      [
+        'metadata not an object',
+        { callers: [{ tokenSha256: sha('a'), caller: { id: 'a', metadata: 'x' } }] },
+        /callers\[0\]\.caller\.metadata must be an object/,
+      ],
+    ];
+    for (const [name, data, message] of cases) {
+      it(name, async () => refusedAtStart(dir.file('bad.json', JSON.stringify(data)), message));
+    }
+
+    it('invalid JSON', () =>
+      refusedAtStart(dir.file('bad.json', '{"callers": ['), /not valid JSON/));
+    it('a number too large to be finite', () =>
+      refusedAtStart(
+        dir.file(
+          'bad.json',
+          `{"callers":[{"tokenSha256":"${sha('a')}","caller":{"id":"a","n":1e999}}]}`,
+        ),
+        /callers\[0\]\.caller\.n is not a finite number/,
+      ));
+    it('a "__proto__" key in a caller', () =>
+      refusedAtStart(
+        dir.file(
+          'bad.json',
+          `{"callers":[{"tokenSha256":"${sha('a')}","caller":{"id":"a","__proto__":{}}}]}`,
+        ),
+        /callers\[0\]\.caller has a "__proto__" key/,
+      ));
+    it('not UTF-8', () => {
+      const path = join(dir.path, 'latin1.json');
+      writeFileSync(path, Buffer.from([0x7b, 0xff, 0x7d]));
+      return refusedAtStart(path, /not UTF-8 text/);
+    });
+    it('a missing file', () =>
+      refusedAtStart(
+        join(dir.path, 'nope.json'),
+        /--callers .*nope\.json: cannot open \(ENOENT\)/,
+      ));
+    it('a directory', () => {
+      const path = join(dir.path, 'a-directory');
+      mkdirSync(path);
+      return refusedAtStart(path, /not a regular file/);
+    });
+    it('a file over 1 MiB', () => {
+      const path = dir.file('big.json', '');
+      truncateSync(path, CALLERS_FILE_MAX_BYTES + 1);
+      return refusedAtStart(path, /larger than 1048576 bytes/);
+    });
+  });
+});

@@ -1,0 +1,36 @@
+// The entry point the server and the CLI wire: it must keep offering these values.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import * as auth from '../../../src/http/auth/index.js';
+
+describe('src/http/auth/index.ts', () => {
+  it('exports the values the server and the program use, and nothing else', () => {
+    assert.deepEqual(Object.keys(auth).sort(), [
+      'AuthOptionsError',
+      'CALLERS_FILE_MAX_BYTES',
+      'CALLER_RESOLVER_MAX_BYTES',
+      'CALLER_RESOLVER_TIMEOUT_MS',
+      'CHALLENGE_INVALID_TOKEN',
+      'CHALLENGE_NO_CREDENTIALS',
+      'JWT_CLOCK_TOLERANCE_S',
+      'JWT_SECRET_MIN_BYTES',
+      'authCliOptions',
+      'authOptionsFromValues',
+      'authOptionsHelp',
+      'bearerToken',
+      'createAuthenticator',
+      'createJwtAuthenticator',
+      'createResolverAuthenticator',
+      'createTokenAuthenticator',
+      'frozenCallerCopy',
+      'importResolverModule',
+      'isAuthOptionsError',
+      'loadCallerResolver',
+      'loadCallersFile',
+    ]);
+    assert.equal(auth.CHALLENGE_NO_CREDENTIALS, 'Bearer');
+    assert.equal(auth.CHALLENGE_INVALID_TOKEN, 'Bearer error="invalid_token"');
+    assert.equal(auth.CALLER_RESOLVER_TIMEOUT_MS, 5000);
+    assert.equal(auth.JWT_CLOCK_TOLERANCE_S, 30);
+  });
+});
