@@ -146,7 +146,7 @@ class JsonCopier {
  *
  * The caller must be JSON data: plain objects (or null-prototype objects) and arrays, strings,
  * finite numbers, booleans and null, at most MAX_CALLER_DEPTH levels deep and MAX_CALLER_VALUES
- * values in all; `scopes`, when present, an array of strings; `metadata` an object. Each property
+ * values in all; `id`, when present, a string; `scopes`, when present, an array of strings; `metadata` an object. Each property
  * is read once (a getter runs once); a getter or proxy trap that throws, a cycle, a sparse array
  * or any other value rejects the call (docs/decisions.md, "Callers").
  * @throws TypeError (EXECUTE_OPTIONS_INVALID) naming the path of the first offending value.
@@ -165,7 +165,11 @@ export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
     throw invalid(`options.caller must be JSON data: ${path} ${error.problem}`);
   }
   if (Array.isArray(copy)) throw invalid('options.caller must be an object, got an array');
-  const { scopes, metadata } = copy as Record<string, unknown>;
+  const { id, scopes, metadata } = copy as Record<string, unknown>;
+  // Approvals compare ids (self-approval) and the record names the caller by it: a string only.
+  if (id !== undefined && typeof id !== 'string') {
+    throw invalid(`options.caller.id must be a string, got ${describeValue(id)}`);
+  }
   if (
     scopes !== undefined &&
     (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string'))

@@ -73,9 +73,11 @@ describe('snapshotCaller()', () => {
     assert.deepEqual({ ...snapshotCaller(bare) }, { id: 'n' });
   });
 
-  it('rejects callers that are not objects, scopes that are not strings and metadata that is not an object', () => {
+  it('rejects callers that are not objects, a non-string id, scopes that are not strings and metadata that is not an object', () => {
     for (const bad of [
       null,
+      { id: 5 },
+      { id: null },
       'user',
       42,
       ['a'],
