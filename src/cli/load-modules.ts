@@ -1,6 +1,7 @@
 /**
- * Loads the files named by `--module` (default export: a CapabilityModule or an array of them)
- * and `--authorizer` (default export: an ExecutionAuthorizer). TypeScript files are loaded
+ * Loads the files named by `--module` (default export: a CapabilityModule or an array of them),
+ * `--authorizer` (default export: an ExecutionAuthorizer) and `--caller-resolver` (default
+ * export: a function). TypeScript files are loaded
  * through tsx when it is installed (it is a development dependency of this repository). Every
  * problem with such a file is a UsageError (exit code 2), one line.
  */
@@ -131,4 +132,19 @@ export async function loadAuthorizer(file: string): Promise<ExecutionAuthorizer>
   }
   const authorizer = exported as ExecutionAuthorizer;
   return { authorize: (context) => authorizer.authorize(context) };
+}
+
+/**
+ * The resolver of a `--caller-resolver` file (`warrant serve`), loaded like the other module
+ * files (a regular file of at most 10 MiB, TypeScript through tsx), as a plain function that
+ * calls the export: the value handed back is never a thenable of the module's making.
+ */
+export async function loadResolverModule(file: string): Promise<unknown> {
+  const { value: exported } = await importDefault(file, '--caller-resolver');
+  if (typeof exported !== 'function') {
+    throw new UsageError(
+      `--caller-resolver ${file}: the default export must be a function (request) => caller | undefined`,
+    );
+  }
+  return (request: unknown): unknown => Reflect.apply(exported, undefined, [request]);
 }

@@ -1,19 +1,32 @@
 /**
- * Who may reach a route of `warrant serve`. The server asks `createRequestGate` once per request,
- * after the router has matched the route and before any body is read or any handler runs
- * (README "HTTP routes", docs/decisions.md "HTTP and the program"):
+ * Who may reach a route of `warrant serve`, and as whom. The server asks `createRequestGate` once
+ * per request, after the router has matched the route and before any body is read or any
+ * handler runs (README "HTTP routes", docs/decisions.md "HTTP and the program" and
+ * "Authentication modes"):
  *
  * 1. Host (DNS rebinding): while the server is bound to a loopback address, the `Host` header
  *    must name loopback (`localhost`, `127.0.0.1`, `[::1]`, any port, any case) or an allowed
  *    host; otherwise 421, on every route.
- * 2. Bearer token: when one is configured, every route but `GET /health` needs it (401). The
- *    decision is made on the route the router matched, never on the URL text, so no spelling of
- *    a target (percent-encoding, dot segments, doubled slashes, absolute form) can reach a
- *    handler without the token; a target that matches no route needs the token too.
+ * 2. Authentication: when a mode is configured (`src/http/auth/`), every route but `GET /health`
+ *    needs its credentials (401 with the mode's `WWW-Authenticate` challenge); the caller it
+ *    answers is the request's caller. The decision is made on the route the router matched,
+ *    never on the URL text, so no spelling of a target (percent-encoding, dot segments, doubled
+ *    slashes, absolute form) can reach a handler unauthenticated; a target that matches no route
+ *    needs credentials too.
  * 3. A repeated query parameter is refused with 400 before any handler reads it.
+ *
+ * Only step 2 can take time (a resolver, a JWKS fetch): the gate answers synchronously unless it
+ * runs an authenticator, so a server without a mode pays no promise per request.
  */
-import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIP } from 'node:net';
+import type { ExecutionCaller } from '../index.js';
+import {
+  CHALLENGE_INVALID_TOKEN,
+  CHALLENGE_NO_CREDENTIALS,
+  type AuthFailure,
+  type Authenticator,
+} from './auth/index.js';
 
 /** The Host names a loopback-bound server always answers. */
 export const LOOPBACK_HOST_NAMES: readonly string[] = Object.freeze([
@@ -48,26 +61,22 @@ export function allowedHostName(name: string): string | undefined {
   return HOST_NAME.test(name) ? name.toLowerCase() : undefined;
 }
 
-/** True for `GET /health` and its `HEAD`, the only routes open without the token. */
+/** True for `GET /health` and its `HEAD`, the only routes open without credentials. */
 export function isOpenRoute(method: string, route: string | undefined): boolean {
   return route === '/health' && (method === 'GET' || method === 'HEAD');
 }
 
-/** True when `header` is exactly `Bearer <token>` (constant-time comparison). */
-export function bearerTokenMatches(header: string | undefined, token: string): boolean {
-  if (header === undefined || !header.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice(7));
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-/** What the gate reads of a request: the method, the matched route (if any) and headers. */
+/** What the gate reads of a request: the method, the matched route (if any), the target,
+ * headers, the peer address and the parsed query. */
 export interface GatedRequest {
   readonly method: string;
   /** The route pattern the router matched (e.g. `/api/jobs/:id`); undefined for none. */
   readonly route: string | undefined;
-  readonly host: string | undefined;
-  readonly authorization: string | undefined;
+  /** The request target as received (what a caller resolver sees). */
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The peer address. */
+  readonly ip: string;
   /** The parsed query: a repeated parameter is an array. */
   readonly query: unknown;
 }
@@ -76,10 +85,22 @@ export interface GateRefusal {
   readonly status: 400 | 401 | 421;
   readonly error: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** One line for the operator (a resolver that threw, a JWKS that could not be fetched). */
+  readonly log?: string;
 }
 
+/** The request may go on, as this authenticated caller. */
+export interface GateAdmission {
+  readonly caller: ExecutionCaller;
+}
+
+/** A refusal to send, an authenticated caller, or undefined to go on without one. */
+export type GateDecision = GateRefusal | GateAdmission | undefined;
+
 export interface RequestGateOptions {
-  readonly token?: string | undefined;
+  /** The authentication mode; none: every route is open (the program allows that on loopback
+   * only, or with --insecure-no-auth). */
+  readonly authenticator?: Authenticator | undefined;
   /** Host names answered besides the loopback names, lower-cased, without a port. */
   readonly allowedHosts?: readonly string[] | undefined;
   /** Whether the server is bound to a loopback address now (checked per request). */
@@ -87,11 +108,30 @@ export interface RequestGateOptions {
 }
 
 const HOST_REFUSED: GateRefusal = Object.freeze({ status: 421, error: 'Host not allowed' });
-const UNAUTHORIZED: GateRefusal = Object.freeze({
-  status: 401,
-  error: 'Unauthorized',
-  headers: Object.freeze({ 'www-authenticate': 'Bearer' }),
+
+function unauthorized(challenge: string): GateRefusal {
+  return Object.freeze({
+    status: 401,
+    error: 'Unauthorized',
+    headers: Object.freeze({ 'www-authenticate': challenge }),
+  });
+}
+
+const UNAUTHORIZED: Readonly<Record<string, GateRefusal>> = Object.freeze({
+  [CHALLENGE_NO_CREDENTIALS]: unauthorized(CHALLENGE_NO_CREDENTIALS),
+  [CHALLENGE_INVALID_TOKEN]: unauthorized(CHALLENGE_INVALID_TOKEN),
 });
+
+/** The 401 of a failed authentication: the mode's challenge, and its log line if any. */
+function refusalOf(failure: AuthFailure): GateRefusal {
+  const refusal = UNAUTHORIZED[failure.challenge] ?? unauthorized(failure.challenge);
+  return failure.log === undefined ? refusal : { ...refusal, log: failure.log };
+}
+
+/** True when a decision refuses the request. */
+export function isRefusal(decision: GateDecision): decision is GateRefusal {
+  return decision !== undefined && 'status' in decision;
+}
 
 function repeatedParameter(query: unknown): string | undefined {
   if (typeof query !== 'object' || query === null) return undefined;
@@ -99,30 +139,45 @@ function repeatedParameter(query: unknown): string | undefined {
   return undefined;
 }
 
-/** The checks above as one function: a refusal to send, or undefined to go on. */
-export function createRequestGate(
-  options: RequestGateOptions,
-): (request: GatedRequest) => GateRefusal | undefined {
-  const hosts = new Set([...LOOPBACK_HOST_NAMES, ...(options.allowedHosts ?? [])]);
-  const { token, loopbackBound } = options;
-  return (request) => {
-    if (loopbackBound()) {
-      const name = hostNameOf(request.host);
-      if (name === undefined || !hosts.has(name)) return HOST_REFUSED;
-    }
-    if (
-      token !== undefined &&
-      !isOpenRoute(request.method, request.route) &&
-      !bearerTokenMatches(request.authorization, token)
-    ) {
-      return UNAUTHORIZED;
-    }
-    const repeated = repeatedParameter(request.query);
-    if (repeated !== undefined)
-      return {
+function queryRefusal(query: unknown): GateRefusal | undefined {
+  const repeated = repeatedParameter(query);
+  return repeated === undefined
+    ? undefined
+    : {
         status: 400,
         error: `Query parameter ${JSON.stringify(repeated.slice(0, 40))} is repeated`,
       };
-    return undefined;
+}
+
+/**
+ * The checks above as one function: a decision, or a promise of one while an authenticator
+ * runs. The promise rejects only if the authenticator itself rejects (the modes never do); the
+ * server answers that as an internal error, never as a pass.
+ */
+export function createRequestGate(
+  options: RequestGateOptions,
+): (request: GatedRequest) => GateDecision | Promise<GateDecision> {
+  const hosts = new Set([...LOOPBACK_HOST_NAMES, ...(options.allowedHosts ?? [])]);
+  const { authenticator, loopbackBound } = options;
+  return (request) => {
+    if (loopbackBound()) {
+      const name = hostNameOf(
+        typeof request.headers.host === 'string' ? request.headers.host : undefined,
+      );
+      if (name === undefined || !hosts.has(name)) return HOST_REFUSED;
+    }
+    if (authenticator === undefined || isOpenRoute(request.method, request.route))
+      return queryRefusal(request.query);
+    return authenticator
+      .authenticate({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        ip: request.ip,
+      })
+      .then((result): GateDecision => {
+        if (!result.ok) return refusalOf(result);
+        return queryRefusal(request.query) ?? { caller: result.caller };
+      });
   };
 }

@@ -1,8 +1,10 @@
 /**
  * The HTTP face of `warrant serve` (docs/api.md, README "HTTP routes"): routes parse, call the
  * runtime through the package root and format; they never authorize, validate plans or touch a
- * store. Who reaches a route is decided by the request gate (`request-gate.ts`) on the route the
- * router matched. Errors are one line and never carry stack traces or inner messages.
+ * store. Who reaches a route, and as which caller, is decided by the request gate
+ * (`request-gate.ts`) on the route the router matched. MCP over Streamable HTTP is served at
+ * `/mcp` (`mcp-route.ts`) behind the same gate. Errors are one line and never carry stack traces
+ * or inner messages.
  */
 import { createServer } from 'node:http';
 import Fastify, {
@@ -23,21 +25,39 @@ import {
 import { oneLineError } from '../errors/error-text.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
-import { createRequestGate, isLoopbackAddress, type GateRefusal } from './request-gate.js';
+import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
+import { registerMcpRoute } from './mcp-route.js';
+import {
+  createRequestGate,
+  isLoopbackAddress,
+  isRefusal,
+  type GateDecision,
+  type GateRefusal,
+} from './request-gate.js';
 import { toJsonSafe } from '../jobs/json-value.js';
 import { admissionStatus, failedJobStatus } from './status-codes.js';
 
 export interface HttpServerOptions {
-  /** Requests must carry `Authorization: Bearer <token>` on every route but `GET /health`
-   * (else 401). */
+  /** The authentication mode (`createAuthenticator` of `src/http/auth/`): every route but
+   * `GET /health` needs its credentials (else 401 with its challenge), and the caller it answers
+   * is the caller of every governed route and of `/mcp`. */
+  readonly authenticator?: Authenticator;
+  /** Shorthand for the `--token` mode: requests must carry `Authorization: Bearer <token>`.
+   * Not together with `authenticator`. */
   readonly token?: string;
+  /** Told the operator line of a refused authentication (a resolver that threw or hung, a JWKS
+   * that could not be fetched); never told about a bad or missing token. */
+  readonly onAuthLog?: (line: string) => void;
+  /** Serve MCP over Streamable HTTP at `/mcp` (default true). */
+  readonly mcp?: boolean;
   /** Host names answered besides `localhost`, `127.0.0.1` and `[::1]` while the server is bound
    * to a loopback address (lower-case, no port); any other Host is answered 421. */
   readonly allowedHosts?: readonly string[];
   /** Told about every error answered only as `500 Internal error` (a failing store), with the
    * matched route (`GET /api/jobs/:id`, never the URL), so the host can log it. */
   readonly onInternalError?: (error: unknown, route: string) => void;
-  /** The caller of a request; default: `{ id: 'http' }` (or `{ id: 'token' }` with a token). */
+  /** The caller of a request; default: the authenticated caller, or `{ id: 'http' }` without an
+   * authentication mode. */
   readonly resolveCaller?: (
     request: FastifyRequest,
   ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
@@ -110,34 +130,71 @@ export function createHttpServer(
   runtime: OperatorRuntime,
   options: HttpServerOptions = {},
 ): FastifyInstance {
+  if (options.authenticator !== undefined && options.token !== undefined)
+    throw new TypeError('createHttpServer takes an authenticator or a token, not both');
+  const authenticator =
+    options.authenticator ??
+    (options.token === undefined ? undefined : createTokenAuthenticator(options.token));
   // The gate runs on every request, the unrouted ones and the router's own errors included
-  // (README "HTTP routes"): Host while bound to loopback, then the token on the matched route,
-  // then repeated parameters. Whether the server is bound to loopback is read once it listens.
+  // (README "HTTP routes"): Host while bound to loopback, then authentication on the matched
+  // route, then repeated parameters. Whether the server is bound to loopback is read once it
+  // listens.
   let loopbackBound = false;
   const decide = createRequestGate({
-    token: options.token,
+    authenticator,
     allowedHosts: options.allowedHosts,
     loopbackBound: () => loopbackBound,
   });
-  const gate = (request: FastifyRequest): GateRefusal | undefined =>
+  const gate = (request: FastifyRequest): GateDecision | Promise<GateDecision> =>
     decide({
       method: request.method,
       route: request.routeOptions.url,
-      host: request.headers.host,
-      authorization: request.headers.authorization,
+      url: request.url,
+      headers: request.headers,
+      ip: request.ip,
       query: request.query,
     });
+  // The caller each request was authenticated as, from the gate to the handler.
+  const authenticated = new WeakMap<FastifyRequest, ExecutionCaller>();
+  /** Runs `next` when the gate lets the request through; else sends its refusal. */
+  const applyGate = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    next: () => void,
+    decision: GateDecision,
+  ): void => {
+    if (decision === undefined) return next();
+    if (!isRefusal(decision)) {
+      authenticated.set(request, decision.caller);
+      return next();
+    }
+    if (decision.log !== undefined) reportAuthLog(decision.log);
+    void refuse(reply, decision);
+  };
+  /** The gate, synchronous when no authenticator runs; an authenticator that rejects (the modes
+   * never do) is an internal error, never a pass. */
+  const runGate = (request: FastifyRequest, reply: FastifyReply, next: () => void): void => {
+    const decision = gate(request);
+    if (!(decision instanceof Promise)) return applyGate(request, reply, next, decision);
+    decision.then(
+      (settled) => applyGate(request, reply, next, settled),
+      (error: unknown) => {
+        reportInternalError(error, request);
+        void reply.code(500).send({ error: 'Internal error' });
+      },
+    );
+  };
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Targets the router cannot decode, or with a parameter over its length limit (100), are
     // answered here, after the gate, in the `{ error }` shape: no fastify code, no URL.
     frameworkErrors: (error, request, reply: FastifyReply) => {
-      const refusal = gate(request);
-      if (refusal !== undefined) return refuse(reply, refusal);
-      return error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? reply.code(414).send({ error: 'A segment of the URL path is too long' })
-        : reply.code(400).send({ error: 'The URL cannot be decoded' });
+      runGate(request, reply, () => {
+        void (error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? reply.code(414).send({ error: 'A segment of the URL path is too long' })
+          : reply.code(400).send({ error: 'The URL cannot be decoded' }));
+      });
     },
     // Node checks request deadlines on an interval (30 s by default): check often enough that a
     // slow-loris connection is closed close to its deadline.
@@ -182,7 +239,14 @@ export function createHttpServer(
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
-  const reportInternalError = (error: unknown, request: FastifyRequest): void => {
+  function reportAuthLog(line: string): void {
+    try {
+      options.onAuthLog?.(line);
+    } catch {
+      // A failing reporter changes nothing about the answer.
+    }
+  }
+  function reportInternalError(error: unknown, request: FastifyRequest): void {
     try {
       options.onInternalError?.(
         error,
@@ -191,25 +255,30 @@ export function createHttpServer(
     } catch {
       // A failing reporter changes nothing about the answer.
     }
-  };
+  }
 
-  // Without a resolver every request has the same caller: one frozen object (the runtime
-  // snapshots the caller of each plan anyway), no promise per request.
-  const defaultCaller: ExecutionCaller = Object.freeze({
-    id: options.token === undefined ? 'http' : 'token',
-  });
+  // Without a mode every request has the same caller: one frozen object (the runtime snapshots
+  // the caller of each plan anyway), no promise per request. With a mode, the gate has
+  // authenticated every request that reaches a governed route.
+  const defaultCaller: ExecutionCaller = Object.freeze({ id: 'http' });
   const caller = (
     request: FastifyRequest,
   ): ExecutionCaller | undefined | Promise<ExecutionCaller | undefined> =>
-    options.resolveCaller ? options.resolveCaller(request) : defaultCaller;
+    options.resolveCaller
+      ? options.resolveCaller(request)
+      : authenticator === undefined
+        ? defaultCaller
+        : authenticatedCaller(request);
+  const authenticatedCaller = (request: FastifyRequest): ExecutionCaller => {
+    const found = authenticated.get(request);
+    // Unreachable (the gate authenticates every route but GET /health); fail closed: a 500.
+    if (found === undefined) throw new Error('a governed route was reached unauthenticated');
+    return found;
+  };
 
-  // A callback hook, not an async one: no promise and no extra tick per request
+  // A callback hook, not an async one: without a mode, no promise and no extra tick per request
   // (bench/http/execute.bench.ts measures it).
-  app.addHook('onRequest', (request, reply, done) => {
-    const refusal = gate(request);
-    if (refusal === undefined) done();
-    else void refuse(reply, refusal);
-  });
+  app.addHook('onRequest', (request, reply, done) => runGate(request, reply, done));
 
   app.get('/health', async () => ({ status: 'ok' }));
 
@@ -307,6 +376,18 @@ export function createHttpServer(
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
       : jobAnswer(job);
   });
+
+  if (options.mcp !== false)
+    registerMcpRoute(app, runtime, {
+      callerOf: caller,
+      onInternalError: (error, where) => {
+        try {
+          options.onInternalError?.(error, where);
+        } catch {
+          // A failing reporter changes nothing about the answer.
+        }
+      },
+    });
 
   registerLegacyRoutes(app, runtime, {
     enabled: options.legacyRoutes === true,

@@ -6,7 +6,8 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { McpAdapter, type McpAdapterOptions } from '../../index.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
-import { parseCommand } from '../parse.js';
+import { callerOf, callerOptionHelp } from '../caller-option.js';
+import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
   runtimeOptions,
@@ -24,8 +25,14 @@ carries MCP messages only; diagnostics go to stderr. Stops when stdin closes or 
 Exit codes: 0 stopped; 1 an unexpected failure; 2 bad usage (options, files, a bad module,
 a store that cannot be opened at start-up).
 
+Every tool call runs as the caller of --caller (default { id: 'mcp' }): that is what the
+authorizer sees. To serve MCP to remote clients with per-client identities, use
+"warrant serve" (MCP over Streamable HTTP at /mcp, with its authentication modes).
+
 Options:
 ${runtimeOptionsHelp}
+${callerOptionHelp}
+                        (default { "id": "mcp" })
   -h, --help            show this help`;
 
 function log(line: string): void {
@@ -38,16 +45,20 @@ function firstLine(error: unknown): string {
 }
 
 async function serve(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, runtimeOptions);
+  const { values, positionals } = parseCommand(args, {
+    ...runtimeOptions,
+    caller: { type: 'string' },
+  });
   if (values.help) {
     console.log(mcpHelp);
     return 0;
   }
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const caller = callerOf(text(values, 'caller'), () => ({ id: 'mcp' }));
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   const options: McpAdapterOptions = {
-    caller: { id: 'mcp' },
+    caller,
     onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
   };
   const transport = new StdioLineTransport(process.stdin, process.stdout);

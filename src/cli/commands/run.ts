@@ -7,7 +7,8 @@ import {
 } from '../../index.js';
 import { toJsonSafe } from '../../jobs/json-value.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
-import { parseCommand } from '../parse.js';
+import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
+import { parseCommand, text as optionText } from '../parse.js';
 import {
   createProgramRuntime,
   runtimeOptions,
@@ -27,8 +28,12 @@ table follows. The plan, --module and --authorizer files must be regular files o
 a capability whose promise never settles: the line names the step); 2 plan refused at
 admission, or bad usage (options, files, modules, a store that cannot be opened).
 
+The authorizer sees the caller of --caller, by default { id: 'cli:<os user name>' }.
+
 Options:
 ${runtimeOptionsHelp}
+${callerOptionHelp}
+                        (default { "id": "cli:<os user name>" })
   --json                print the job as JSON on stdout
   -h, --help            show this help`;
 
@@ -74,6 +79,7 @@ class JobPosition {
 export async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
+    caller: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (values.help) {
@@ -82,6 +88,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   }
   if (positionals.length !== 1)
     throw new UsageError('expected exactly one plan file: warrant run <plan.json>');
+  const caller = callerOf(optionText(values, 'caller'), () => ({ id: `cli:${osUserName()}` }));
   const file = positionals[0] as string;
   const text = (await readInputFile(file, `plan file ${file}`)).toString('utf8');
   let plan: ExecutionPlan;
@@ -123,7 +130,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     let job: Job;
     try {
       waitingFor(() => position.describe());
-      job = await runtime.executePlan(plan);
+      job = await runtime.executePlan(plan, { caller });
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
       process.stderr.write(`Plan refused at admission (${error.code}):\n`);

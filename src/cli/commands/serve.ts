@@ -1,8 +1,20 @@
-/** `warrant serve`: the HTTP server of README "HTTP routes", bound to 127.0.0.1 by default. */
+/**
+ * `warrant serve`: the HTTP server of README "HTTP routes" (and MCP over Streamable HTTP at
+ * `/mcp`), bound to 127.0.0.1 by default, with at most one authentication mode
+ * (`src/http/auth/`, docs/decisions.md "Authentication modes").
+ */
 import { lookup } from 'node:dns/promises';
 import { isIP, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { oneLineError } from '../../errors/error-text.js';
+import {
+  authCliOptions,
+  authOptionsFromValues,
+  authOptionsHelp,
+  createAuthenticator,
+  isAuthOptionsError,
+  type ConfiguredAuthenticator,
+} from '../../http/auth/index.js';
 import { allowedHostName, isLoopbackAddress } from '../../http/request-gate.js';
 import { createHttpServer, JOB_LIST_DEFAULT, JOB_LIST_MAX } from '../../http/server.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
@@ -15,29 +27,37 @@ import {
 } from '../program-runtime.js';
 import { createRateLimitedLog } from '../rate-limited-log.js';
 import { UsageError } from '../usage-error.js';
-import { loadAuthorizer } from '../load-modules.js';
+import { loadAuthorizer, loadResolverModule } from '../load-modules.js';
 
 export const serveHelp = `Usage: warrant serve [options]
 
 Serves plans over HTTP (POST /api/plans, POST /api/capabilities/:name/execute, introspection,
-job history, GET /health). Stops gracefully on SIGINT/SIGTERM: in-flight plans finish, the
-store is closed. GET /api/jobs answers ${JOB_LIST_DEFAULT} jobs unless ?limit= asks for up to ${JOB_LIST_MAX}.
+job history, GET /health) and MCP over Streamable HTTP at /mcp (one tool per capability,
+stateless). Stops gracefully on SIGINT/SIGTERM: in-flight plans finish, the store is closed.
+GET /api/jobs answers ${JOB_LIST_DEFAULT} jobs unless ?limit= asks for up to ${JOB_LIST_MAX}.
+
+The caller the authorizer sees is the authenticated one (every route and every MCP tool call);
+without a mode, { id: 'http' }. A request without valid credentials gets 401 with
+WWW-Authenticate: Bearer (or Bearer error="invalid_token") and runs nothing.
 
 Options:
-  --host <host>         interface to bind (default 127.0.0.1). Without a token, only a
-                        loopback address is served (see --insecure-no-auth)
+  --host <host>         interface to bind (default 127.0.0.1). Without an authentication
+                        mode, only a loopback address is served (see --insecure-no-auth)
   --port <port>         port (default 3333; 0 picks a free one)
-  --token <token>       require "Authorization: Bearer <token>" on every route but GET /health
-                        (or set WARRANT_TOKEN; prefer the variable: arguments are visible)
   --allowed-host <name> a Host name to answer besides localhost, 127.0.0.1 and [::1] while
                         bound to loopback (other names get 421; repeatable or comma-separated)
-  --insecure-no-auth    serve a non-loopback address without a token (anyone who reaches it
-                        runs plans as the server's caller)
+  --insecure-no-auth    serve a non-loopback address without authentication (anyone who
+                        reaches it runs plans as { id: 'http' })
   --legacy-routes       enable the two ungoverned legacy routes (see SECURITY notes in README)
 ${runtimeOptionsHelp}
   -h, --help            show this help
 
-Failures of the store are logged on stderr, at most one line per second.`;
+${authOptionsHelp}
+
+A malformed callers file, key, JWKS file or resolver module stops the server at start (exit 2).
+Failures of the store and authentication problems the operator should know about (a resolver
+that throws or hangs, a JWKS that cannot be fetched) are logged on stderr, at most one line per
+second each; a bad or missing token is never logged.`;
 
 function log(line: string): void {
   process.stderr.write(`warrant serve: ${line}\n`);
@@ -71,8 +91,23 @@ async function addressesOf(host: string): Promise<string[]> {
 
 function refusal(host: string): UsageError {
   return new UsageError(
-    `refusing to serve ${host} (not a loopback address) without authentication: add a token with --token <token> or WARRANT_TOKEN=<token>, or pass --insecure-no-auth`,
+    `refusing to serve ${host} (not a loopback address) without authentication: add --token <token> (or WARRANT_TOKEN=<token>), --callers <file>, --jwt-secret/--jwt-public-key/--jwks with --jwt-issuer and --jwt-audience, or --caller-resolver <module>; or pass --insecure-no-auth`,
   );
+}
+
+/** The configured authentication mode, or none; a set-up problem is a UsageError (exit 2). */
+async function authentication(
+  values: Readonly<Record<string, unknown>>,
+): Promise<ConfiguredAuthenticator | undefined> {
+  try {
+    return await createAuthenticator({
+      ...authOptionsFromValues(values, process.env),
+      importResolver: loadResolverModule,
+    });
+  } catch (error) {
+    if (isAuthOptionsError(error)) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /** Every address the server really bound, as URLs (`http://[::1]:3333`). */
@@ -101,9 +136,9 @@ function describeInternalError(error: unknown): string {
 export async function serveCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
+    ...authCliOptions,
     host: { type: 'string' },
     port: { type: 'string' },
-    token: { type: 'string' },
     'allowed-host': { type: 'string', multiple: true },
     'insecure-no-auth': { type: 'boolean' },
     'legacy-routes': { type: 'boolean' },
@@ -117,12 +152,11 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   const port = Number(text(values, 'port') ?? 3333);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be 0..65535, got ${JSON.stringify(values.port)}`);
-  const token = text(values, 'token') ?? process.env.WARRANT_TOKEN;
   const authorizerFile = text(values, 'authorizer');
-  if (token === '') throw new UsageError('--token must not be empty');
   const host = text(values, 'host') ?? '127.0.0.1';
   const hosts = allowedHosts((values['allowed-host'] as string[] | undefined) ?? []);
-  const unauthenticatedAllowed = token !== undefined || values['insecure-no-auth'] === true;
+  const auth = await authentication(values);
+  const unauthenticatedAllowed = auth !== undefined || values['insecure-no-auth'] === true;
   if (!unauthenticatedAllowed && !(await addressesOf(host)).every(isLoopbackAddress))
     throw refusal(host);
 
@@ -131,8 +165,13 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     suppressed: (count) =>
       `${count} more internal ${count === 1 ? 'error' : 'errors'} suppressed (at most one line per second)`,
   });
+  const authLines = createRateLimitedLog(log, {
+    suppressed: (count) =>
+      `${count} more authentication ${count === 1 ? 'line' : 'lines'} suppressed (at most one line per second)`,
+  });
   const app = createHttpServer(runtime, {
-    ...(token !== undefined && { token }),
+    ...(auth !== undefined && { authenticator: auth.authenticator }),
+    onAuthLog: (line) => authLines.write(`authentication refused: ${line}`),
     allowedHosts: hosts,
     legacyRoutes: values['legacy-routes'] === true,
     ...(authorizerFile !== undefined && { legacyAuthorizer: await loadAuthorizer(authorizerFile) }),
@@ -147,9 +186,10 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     await runtime.close();
     throw refusal(host);
   }
-  if (!loopbackOnly && token === undefined)
+  for (const warning of auth?.warnings ?? []) log(warning);
+  if (!loopbackOnly && auth === undefined)
     log('WARNING: no authentication on a non-loopback address (--insecure-no-auth)');
-  log(`listening on ${urls.join(', ')}${token === undefined ? '' : ' (bearer token required)'}`);
+  log(`listening on ${urls.join(', ')}${auth === undefined ? '' : ` (${auth.summary})`}`);
   if (values['legacy-routes'] === true) log('legacy routes ENABLED (ungoverned bypasses)');
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -163,6 +203,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   await closeMcpConnections();
   await runtime.close();
   failures.close();
+  authLines.close();
   log('stopped');
   return 0;
 }

@@ -1,0 +1,117 @@
+/**
+ * MCP over Streamable HTTP at `/mcp` (README "Use Warrant from an MCP client"), with the MCP
+ * SDK's own serving entry, `createMcpHandler`: stateless, a fresh `McpAdapter` server per
+ * request, both protocol eras (2026-07-28 per-request messages and the 2025 `initialize`
+ * handshake, served statelessly). The route sits behind the server's request gate like every
+ * other: Host, then authentication on the matched route, before the body is read; the body goes
+ * through the server's JSON parser (body limit, nesting depth, forbidden keys) and reaches the
+ * SDK already parsed. The caller the gate authenticated travels to the adapter as the SDK's
+ * `authInfo`, so each tool call runs as that caller (docs/decisions.md "Authentication modes").
+ */
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../index.js';
+import { bearerToken } from './auth/index.js';
+
+export const MCP_PATH = '/mcp';
+
+export interface McpRouteOptions {
+  /** The caller of a request, as for every governed route. */
+  readonly callerOf: (
+    request: FastifyRequest,
+  ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
+  /** Told about a tool call answered only as `Internal error` (a failing store). */
+  readonly onInternalError: (error: unknown, where: string) => void;
+}
+
+/**
+ * The SDK's `authInfo` for a caller: `clientId` is the caller's id, `scopes` its scopes, and
+ * `extra.caller` the caller itself (deeply frozen), which is what the adapter runs as.
+ */
+export function authInfoOf(caller: ExecutionCaller | undefined, request: FastifyRequest): AuthInfo {
+  const credentials = bearerToken(request.headers);
+  return {
+    token: credentials.kind === 'token' ? credentials.token : '',
+    clientId: caller?.id ?? '',
+    scopes: [...(caller?.scopes ?? [])],
+    extra: { caller },
+  };
+}
+
+/** The caller `authInfoOf` carried; never one from the client (the SDK never derives
+ * `authInfo` from request headers, it only passes the server's own through). */
+function callerOfAuthInfo(authInfo: AuthInfo | undefined): ExecutionCaller | undefined {
+  return authInfo?.extra?.caller as ExecutionCaller | undefined;
+}
+
+/** A web `Request` for the SDK: method, headers and target of the Fastify request, no body
+ * (the parsed body is handed over separately). */
+function toWebRequest(request: FastifyRequest, signal: AbortSignal): Request {
+  let url: URL;
+  try {
+    url = new URL(request.url, `http://${request.headers.host ?? 'localhost'}`);
+  } catch {
+    url = new URL(MCP_PATH, 'http://localhost');
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      try {
+        headers.append(name, item);
+      } catch {
+        // A value Node accepted and the Fetch API does not: the SDK reads none of those.
+      }
+    }
+  }
+  return new Request(url, { method: request.method, headers, signal });
+}
+
+// Connection-level headers are Node's to decide (a client that asked to close gets a close).
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
+
+/** Sends the SDK's web `Response`: a JSON answer whole, an event stream as it comes. */
+async function sendWebResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  reply.code(response.status);
+  response.headers.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) void reply.header(name, value);
+  });
+  if (response.body === null) return reply.send();
+  if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+    return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
+  return reply.send(Buffer.from(await response.arrayBuffer()));
+}
+
+export function registerMcpRoute(
+  app: FastifyInstance,
+  runtime: OperatorRuntime,
+  options: McpRouteOptions,
+): void {
+  const handler = createMcpHandler(
+    () =>
+      new McpAdapter(runtime, {
+        resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
+        onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),
+      }).server,
+  );
+  // Before the server waits for its connections: an open event stream would hold it.
+  app.addHook('preClose', async () => handler.close());
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: MCP_PATH,
+    handler: async (request, reply) => {
+      const caller = await options.callerOf(request);
+      const aborted = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) aborted.abort();
+      });
+      const response = await handler.fetch(toWebRequest(request, aborted.signal), {
+        authInfo: authInfoOf(caller, request),
+        ...(request.body !== undefined && { parsedBody: request.body }),
+      });
+      return sendWebResponse(reply, response);
+    },
+  });
+}
