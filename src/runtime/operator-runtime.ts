@@ -43,6 +43,25 @@ export interface ExecutePlanOptions {
   caller?: ExecutionCaller;
 }
 
+/**
+ * The key of an internal option: a store object the runtime uses as given (tests hand it a store
+ * they hold, instead of reaching into a driver). Not exported from the package root.
+ */
+const GIVEN_STORE = Symbol('warrant.givenStore');
+
+interface InternalOptions extends OperatorRuntimeOptions {
+  readonly [GIVEN_STORE]?: JobStore;
+}
+
+/** A runtime on a store object it is given (and closes with itself). Internal: tests use it. */
+export function runtimeOnStore(
+  store: JobStore,
+  options: OperatorRuntimeOptions = {},
+): OperatorRuntime {
+  const internal: InternalOptions = { ...options, [GIVEN_STORE]: store };
+  return new OperatorRuntime(internal);
+}
+
 const warnObserverError: ObserverErrorHandler = (error, event) => {
   const message = describeThrown(error).replace(/\s+/g, ' ');
   console.warn(`warrant: observer of ${event.type} failed (ignored): ${message}`);
@@ -144,6 +163,7 @@ export class OperatorRuntime {
     checkStoreOption(store);
     this.#authorizer = authorizer ?? defaultAuthorizer;
     this.#storeOption = store;
+    this.#store = (options as InternalOptions)[GIVEN_STORE];
     this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
     this.#maxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
     this.#logger = logger ?? silentLogger;
@@ -177,7 +197,7 @@ export class OperatorRuntime {
    * store fails; RUNTIME_CLOSED after `close()`.
    */
   async executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = {}): Promise<Job> {
-    const dependencies = this.#executorDependencies();
+    this.#assertOpen();
     if (typeof options !== 'object' || options === null) {
       throw createError(
         TypeError,
@@ -189,7 +209,9 @@ export class OperatorRuntime {
     const submission = captureSubmission(plan, this.#maxPlanSteps);
     const inventory = capabilityInventory();
     const admitted = admitPlan(submission, (name) => inventory.get(name));
-    return this.#track(executeAdmittedPlan(admitted, caller, dependencies));
+    // The store opens only for an admitted plan: a refused one creates no file and an
+    // unopenable store cannot hide why a plan was refused.
+    return this.#track(executeAdmittedPlan(admitted, caller, this.#executorDependencies()));
   }
 
   /**
@@ -243,10 +265,14 @@ export class OperatorRuntime {
     return running;
   }
 
-  #openStore(): JobStore {
+  #assertOpen(): void {
     if (this.#closed) {
       throw createError(Error, 'RUNTIME_CLOSED', 'This OperatorRuntime is closed');
     }
+  }
+
+  #openStore(): JobStore {
+    this.#assertOpen();
     this.#store ??= openStore(this.#storeOption, { maxJobs: this.#maxJobs });
     return this.#store;
   }

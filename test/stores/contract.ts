@@ -1,6 +1,7 @@
 // STYLE.md rule 18: one contract suite for every store. Each store's test file only calls
 // runJobStoreContract; the runtime drives the store through its public `store` option.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import {
   OperatorRuntime,
@@ -10,6 +11,14 @@ import {
   type Job,
 } from '../../src/index.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
+import type { JobStep } from '../../src/jobs/job.js';
+import {
+  completeJob,
+  createJob,
+  endStep,
+  joinChanges,
+  startStep,
+} from '../../src/jobs/transitions.js';
 import { toJsonSafe } from '../../src/jobs/json-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 
@@ -496,6 +505,62 @@ export function runJobStoreContract(store: StoreUnderTest): void {
 
     if (store.reopen !== undefined) {
       const reopen = store.reopen;
+      it('writes exactly the change it is given: a step the change does not name keeps its record', async () => {
+        const { runtime, option } = await open();
+        await runtime.listJobs();
+        const direct = reopen(option);
+        try {
+          const at = new Date().toISOString();
+          const { job, change } = createJob(
+            {
+              id: undefined,
+              goal: 'exact',
+              metadata: undefined,
+              idempotencyKey: undefined,
+              steps: ['a', 'b'].map((id) => ({
+                id,
+                capability: { name: read },
+                capabilityVersion: undefined,
+                input: { id },
+                reason: undefined,
+                idempotencyKey: undefined,
+              })),
+            },
+            randomUUID(),
+            at,
+          );
+          assert.deepEqual(change.steps, [0, 1]);
+          await direct.create(job);
+          await direct.update(job, startStep(job, 0, at));
+          const ended = joinChanges(
+            endStep(job, 0, at, { status: 'completed', result: 'r' }),
+            completeJob(job, at),
+          );
+          // Changed on the object but named by no change: not the store's to write, even when
+          // the job ends with this change.
+          (job.steps[1] as JobStep).status = 'skipped';
+          await direct.update(job, ended);
+          const stored = (await direct.get(job.id)) as Job;
+          assert.equal(stored.status, 'completed');
+          assert.deepEqual(
+            stored.steps.map((step) => step.status),
+            ['completed', 'pending'],
+          );
+          assert.deepEqual(
+            stored.events.map((event) => event.type),
+            [
+              'job.created',
+              'execution.started',
+              'capability.started',
+              'capability.completed',
+              'job.completed',
+            ],
+          );
+        } finally {
+          await direct.close();
+        }
+      });
+
       it('keeps every job across a reopen (durable)', async () => {
         const { runtime, option } = await open();
         const job = await runtime.executePlan(plan('durable', read, write));

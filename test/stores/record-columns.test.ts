@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Job, JobStep } from '../../src/index.js';
 import {
-  assignDefined,
+  decodeJob,
+  decodeStep,
   encode,
   jobFixed,
   jobState,
@@ -37,9 +38,14 @@ const job: Job = {
 };
 
 function decode(text: string): Record<string, unknown> {
-  const target: Record<string, unknown> = {};
-  assignDefined(target, JSON.parse(text) as Record<string, unknown>);
-  return target;
+  const { capability, status, ...rest } = decodeStep(
+    '"c"',
+    'pending',
+    '{}',
+    text,
+  ) as unknown as Record<string, unknown>;
+  assert.deepEqual([capability, status], ['c', 'pending']);
+  return rest;
 }
 
 describe('record columns of the durable stores', () => {
@@ -73,9 +79,33 @@ describe('record columns of the durable stores', () => {
     assert.equal(encode(undefined), 'null');
   });
 
-  it('copies only the keys that are present', () => {
-    const target: Record<string, unknown> = { kept: 1 };
-    assignDefined(target, { kept: undefined, added: 2 });
-    assert.deepEqual(target, { kept: 1, added: 2 });
+  it('decodes a row into the record: columns merged, keys JSON dropped left out', () => {
+    const events = [{ id: 'j:1', jobId: 'j', type: 'job.created' as const, timestamp: 't' }];
+    const decoded = decodeJob(
+      'j',
+      'completed',
+      '"g \\ud800"',
+      job.createdAt,
+      job.updatedAt,
+      jobFixed(job),
+      jobState({ ...job, error: undefined }),
+      [decodeStep('"c"', 'completed', stepFixed(step), stepState(step))],
+      events,
+    );
+    assert.deepEqual(decoded, {
+      id: 'j',
+      goal: 'g \ud800',
+      status: 'completed',
+      outcome: 'success',
+      createdAt: job.createdAt,
+      updatedAt: job.updatedAt,
+      startedAt: job.startedAt,
+      completedAt: job.completedAt,
+      idempotencyKey: 'k',
+      result: { big: '10' },
+      steps: [{ ...step, result: { big: '10' } }],
+      events,
+    });
+    assert.equal('error' in decoded, false);
   });
 });

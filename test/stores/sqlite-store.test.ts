@@ -67,7 +67,7 @@ describe('SqliteJobStore group commit', () => {
       const good = startedJob('good');
       const [created, orphan] = await Promise.allSettled([
         store.create(good),
-        store.update(startedJob('never-created'), { events: [] }),
+        store.update(startedJob('never-created'), { steps: [], events: [] }),
       ]);
       assert.equal(created.status, 'fulfilled');
       assert.equal(orphan.status, 'rejected');

@@ -22,10 +22,10 @@ import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
-import { isFinished } from '../job.js';
 import {
-  assignDefined,
-  decodeText,
+  decodeEvent,
+  decodeJob,
+  decodeStep,
   encode,
   encodeText,
   jobFixed,
@@ -159,27 +159,25 @@ function eventColumns(events: readonly JobEvent[], first: number): unknown[] {
 }
 
 function toJob(row: JobRow): Job {
-  const steps = row.step_capabilities.map((capability, position) => {
-    const step: Record<string, unknown> = {
-      capability: decodeText(capability),
-      status: row.step_statuses[position],
-    };
-    assignDefined(step, JSON.parse(row.step_fixed[position] as string) as Record<string, unknown>);
-    assignDefined(step, JSON.parse(row.step_states[position] as string) as Record<string, unknown>);
-    return step as unknown as JobStep;
-  });
-  const job: Record<string, unknown> = {
-    id: row.id,
-    goal: decodeText(row.goal),
-    status: row.status,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-  assignDefined(job, JSON.parse(row.fixed) as Record<string, unknown>);
-  assignDefined(job, JSON.parse(row.state) as Record<string, unknown>);
-  job.steps = steps;
-  job.events = row.events.map((event) => JSON.parse(event) as JobEvent);
-  return job as unknown as Job;
+  const steps = row.step_capabilities.map((capability, position) =>
+    decodeStep(
+      capability,
+      row.step_statuses[position] as string,
+      row.step_fixed[position] as string,
+      row.step_states[position] as string,
+    ),
+  );
+  return decodeJob(
+    row.id,
+    row.status,
+    row.goal,
+    row.created_at,
+    row.updated_at,
+    row.fixed,
+    row.state,
+    steps,
+    row.events.map(decodeEvent),
+  );
 }
 
 /** The URL without its password, for messages (never log secrets). */
@@ -275,43 +273,37 @@ export class PostgresJobStore implements JobStore {
   }
 
   async create(job: Job): Promise<void> {
+    // Encoded now, before anything is awaited: the job as it is when it is created.
+    const values = [
+      job.id,
+      job.status,
+      encodeText(job.goal),
+      job.createdAt,
+      job.updatedAt,
+      jobFixed(job),
+      jobState(job),
+      ...stepColumns(job, job.steps.keys()),
+      ...eventColumns(job.events, 0),
+    ];
     await this.#whenReady();
-    await this.#pool.query({
-      name: 'warrant_create_job',
-      text: CREATE_JOB,
-      values: [
-        job.id,
-        job.status,
-        encodeText(job.goal),
-        job.createdAt,
-        job.updatedAt,
-        jobFixed(job),
-        jobState(job),
-        ...stepColumns(job, job.steps.keys()),
-        ...eventColumns(job.events, 0),
-      ],
-    });
+    await this.#pool.query({ name: 'warrant_create_job', text: CREATE_JOB, values });
   }
 
   async update(job: Job, change: JobChange): Promise<void> {
+    // Encoded now, before anything is awaited: the change as it is when it happens.
+    const values = [
+      job.id,
+      job.status,
+      job.updatedAt,
+      jobState(job),
+      ...stepColumns(job, change.steps),
+      ...eventColumns(change.events, job.events.length - change.events.length),
+    ];
     await this.#whenReady();
-    // A finished job may have changed every step (later steps become 'skipped').
-    const positions = isFinished(job)
-      ? job.steps.keys()
-      : change.step === undefined
-        ? []
-        : [change.step];
     const { rowCount } = await this.#pool.query({
       name: 'warrant_update_job',
       text: UPDATE_JOB,
-      values: [
-        job.id,
-        job.status,
-        job.updatedAt,
-        jobState(job),
-        ...stepColumns(job, positions),
-        ...eventColumns(change.events, job.events.length - change.events.length),
-      ],
+      values,
     });
     if (rowCount === 0)
       throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(job.id)} in the PostgreSQL store`);

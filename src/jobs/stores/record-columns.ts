@@ -4,7 +4,7 @@
  * transition, so a transition re-encodes only what changed. Values go through toJsonSafe, so what
  * JSON cannot hold is recorded as the README documents and never crashes a write.
  */
-import type { Job, JobStep } from '../job.js';
+import type { Job, JobEvent, JobStep } from '../job.js';
 import { toJsonText } from '../json-value.js';
 
 export const encode = (value: unknown): string => toJsonText(value);
@@ -58,11 +58,46 @@ export function stepState(step: JobStep): string {
 }
 
 /** Copies the keys of a decoded column that are present (JSON drops undefined ones). */
-export function assignDefined(
-  target: Record<string, unknown>,
-  source: Record<string, unknown>,
-): void {
+function assignDefined(target: Record<string, unknown>, column: string): void {
+  const source = JSON.parse(column) as Record<string, unknown>;
   for (const key of Object.keys(source)) {
     if (source[key] !== undefined) target[key] = source[key];
   }
+}
+
+/** A step from the columns of its row: the one decoder of both durable stores. */
+export function decodeStep(
+  capability: string,
+  status: string,
+  fixed: string,
+  state: string,
+): JobStep {
+  const step: Record<string, unknown> = { capability: decodeText(capability), status };
+  assignDefined(step, fixed);
+  assignDefined(step, state);
+  return step as unknown as JobStep;
+}
+
+export function decodeEvent(column: string): JobEvent {
+  return JSON.parse(column) as JobEvent;
+}
+
+/** A job from the columns of its row, with its decoded steps and events. */
+export function decodeJob(
+  id: string,
+  status: string,
+  goal: string,
+  createdAt: string,
+  updatedAt: string,
+  fixed: string,
+  state: string,
+  steps: JobStep[],
+  events: JobEvent[],
+): Job {
+  const job: Record<string, unknown> = { id, goal: decodeText(goal), status, createdAt, updatedAt };
+  assignDefined(job, fixed);
+  assignDefined(job, state);
+  job.steps = steps;
+  job.events = events;
+  return job as unknown as Job;
 }

@@ -17,8 +17,9 @@ import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
-  assignDefined,
-  decodeText,
+  decodeEvent,
+  decodeJob,
+  decodeStep,
   encode,
   encodeText,
   jobFixed,
@@ -152,16 +153,24 @@ export class SqliteJobStore implements JobStore {
   #pending: PendingWrite[] = [];
   #flushScheduled = false;
 
-  /** Opens (and creates or migrates) the database at `file`. */
-  constructor(file: string) {
-    try {
-      this.#db = new Database(file);
-    } catch (error) {
-      throw storeError(
-        'STORE_OPEN_FAILED',
-        `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`,
-        error,
-      );
+  /**
+   * Opens (and creates or migrates) the database at `file`, or runs on a connection already
+   * open (the store then owns it and closes it): tests hand it one they hold, to act on the very
+   * connection the store writes through.
+   */
+  constructor(file: string | Database.Database) {
+    if (typeof file === 'string') {
+      try {
+        this.#db = new Database(file);
+      } catch (error) {
+        throw storeError(
+          'STORE_OPEN_FAILED',
+          `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`,
+          error,
+        );
+      }
+    } else {
+      this.#db = file;
     }
     const db = this.#db;
     db.pragma('journal_mode = WAL');
@@ -171,7 +180,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
-    this.#migrate(file);
+    this.#migrate(db.name);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -335,19 +344,15 @@ export class SqliteJobStore implements JobStore {
   }
 
   update(job: Job, change: JobChange): Promise<void> {
-    const finished = isFinished(job);
     const steps: (string | number)[] = [];
-    // A finished job may have changed every step (later steps become 'skipped').
-    if (finished) job.steps.forEach((step, position) => pushStep(steps, position, step));
-    else if (change.step !== undefined)
-      pushStep(steps, change.step, job.steps[change.step] as JobStep);
+    for (const position of change.steps) pushStep(steps, position, job.steps[position] as JobStep);
     return this.#enqueue({
       id: job.id,
       job: undefined,
       status: job.status,
       updatedAt: job.updatedAt,
       state: jobState(job),
-      finished,
+      finished: isFinished(job),
       steps,
       firstEvent: job.events.length - change.events.length,
       events: change.events.map(encode),
@@ -424,26 +429,21 @@ export class SqliteJobStore implements JobStore {
       steps.set(row[0], []);
       events.set(row[0], []);
     }
-    for (const [seq, capability, status, fixed, state] of stepRows) {
-      const step: Record<string, unknown> = { capability: decodeText(capability), status };
-      assignDefined(step, JSON.parse(fixed) as Record<string, unknown>);
-      assignDefined(step, JSON.parse(state) as Record<string, unknown>);
-      steps.get(seq)?.push(step as unknown as JobStep);
-    }
-    for (const [seq, event] of eventRows) events.get(seq)?.push(JSON.parse(event) as JobEvent);
-    return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) => {
-      const job: Record<string, unknown> = {
+    for (const [seq, capability, status, fixed, state] of stepRows)
+      steps.get(seq)?.push(decodeStep(capability, status, fixed, state));
+    for (const [seq, event] of eventRows) events.get(seq)?.push(decodeEvent(event));
+    return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) =>
+      decodeJob(
         id,
-        goal: decodeText(goal),
         status,
+        goal,
         createdAt,
         updatedAt,
-      };
-      assignDefined(job, JSON.parse(fixed) as Record<string, unknown>);
-      assignDefined(job, JSON.parse(state) as Record<string, unknown>);
-      job.steps = steps.get(seq);
-      job.events = events.get(seq);
-      return job as unknown as Job;
-    });
+        fixed,
+        state,
+        steps.get(seq) as JobStep[],
+        events.get(seq) as JobEvent[],
+      ),
+    );
   }
 }
