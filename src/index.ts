@@ -41,5 +41,7 @@ export type {
   JobEvent,
   JobEventType,
   JobListFilter,
+  StepDecision,
+  DecisionOutcome,
 } from './jobs/job.js';
 export type { RuntimeEvent } from './events/runtime-event.js';

@@ -8,6 +8,8 @@ import type { Job, JobEvent, JobListFilter } from './job.js';
 export interface JobChange {
   /** Indexes of the steps this change wrote, ascending. */
   readonly steps: readonly number[];
+  /** The step (one of `steps`) whose decision, and resolved input, this change recorded. */
+  readonly decided?: number;
   readonly events: readonly JobEvent[];
 }
 

@@ -5,6 +5,7 @@
  * The same resolved input object goes to the authorizer and to the capability (spec §3 step 5).
  */
 import { randomUUID } from 'node:crypto';
+import { authorizerName } from '../authorization/authorizer-name.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { checkDecision } from '../authorization/check-decision.js';
 import type { ExecutionContext, ExecutionLogger } from '../capabilities/capability.js';
@@ -13,7 +14,7 @@ import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import { isoNow as now } from '../jobs/clock.js';
-import type { Job, JobEvent } from '../jobs/job.js';
+import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
 import {
   completeJob,
@@ -22,8 +23,10 @@ import {
   failJob,
   joinChanges,
   startStep,
+  type Decided,
   type StepEnd,
 } from '../jobs/transitions.js';
+import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
 
@@ -136,7 +139,8 @@ async function runStep(
       };
     }
   }
-  // API.md §7: the authorizer sees the very object the capability will receive.
+  // API.md §7: the authorizer sees the very object the capability will receive. What it is
+  // asked about is recorded (encoded, digested) before it answers.
   const authorization = Object.freeze({
     jobId: job.id,
     stepId: step.id,
@@ -144,23 +148,37 @@ async function runStep(
     input,
     caller,
   });
+  const recordedInput = recordValue(input);
+  const decided = (outcome: DecisionOutcome, reason?: string): Decided => ({
+    outcome,
+    reason,
+    authorizer: authorizerName(deps.authorizer),
+    capabilityVersion: capability.version,
+    at: now(),
+    input,
+    recorded: recordedInput,
+    resolved: step.references.length > 0,
+  });
   let decision: unknown;
   try {
     decision = deps.authorizer.authorize(authorization);
     if (typeof (decision as { then?: unknown } | null | undefined)?.then === 'function')
       decision = await decision;
   } catch (error) {
-    return { status: 'failed', error: describeThrown(error) };
+    const message = describeThrown(error);
+    return { status: 'failed', error: message, decided: decided('error', message) };
   }
   const checked = checkDecision(decision);
   if (checked.kind === 'deny') {
     const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return { status: 'denied', reason, risk: capability.risk };
+    return { status: 'denied', reason, risk: capability.risk, decided: decided('deny', reason) };
   }
-  if (checked.kind !== 'allow') return { status: 'failed', error: INVALID_DECISION };
+  if (checked.kind !== 'allow')
+    return { status: 'failed', error: INVALID_DECISION, decided: decided('invalid') };
 
   // The "started" record is durable before the capability runs (API.md §10).
-  const recorded = run.commit(startStep(job, step.index, now()));
+  const allowed = decided('allow');
+  const recorded = run.commit(startStep(job, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;
   const context: ExecutionContext = {
     jobId: job.id,
@@ -190,7 +208,7 @@ export async function executeAdmittedPlan(
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
 ): Promise<Job> {
-  const { job, change: created } = createJob(plan, randomUUID(), now());
+  const { job, change: created } = createJob(plan, caller, randomUUID(), now());
   const run = new JobRun(job, deps);
   try {
     const written = deps.store.create(job);

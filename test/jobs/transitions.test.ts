@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { recordValue } from '../../src/jobs/recorded-value.js';
 import {
   completeJob,
   createJob,
@@ -7,6 +8,7 @@ import {
   failJob,
   joinChanges,
   startStep,
+  type Decided,
   type NewJob,
 } from '../../src/jobs/transitions.js';
 
@@ -30,15 +32,35 @@ function plan(steps: number): NewJob {
   };
 }
 
+function decided(
+  outcome: Decided['outcome'],
+  input: unknown,
+  more: Partial<Decided> = {},
+): Decided {
+  return {
+    outcome,
+    reason: undefined,
+    authorizer: undefined,
+    capabilityVersion: '1.0.0',
+    at: AT,
+    input,
+    recorded: recordValue(input),
+    resolved: false,
+    ...more,
+  };
+}
+
 const types = (change: { events: readonly { type: string }[] }) =>
   change.events.map((event) => event.type);
 
 describe('job transitions', () => {
   it('creates a job already started, every step pending, and names every step and both events', () => {
-    const { job, change } = createJob(plan(2), 'j', AT);
+    const caller = Object.freeze({ id: 'alice' });
+    const { job, change } = createJob(plan(2), caller, 'j', AT);
     assert.equal(job.status, 'executing');
     assert.equal(job.startedAt, AT);
     assert.equal(job.planId, 'plan');
+    assert.equal(job.caller, caller);
     assert.deepEqual(
       job.steps.map((step) => [step.id, step.capability, step.status]),
       [
@@ -47,6 +69,7 @@ describe('job transitions', () => {
       ],
     );
     assert.deepEqual(change.steps, [0, 1]);
+    assert.equal(change.decided, undefined);
     assert.deepEqual(types(change), ['job.created', 'execution.started']);
     assert.deepEqual(change.events, job.events);
     assert.deepEqual(job.events[0], {
@@ -56,39 +79,79 @@ describe('job transitions', () => {
       timestamp: AT,
       data: { goal: 'g' },
     });
+    assert.equal('caller' in createJob(plan(1), undefined, 'k', AT).job, false);
   });
 
-  it('starts and completes a step, naming only that step', () => {
-    const { job } = createJob(plan(2), 'j', AT);
-    const started = startStep(job, 1, LATER);
+  it('starts a step with its decision, naming only that step, and completes it with the result digest', () => {
+    const { job } = createJob(plan(2), undefined, 'j', AT);
+    const allow = decided('allow', { n: 1 }, { authorizer: 'policy' });
+    const started = startStep(job, 1, LATER, allow);
     assert.deepEqual(started.steps, [1]);
+    assert.equal(started.decided, 1);
     assert.deepEqual(types(started), ['capability.started']);
-    assert.equal(job.steps[1]?.status, 'running');
-    assert.equal(job.steps[1]?.startedAt, LATER);
+    assert.deepEqual(started.events[0]?.data, {
+      stepId: 's1',
+      capability: 'cap1',
+      inputDigest: allow.recorded.digest,
+    });
+    const step = job.steps[1];
+    assert.equal(step?.status, 'running');
+    assert.equal(step?.startedAt, LATER);
+    assert.deepEqual(step?.decision, {
+      outcome: 'allow',
+      inputDigest: allow.recorded.digest,
+      capabilityVersion: '1.0.0',
+      decidedAt: AT,
+      authorizer: 'policy',
+    });
+    assert.ok(Object.isFrozen(step?.decision));
+    assert.equal('resolvedInput' in (step ?? {}), false, 'no references, no resolved input');
     assert.equal(job.updatedAt, LATER);
     const ended = endStep(job, 1, LATER, { status: 'completed', result: 42 });
     assert.deepEqual(ended.steps, [1]);
-    assert.deepEqual(ended.events[0]?.data, { stepId: 's1', capability: 'cap1' });
+    assert.equal(ended.decided, undefined);
+    assert.deepEqual(ended.events[0]?.data, {
+      stepId: 's1',
+      capability: 'cap1',
+      resultDigest: recordValue(42).digest,
+    });
     assert.equal(job.steps[1]?.result, 42);
     assert.equal(job.steps[0]?.status, 'pending');
     assert.equal(job.events.at(-1)?.id, 'j:4');
   });
 
-  it('fails the job: the failing step and the skipped ones are in the change, the skipped ones from failJob', () => {
-    const { job } = createJob(plan(3), 'j', AT);
+  it('keeps the input as authorized on a step with references', () => {
+    const { job } = createJob(plan(1), undefined, 'j', AT);
+    const resolved = { n: 'resolved' };
+    startStep(job, 0, AT, decided('allow', resolved, { resolved: true }));
+    assert.equal(job.steps[0]?.resolvedInput, resolved);
+  });
+
+  it('fails the job: the denied step (with its decision) and the skipped ones are in the change', () => {
+    const { job } = createJob(plan(3), undefined, 'j', AT);
     endStep(job, 0, AT, { status: 'completed', result: 1 });
-    const denied = endStep(job, 1, LATER, { status: 'denied', reason: 'no', risk: 'write' });
+    const deny = decided('deny', { n: 1 }, { reason: 'no' });
+    const denied = endStep(job, 1, LATER, {
+      status: 'denied',
+      reason: 'no',
+      risk: 'write',
+      decided: deny,
+    });
     const failed = failJob(job, LATER, 'no');
     const change = joinChanges(denied, failed);
     assert.deepEqual(failed.steps, [2]);
     assert.deepEqual(change.steps, [1, 2]);
+    assert.equal(change.decided, 1);
     assert.deepEqual(types(change), ['capability.denied', 'job.failed']);
     assert.deepEqual(change.events[0]?.data, {
       stepId: 's1',
       capability: 'cap1',
       risk: 'write',
       reason: 'no',
+      inputDigest: deny.recorded.digest,
     });
+    assert.deepEqual(job.steps[1]?.decision?.outcome, 'deny');
+    assert.deepEqual(job.steps[1]?.decision?.reason, 'no');
     assert.deepEqual(
       job.steps.map((step) => step.status),
       ['completed', 'failed', 'skipped'],
@@ -100,16 +163,34 @@ describe('job transitions', () => {
     assert.equal(job.completedAt, LATER);
   });
 
-  it('records a failed step with capability.failed and its error', () => {
-    const { job } = createJob(plan(1), 'j', AT);
-    const change = endStep(job, 0, LATER, { status: 'failed', error: 'boom' });
-    assert.deepEqual(change.events[0]?.data, { stepId: 's0', capability: 'cap0', error: 'boom' });
-    assert.equal(job.steps[0]?.status, 'failed');
-    assert.equal(job.steps[0]?.error, 'boom');
+  it('records capability.failed with the input digest only when a decision was made', () => {
+    const { job } = createJob(plan(3), undefined, 'j', AT);
+    const before = endStep(job, 0, LATER, { status: 'failed', error: 'bad reference' });
+    assert.deepEqual(before.events[0]?.data, {
+      stepId: 's0',
+      capability: 'cap0',
+      error: 'bad reference',
+    });
+    assert.equal(job.steps[0]?.decision, undefined);
+    const thrown = decided('error', { n: 1 }, { reason: 'authorizer down' });
+    const atDecision = endStep(job, 1, LATER, {
+      status: 'failed',
+      error: 'authorizer down',
+      decided: thrown,
+    });
+    assert.equal(atDecision.decided, 1);
+    assert.equal(atDecision.events[0]?.data?.inputDigest, thrown.recorded.digest);
+    assert.equal(job.steps[1]?.decision?.outcome, 'error');
+    const allow = decided('allow', { n: 2 });
+    startStep(job, 2, LATER, allow);
+    const afterStart = endStep(job, 2, LATER, { status: 'failed', error: 'boom' });
+    assert.equal(afterStart.decided, undefined, 'the decision was written when the step started');
+    assert.equal(afterStart.events[0]?.data?.inputDigest, allow.recorded.digest);
+    assert.equal(job.steps[2]?.error, 'boom');
   });
 
   it('completes the job with the one result, or the array of results, naming no step', () => {
-    const one = createJob(plan(1), 'a', AT).job;
+    const one = createJob(plan(1), undefined, 'a', AT).job;
     endStep(one, 0, AT, { status: 'completed', result: { r: 1 } });
     const done = completeJob(one, LATER);
     assert.deepEqual(done.steps, []);
@@ -117,7 +198,7 @@ describe('job transitions', () => {
     assert.deepEqual(done.events[0]?.data, { stepCount: 1 });
     assert.deepEqual(one.result, { r: 1 });
     assert.equal(one.outcome, 'success');
-    const two = createJob(plan(2), 'b', AT).job;
+    const two = createJob(plan(2), undefined, 'b', AT).job;
     endStep(two, 0, AT, { status: 'completed', result: 1 });
     endStep(two, 1, AT, { status: 'completed', result: 2 });
     completeJob(two, LATER);

@@ -18,7 +18,9 @@ import {
   endStep,
   joinChanges,
   startStep,
+  type Decided,
 } from '../../src/jobs/transitions.js';
+import { recordValue } from '../../src/jobs/recorded-value.js';
 import { toJsonSafe } from '../../src/jobs/json-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 
@@ -43,16 +45,34 @@ export function comparable(job: Job): unknown {
   return {
     ...rest,
     times: [createdAt, updatedAt, startedAt, completedAt].map(time),
-    steps: steps.map(({ createdAt: made, startedAt: began, completedAt: ended, ...step }) => ({
-      ...step,
-      times: [made, began, ended].map(time),
-    })),
+    steps: steps.map(
+      ({ createdAt: made, startedAt: began, completedAt: ended, decision, ...step }) => ({
+        ...step,
+        times: [made, began, ended].map(time),
+        decision:
+          decision === undefined ? 'absent' : { ...decision, decidedAt: time(decision.decidedAt) },
+      }),
+    ),
     events: events.map(({ id: eventId, jobId, timestamp, ...event }) => ({
       ...event,
       id: eventId.replace(id, '<job>'),
       jobId: jobId === id ? '<job>' : jobId,
       timestamp: time(timestamp),
     })),
+  };
+}
+
+/** An allow decision on an input, as the executor makes it. */
+function allowed(at: string, input: unknown): Decided {
+  return {
+    outcome: 'allow',
+    reason: undefined,
+    authorizer: undefined,
+    capabilityVersion: '1',
+    at,
+    input,
+    recorded: recordValue(input),
+    resolved: false,
   };
 }
 
@@ -223,7 +243,12 @@ export function runJobStoreContract(store: StoreUnderTest): void {
         stored.events.map((event) => event.id),
         job.events.map((event) => event.id),
       );
-      assert.deepEqual(stored.events[2]?.data, { stepId: 's0', capability: read });
+      assert.deepEqual(stored.events[2]?.data, {
+        stepId: 's0',
+        capability: read,
+        inputDigest: stored.steps[0]?.decision?.inputDigest,
+      });
+      assert.match(stored.steps[0]?.decision?.inputDigest ?? '', /^sha256:[0-9a-f]{64}$/);
       assert.equal(stored.createdAt, job.createdAt);
       assert.equal(stored.completedAt, job.completedAt);
     });
@@ -526,12 +551,13 @@ export function runJobStoreContract(store: StoreUnderTest): void {
                 idempotencyKey: undefined,
               })),
             },
+            undefined,
             randomUUID(),
             at,
           );
           assert.deepEqual(change.steps, [0, 1]);
           await direct.create(job);
-          await direct.update(job, startStep(job, 0, at));
+          await direct.update(job, startStep(job, 0, at, allowed(at, { id: 'a' })));
           const ended = joinChanges(
             endStep(job, 0, at, { status: 'completed', result: 'r' }),
             completeJob(job, at),

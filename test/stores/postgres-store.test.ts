@@ -157,6 +157,7 @@ describe('PostgresJobStore specifics', () => {
     await runtime.close();
     // What version 1 wrote: the capability as raw text.
     await query(url, `UPDATE warrant_job_steps SET capability = capability::json #>> '{}'`);
+    await query(url, 'ALTER TABLE warrant_job_steps DROP COLUMN decision');
     await query(url, 'UPDATE warrant_schema_version SET version = 1');
     assert.deepEqual(await query(url, 'SELECT capability FROM warrant_job_steps'), [
       { capability: name },

@@ -43,6 +43,7 @@ function decode(text: string): Record<string, unknown> {
     'pending',
     '{}',
     text,
+    null,
   ) as unknown as Record<string, unknown>;
   assert.deepEqual([capability, status], ['c', 'pending']);
   return rest;
@@ -89,7 +90,7 @@ describe('record columns of the durable stores', () => {
       job.updatedAt,
       jobFixed(job),
       jobState({ ...job, error: undefined }),
-      [decodeStep('"c"', 'completed', stepFixed(step), stepState(step))],
+      [decodeStep('"c"', 'completed', stepFixed(step), stepState(step), null)],
       events,
     );
     assert.deepEqual(decoded, {

@@ -140,6 +140,7 @@ describe('SqliteJobStore specifics', () => {
     db.exec(`
       UPDATE jobs SET goal = json_extract(goal, '$');
       UPDATE job_steps SET capability = json_extract(capability, '$');
+      ALTER TABLE job_steps DROP COLUMN decision;
       UPDATE schema_version SET version = 1;
     `);
     assert.equal((db.prepare('SELECT goal FROM jobs').get() as { goal: string }).goal, goal);

@@ -30,6 +30,7 @@ import {
   encodeText,
   jobFixed,
   jobState,
+  stepDecision,
   stepFixed,
   stepState,
 } from './record-columns.js';
@@ -37,12 +38,16 @@ import {
 /**
  * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
  * step's capability as JSON text, like the goal (version 1 held it raw: U+0000 failed the write
- * and a lone surrogate came back as U+FFFD); a version 1 database is migrated on first use.
+ * and a lone surrogate came back as U+FFFD). Version 3 adds the decision record: each step's
+ * decision and input as authorized. Older databases are migrated on first use.
  */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** to_json(text)::text writes the JSON text JSON.stringify writes for any text PostgreSQL holds. */
 const MIGRATE_1_TO_2 = 'UPDATE warrant_job_steps SET capability = to_json(capability)::text';
+
+/** Steps recorded before version 3 have no decision (NULL). */
+const MIGRATE_2_TO_3 = 'ALTER TABLE warrant_job_steps ADD COLUMN IF NOT EXISTS decision TEXT';
 
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
 const SCHEMA_LOCK = 0x77617272; // "warr"
@@ -69,6 +74,7 @@ CREATE TABLE IF NOT EXISTS warrant_job_steps (
   status TEXT NOT NULL,
   fixed TEXT NOT NULL,
   state TEXT NOT NULL,
+  decision TEXT,
   PRIMARY KEY (job_seq, position)
 );
 CREATE INDEX IF NOT EXISTS warrant_job_steps_by_capability ON warrant_job_steps (capability, job_seq);
@@ -103,15 +109,16 @@ WITH job AS (
   WHERE id = $1
   RETURNING seq
 ), steps AS (
-  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state)
-  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state
-  FROM job, unnest($5::int[], $6::text[], $7::text[], $8::text[], $9::text[])
-    AS s (position, capability, status, fixed, state)
-  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state
+  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state, decision)
+  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state, s.decision
+  FROM job, unnest($5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+    AS s (position, capability, status, fixed, state, decision)
+  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state,
+    decision = COALESCE(excluded.decision, warrant_job_steps.decision)
 ), events AS (
   INSERT INTO warrant_job_events (job_seq, position, event)
   SELECT job.seq, e.position, e.event
-  FROM job, unnest($10::int[], $11::text[]) AS e (position, event)
+  FROM job, unnest($11::int[], $12::text[]) AS e (position, event)
 )
 SELECT seq FROM job`;
 
@@ -122,6 +129,7 @@ SELECT j.id, j.status, j.goal, j.created_at, j.updated_at, j.fixed, j.state,
   ARRAY(SELECT s.status FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_statuses,
   ARRAY(SELECT s.fixed FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_fixed,
   ARRAY(SELECT s.state FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_states,
+  ARRAY(SELECT s.decision FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_decisions,
   ARRAY(SELECT e.event FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS events
 FROM warrant_jobs j`;
 
@@ -137,10 +145,11 @@ interface JobRow {
   step_statuses: JobStep['status'][];
   step_fixed: string[];
   step_states: string[];
+  step_decisions: (string | null)[];
   events: string[];
 }
 
-/** The five step arrays of CREATE_JOB / UPDATE_JOB for the given positions. */
+/** The five step arrays of CREATE_JOB for every step of a new job (none is decided yet). */
 function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
   const columns: [number[], string[], string[], string[], string[]] = [[], [], [], [], []];
   for (const position of positions) {
@@ -154,6 +163,17 @@ function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
   return columns;
 }
 
+/**
+ * The six step arrays of UPDATE_JOB for the steps a change names; the decision only for the
+ * step whose decision the change recorded (NULL keeps the column as it is).
+ */
+function changedStepColumns(job: Job, change: JobChange): unknown[] {
+  const decisions = change.steps.map((position) =>
+    position === change.decided ? stepDecision(job.steps[position] as JobStep) : null,
+  );
+  return [...stepColumns(job, change.steps), decisions];
+}
+
 function eventColumns(events: readonly JobEvent[], first: number): unknown[] {
   return [events.map((_, offset) => first + offset), events.map((event) => encode(event))];
 }
@@ -165,6 +185,7 @@ function toJob(row: JobRow): Job {
       row.step_statuses[position] as string,
       row.step_fixed[position] as string,
       row.step_states[position] as string,
+      row.step_decisions[position] ?? null,
     ),
   );
   return decodeJob(
@@ -253,6 +274,7 @@ export class PostgresJobStore implements JobStore {
       } else if (version < POSTGRES_SCHEMA_VERSION) {
         // Older versions are migrated step by step, in this transaction, under the lock.
         if (version < 2) await client.query(MIGRATE_1_TO_2);
+        if (version < 3) await client.query(MIGRATE_2_TO_3);
         await client.query('UPDATE warrant_schema_version SET version = $1', [
           POSTGRES_SCHEMA_VERSION,
         ]);
@@ -296,7 +318,7 @@ export class PostgresJobStore implements JobStore {
       job.status,
       job.updatedAt,
       jobState(job),
-      ...stepColumns(job, change.steps),
+      ...changedStepColumns(job, change),
       ...eventColumns(change.events, job.events.length - change.events.length),
     ];
     await this.#whenReady();

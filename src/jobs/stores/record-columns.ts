@@ -57,6 +57,14 @@ export function stepState(step: JobStep): string {
   });
 }
 
+/**
+ * Written once, by the change that records the step's decision: the decision and the input as
+ * authorized (NULL until then).
+ */
+export function stepDecision(step: JobStep): string {
+  return encode({ decision: step.decision, resolvedInput: step.resolvedInput });
+}
+
 /** Copies the keys of a decoded column that are present (JSON drops undefined ones). */
 function assignDefined(target: Record<string, unknown>, column: string): void {
   const source = JSON.parse(column) as Record<string, unknown>;
@@ -71,10 +79,12 @@ export function decodeStep(
   status: string,
   fixed: string,
   state: string,
+  decision: string | null,
 ): JobStep {
   const step: Record<string, unknown> = { capability: decodeText(capability), status };
   assignDefined(step, fixed);
   assignDefined(step, state);
+  if (decision !== null) assignDefined(step, decision);
   return step as unknown as JobStep;
 }
 

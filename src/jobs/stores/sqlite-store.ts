@@ -24,6 +24,7 @@ import {
   encodeText,
   jobFixed,
   jobState,
+  stepDecision,
   stepFixed,
   stepState,
 } from './record-columns.js';
@@ -31,14 +32,20 @@ import {
 /**
  * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
  * goal and capability columns as JSON text (version 1 held them raw, which turned lone
- * surrogates into U+FFFD); a version 1 file is migrated when it is opened.
+ * surrogates into U+FFFD). Version 3 adds the decision record: each step's decision and input
+ * as authorized. Older files are migrated when they are opened.
  */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
 const MIGRATE_1_TO_2 = `
 UPDATE jobs SET goal = json_quote(goal);
 UPDATE job_steps SET capability = json_quote(capability);
+`;
+
+/** Steps recorded before version 3 have no decision (NULL). */
+const MIGRATE_2_TO_3 = `
+ALTER TABLE job_steps ADD COLUMN decision TEXT;
 `;
 
 const SCHEMA = `
@@ -62,6 +69,7 @@ CREATE TABLE IF NOT EXISTS job_steps (
   status TEXT NOT NULL,
   fixed TEXT NOT NULL,
   state TEXT NOT NULL,
+  decision TEXT,
   PRIMARY KEY (job_seq, position)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS job_steps_by_capability ON job_steps (capability, job_seq);
@@ -93,15 +101,34 @@ type StepRow = [
   status: JobStep['status'],
   fixed: string,
   state: string,
+  decision: string | null,
 ];
 type EventRow = [jobSeq: number, event: string];
-const STEP_COLUMNS = 'job_seq, capability, status, fixed, state';
+const STEP_COLUMNS = 'job_seq, capability, status, fixed, state, decision';
 /** The seqs of a list, bound as one JSON array parameter. */
 const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
 
-/** Appends a step row's values (position, capability, status, fixed, state) to `into`. */
-function pushStep(into: (string | number)[], position: number, step: JobStep): void {
-  into.push(position, encodeText(step.capability), step.status, stepFixed(step), stepState(step));
+/** Values of one step row: position, capability, status, fixed, state, decision. */
+const STEP_VALUES = 6;
+
+/**
+ * Appends a step row's values to `into`; the decision column only when this change recorded it
+ * (NULL leaves the column as it is).
+ */
+function pushStep(
+  into: (string | number | null)[],
+  position: number,
+  step: JobStep,
+  decided: boolean,
+): void {
+  into.push(
+    position,
+    encodeText(step.capability),
+    step.status,
+    stepFixed(step),
+    stepState(step),
+    decided ? stepDecision(step) : null,
+  );
 }
 
 /** One change of a job, its values already encoded. */
@@ -114,8 +141,8 @@ interface EncodedChange {
   readonly state: string;
   /** The job ended with this change. */
   readonly finished: boolean;
-  /** Step rows, five values each. */
-  readonly steps: readonly (string | number)[];
+  /** Step rows, STEP_VALUES values each. */
+  readonly steps: readonly (string | number | null)[];
   /** Position of the first event of `events` in the job. */
   readonly firstEvent: number;
   readonly events: readonly string[];
@@ -188,8 +215,10 @@ export class SqliteJobStore implements JobStore {
       'UPDATE jobs SET status = ?, updated_at = ?, state = ? WHERE seq = ?',
     );
     this.#upsertStep = db.prepare(
-      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state`,
+      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state, decision)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status,
+         state = excluded.state, decision = coalesce(excluded.decision, job_steps.decision)`,
     );
     this.#insertEvent = db.prepare(
       'INSERT INTO job_events (job_seq, position, event) VALUES (?, ?, ?)',
@@ -272,7 +301,7 @@ export class SqliteJobStore implements JobStore {
       this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
     }
     const { steps, firstEvent } = change;
-    for (let index = 0; index < steps.length; index += 5) {
+    for (let index = 0; index < steps.length; index += STEP_VALUES) {
       this.#upsertStep.run(
         seq,
         steps[index],
@@ -280,6 +309,7 @@ export class SqliteJobStore implements JobStore {
         steps[index + 2],
         steps[index + 3],
         steps[index + 4],
+        steps[index + 5],
       );
     }
     change.events.forEach((event, offset) =>
@@ -304,6 +334,7 @@ export class SqliteJobStore implements JobStore {
       } else if (row.version < SQLITE_SCHEMA_VERSION) {
         // Older versions are migrated step by step, in this one transaction.
         if (row.version < 2) db.exec(MIGRATE_1_TO_2);
+        if (row.version < 3) db.exec(MIGRATE_2_TO_3);
         db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION);
       }
     })();
@@ -320,8 +351,8 @@ export class SqliteJobStore implements JobStore {
   }
 
   create(job: Job): Promise<void> {
-    const steps: (string | number)[] = [];
-    job.steps.forEach((step, position) => pushStep(steps, position, step));
+    const steps: (string | number | null)[] = [];
+    job.steps.forEach((step, position) => pushStep(steps, position, step, false));
     return this.#enqueue({
       id: job.id,
       job: [
@@ -344,8 +375,9 @@ export class SqliteJobStore implements JobStore {
   }
 
   update(job: Job, change: JobChange): Promise<void> {
-    const steps: (string | number)[] = [];
-    for (const position of change.steps) pushStep(steps, position, job.steps[position] as JobStep);
+    const steps: (string | number | null)[] = [];
+    for (const position of change.steps)
+      pushStep(steps, position, job.steps[position] as JobStep, position === change.decided);
     return this.#enqueue({
       id: job.id,
       job: undefined,
@@ -429,8 +461,8 @@ export class SqliteJobStore implements JobStore {
       steps.set(row[0], []);
       events.set(row[0], []);
     }
-    for (const [seq, capability, status, fixed, state] of stepRows)
-      steps.get(seq)?.push(decodeStep(capability, status, fixed, state));
+    for (const [seq, capability, status, fixed, state, decision] of stepRows)
+      steps.get(seq)?.push(decodeStep(capability, status, fixed, state, decision));
     for (const [seq, event] of eventRows) events.get(seq)?.push(decodeEvent(event));
     return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) =>
       decodeJob(
