@@ -58,7 +58,11 @@ function primitive(value: unknown): unknown {
   }
 }
 
-export function toJsonSafe(value: unknown): unknown {
+/**
+ * `key` is the property the value is recorded under, handed to a `toJSON(key)` as
+ * `JSON.stringify` would hand it when writing that property ('' for a root value).
+ */
+export function toJsonSafe(value: unknown, key = ''): unknown {
   const seen = new WeakSet<object>();
   const walk = (key: string, original: unknown, depth: number): unknown => {
     let current = original;
@@ -108,7 +112,7 @@ export function toJsonSafe(value: unknown): unknown {
       seen.delete(current);
     }
   };
-  return walk('', value, 0);
+  return walk(key, value, 0);
 }
 
 /**

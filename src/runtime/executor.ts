@@ -24,6 +24,7 @@ import {
   joinChanges,
   startStep,
   type Decided,
+  type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
 import { recordValue } from '../jobs/recorded-value.js';
@@ -53,11 +54,11 @@ function storeFailure(error: unknown): Error {
 }
 
 class JobRun {
-  readonly job: Job;
+  readonly running: RunningJob;
   readonly #deps: ExecutorDependencies;
 
-  constructor(job: Job, deps: ExecutorDependencies) {
-    this.job = job;
+  constructor(running: RunningJob, deps: ExecutorDependencies) {
+    this.running = running;
     this.#deps = deps;
   }
 
@@ -69,7 +70,7 @@ class JobRun {
   commit(change: JobChange): Promise<void> | undefined {
     let written: void | Promise<void>;
     try {
-      written = this.#deps.store.update(this.job, change);
+      written = this.#deps.store.update(this.running.record, change);
     } catch (error) {
       throw storeFailure(error);
     }
@@ -118,7 +119,8 @@ async function runStep(
   deps: ExecutorDependencies,
 ): Promise<StepEnd> {
   const { capability } = step;
-  const job = run.job;
+  const { running } = run;
+  const jobId = running.job.id;
   let input: unknown;
   try {
     input = resolveInput(step.input, step.references, results);
@@ -142,13 +144,13 @@ async function runStep(
   // API.md §7: the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
   const authorization = Object.freeze({
-    jobId: job.id,
+    jobId,
     stepId: step.id,
     capability: capability.identity,
     input,
     caller,
   });
-  const recordedInput = recordValue(input);
+  const recordedInput = recordValue(input, 'input');
   const decided = (outcome: DecisionOutcome, reason?: string): Decided => ({
     outcome,
     reason,
@@ -178,10 +180,10 @@ async function runStep(
 
   // The "started" record is durable before the capability runs (API.md §10).
   const allowed = decided('allow');
-  const recorded = run.commit(startStep(job, step.index, allowed.at, allowed));
+  const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;
   const context: ExecutionContext = {
-    jobId: job.id,
+    jobId,
     stepId: step.id,
     caller,
     logger: deps.logger,
@@ -208,10 +210,10 @@ export async function executeAdmittedPlan(
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
 ): Promise<Job> {
-  const { job, change: created } = createJob(plan, caller, randomUUID(), now());
-  const run = new JobRun(job, deps);
+  const { running, change: created } = createJob(plan, caller, randomUUID(), now());
+  const run = new JobRun(running, deps);
   try {
-    const written = deps.store.create(job);
+    const written = deps.store.create(running.record);
     if (written !== undefined) await written;
   } catch (error) {
     throw storeFailure(error);
@@ -219,27 +221,28 @@ export async function executeAdmittedPlan(
   let pending = run.publish(created.events);
   if (pending !== undefined) await pending;
 
+  const { job } = running;
   const results: unknown[] = [];
   const last = plan.steps.length - 1;
   for (const step of plan.steps) {
     const end = await runStep(run, step, results, caller, deps);
     const endedAt = now();
-    let change = endStep(job, step.index, endedAt, end);
+    let change = endStep(running, step.index, endedAt, end);
     if (end.status === 'completed') {
       results.push(end.result);
       // The last step's end and the job's end are one write: both land, or neither.
-      if (step.index === last) change = joinChanges(change, completeJob(job, endedAt));
+      if (step.index === last) change = joinChanges(change, completeJob(running, endedAt));
     } else {
       // One write for the step failure and the job failure: both land, or neither.
       const error = end.status === 'denied' ? end.reason : end.error;
-      change = joinChanges(change, failJob(job, endedAt, error));
+      change = joinChanges(change, failJob(running, endedAt, error));
     }
     pending = run.commit(change);
     if (pending !== undefined) await pending;
     if (end.status !== 'completed' || step.index === last) return job;
   }
   // A plan without steps (admission refuses them, so only a direct caller of the executor).
-  pending = run.commit(completeJob(job, now()));
+  pending = run.commit(completeJob(running, now()));
   if (pending !== undefined) await pending;
   return job;
 }

@@ -1,13 +1,14 @@
 /**
  * How the durable stores (SQLite, PostgreSQL) split a job record into JSON columns: the parts
- * written once (plan id, metadata, step inputs) apart from the parts rewritten at every
- * transition, so a transition re-encodes only what changed. Values go through toJsonSafe, so what
- * JSON cannot hold is recorded as the README documents and never crashes a write.
+ * written once (plan id, metadata, caller, step inputs, a step's decision) apart from the parts
+ * rewritten when the job or a step changes. A store is given the record (transitions.ts), whose
+ * values were encoded once, when they happened (toJsonSafe: what JSON cannot hold is recorded as
+ * the README documents): a column is the JSON text of record parts, nothing is encoded again.
  */
 import type { Job, JobEvent, JobStep } from '../job.js';
-import { toJsonText } from '../json-value.js';
 
-export const encode = (value: unknown): string => toJsonText(value);
+/** The JSON text of record data (JSON data already; undefined keys are left out). */
+export const encode = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /**
  * The goal and capability columns hold the string as JSON text: exact for every string (a lone
@@ -21,7 +22,12 @@ export const decodeText = (column: string): string => JSON.parse(column) as stri
 
 /** Written once, at creation. */
 export function jobFixed(job: Job): string {
-  return encode({ planId: job.planId, idempotencyKey: job.idempotencyKey, metadata: job.metadata });
+  return encode({
+    planId: job.planId,
+    idempotencyKey: job.idempotencyKey,
+    metadata: job.metadata,
+    caller: job.caller,
+  });
 }
 
 /** Rewritten on every change of the job. */
