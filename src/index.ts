@@ -44,4 +44,5 @@ export type {
   StepDecision,
   DecisionOutcome,
 } from './jobs/job.js';
+export type { JobVerification } from './jobs/verify-record.js';
 export type { RuntimeEvent } from './events/runtime-event.js';

@@ -219,9 +219,25 @@ export function createHttpServer(
       : toJsonSafe(job);
   });
 
+  registerVerifyRoute(app, runtime);
+
   registerLegacyRoutes(app, runtime, {
     enabled: options.legacyRoutes === true,
     authorizer: options.legacyAuthorizer,
   });
   return app;
+}
+
+/**
+ * `GET /api/jobs/:id/verify`: 200 with `runtime.verifyJob`'s answer (`{ ok: true, events }` or
+ * `{ ok: false, reason, eventIndex?, stepId? }`: a job that is not intact is still an answer),
+ * 404 for an unknown job.
+ */
+function registerVerifyRoute(app: FastifyInstance, runtime: OperatorRuntime): void {
+  app.get<{ Params: { id: string } }>('/api/jobs/:id/verify', async (request, reply) => {
+    const verification = await runtime.verifyJob(request.params.id);
+    return verification === undefined
+      ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
+      : verification;
+  });
 }

@@ -13,6 +13,12 @@ export interface JobChange {
   readonly events: readonly JobEvent[];
 }
 
+/** A stored job and its event chain (event-chain.ts). */
+export interface RecordedChain {
+  readonly job: Job;
+  readonly hashes: readonly (string | null)[];
+}
+
 /**
  * Where jobs live. The transitions change the job and report every change; a durable store
  * persists it before the call returns (or its promise settles), so a crash leaves the last
@@ -28,6 +34,11 @@ export interface JobStore {
   /** Persists one change of a job already created. */
   update(job: Job, change: JobChange): void | Promise<void>;
   get(id: string): Job | undefined | Promise<Job | undefined>;
+  /**
+   * The job with the chain hash stored with each of its events (NULL for events recorded before
+   * the chain), read together, for `verifyJob`. Stores that keep no chain leave it out.
+   */
+  readChain?(id: string): RecordedChain | undefined | Promise<RecordedChain | undefined>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

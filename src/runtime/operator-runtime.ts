@@ -15,6 +15,7 @@ import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { checkStoreOption, openStore } from '../jobs/open-store.js';
+import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
@@ -35,6 +36,12 @@ export interface OperatorRuntimeOptions {
   logger?: ExecutionLogger;
   /** Told about observer throws and rejections. Default: a one-line console warning. */
   onObserverError?: ObserverErrorHandler;
+  /**
+   * Key of the SQLite and PostgreSQL stores' event chain: hashes become HMAC-SHA-256 under its
+   * UTF-8 bytes, so a database writer without the key cannot forge a chain. Default: the
+   * `WARRANT_AUDIT_KEY` environment variable, else none (plain SHA-256).
+   */
+  auditKey?: string;
 }
 
 /** Options of one `executePlan` call. */
@@ -69,6 +76,17 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
 
 function invalidOption(message: string): TypeError {
   return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
+}
+
+/** The audit key: the option, else `WARRANT_AUDIT_KEY` (an empty variable is none). */
+function checkAuditKey(auditKey: unknown): string | undefined {
+  if (auditKey === undefined) {
+    const fromEnvironment = process.env.WARRANT_AUDIT_KEY;
+    return fromEnvironment === undefined || fromEnvironment === '' ? undefined : fromEnvironment;
+  }
+  if (typeof auditKey !== 'string' || auditKey === '')
+    throw invalidOption('options.auditKey must be a non-empty string');
+  return auditKey;
 }
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
@@ -124,6 +142,7 @@ export class OperatorRuntime {
   readonly #storeOption: string | undefined;
   readonly #maxJobs: number;
   readonly #maxPlanSteps: number;
+  readonly #auditKey: string | undefined;
   readonly #logger: ExecutionLogger;
   readonly #bus: EventBus;
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
@@ -142,7 +161,7 @@ export class OperatorRuntime {
         `OperatorRuntime options must be an object, got ${describeValue(options)}`,
       );
     }
-    const { authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError } = options;
+    const { authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey } = options;
     if (
       authorizer !== undefined &&
       (typeof authorizer !== 'object' ||
@@ -161,6 +180,7 @@ export class OperatorRuntime {
       throw invalidOption('options.onObserverError must be a function');
     }
     checkStoreOption(store);
+    this.#auditKey = checkAuditKey(auditKey);
     this.#authorizer = authorizer ?? defaultAuthorizer;
     this.#storeOption = store;
     this.#store = (options as InternalOptions)[GIVEN_STORE];
@@ -229,6 +249,28 @@ export class OperatorRuntime {
   }
 
   /**
+   * Checks a stored job (docs/api.md, "runtime.verifyJob"): its event chain recomputed (SQLite,
+   * PostgreSQL) and every recorded input, input as authorized and result against the digests in
+   * its events. Resolves undefined for an unknown id.
+   */
+  async verifyJob(id: string): Promise<JobVerification | undefined> {
+    if (typeof id !== 'string') return undefined;
+    const store = this.#openStore();
+    try {
+      if (store.readChain === undefined) {
+        const job = await store.get(id);
+        return job === undefined ? undefined : verifyRecord(job, undefined, this.#auditKey);
+      }
+      const read = await store.readChain(id);
+      return read === undefined ? undefined : verifyRecord(read.job, read.hashes, this.#auditKey);
+    } catch (error) {
+      // A row edited into something that is not a record is broken, not a store failure.
+      if ((error as { code?: unknown } | null)?.code !== 'JOB_RECORD_UNREADABLE') throw error;
+      return { ok: false, reason: (error as Error).message };
+    }
+  }
+
+  /**
    * Jobs, newest first, filtered by status, capability and goal, at most `limit`.
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
    */
@@ -273,7 +315,10 @@ export class OperatorRuntime {
 
   #openStore(): JobStore {
     this.#assertOpen();
-    this.#store ??= openStore(this.#storeOption, { maxJobs: this.#maxJobs });
+    this.#store ??= openStore(this.#storeOption, {
+      maxJobs: this.#maxJobs,
+      auditKey: this.#auditKey,
+    });
     return this.#store;
   }
 

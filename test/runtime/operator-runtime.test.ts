@@ -24,6 +24,8 @@ describe('new OperatorRuntime(options)', () => {
       { maxPlanSteps: -1 },
       { logger: { info() {} } },
       { onObserverError: 'x' },
+      { auditKey: '' },
+      { auditKey: 42 },
     ];
     for (const options of bad) {
       assert.throws(() => new OperatorRuntime(options as never), {

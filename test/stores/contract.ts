@@ -30,6 +30,16 @@ export interface StoreUnderTest {
   readonly freshStoreOption: () => string | Promise<string>;
   /** Opens the store named by an option again, directly (a second connection, or a restart). */
   readonly reopen?: (option: string) => JobStore;
+  /**
+   * Runs SQL on the store's database directly, as someone with access to it would: `{jobs}`,
+   * `{job_steps}`, `{job_events}` and `{schema_version}` name its tables, `?` its parameters.
+   * Durable stores only.
+   */
+  readonly sql?: (
+    option: string,
+    text: string,
+    values?: unknown[],
+  ) => Promise<Record<string, unknown>[]>;
 }
 
 /** Strings PostgreSQL or SQLite text cannot hold as such: lone surrogates and U+0000. */

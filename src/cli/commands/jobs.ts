@@ -1,5 +1,5 @@
-/** `warrant jobs [list|show <id>]`: the job history of a store. */
-import type { Job, JobListFilter } from '../../index.js';
+/** `warrant jobs [list|show <id>|verify <id>|verify --all]`: the job history of a store. */
+import type { Job, JobListFilter, JobVerification, OperatorRuntime } from '../../index.js';
 import { toJsonSafe } from '../../jobs/json-value.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
@@ -8,9 +8,13 @@ import { UsageError } from '../usage-error.js';
 
 export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
+       warrant jobs verify <id> | --all [--store s] [--json]
 
 Lists jobs, newest first, or shows one job with its steps and audit trail (events).
-Default store: ${DEFAULT_STORE}. Exit codes: 0 ok, 1 unknown job, 2 bad usage.`;
+verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
+WARRANT_AUDIT_KEY when set) and every input and result against its digest.
+Default store: ${DEFAULT_STORE}. Exit codes: 0 ok (verify: every job intact), 1 unknown job
+(verify: a job is not intact), 2 bad usage.`;
 
 function showJob(job: Job): string {
   const lines = [
@@ -39,19 +43,24 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     capability: { type: 'string' },
     limit: { type: 'string' },
     json: { type: 'boolean' },
+    all: { type: 'boolean' },
   });
   if (values.help) {
     console.log(jobsHelp);
     return 0;
   }
   const [action = 'list', id, extra] = positionals;
-  if (extra !== undefined || (action !== 'list' && action !== 'show'))
+  if (extra !== undefined || !['list', 'show', 'verify'].includes(action))
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
+  if (action === 'verify' && (id === undefined) === (values.all !== true))
+    throw new UsageError('warrant jobs verify: give a job id or --all (not both)');
   if (action === 'show' && id === undefined)
     throw new UsageError('warrant jobs show <id>: the job id is missing');
   const store = text(values, 'store');
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
   try {
+    if (action === 'verify')
+      return await verifyJobs(runtime, id, values.json === true, store ?? DEFAULT_STORE);
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
@@ -92,4 +101,56 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   } finally {
     await runtime.close();
   }
+}
+
+function verificationLine(id: string, verification: JobVerification): string {
+  if (verification.ok) return `job ${id}: intact (${verification.events} events)`;
+  const at = verification.eventIndex === undefined ? '' : `, event ${verification.eventIndex}`;
+  const step = verification.stepId === undefined ? '' : `, step ${verification.stepId}`;
+  return `job ${id}: NOT INTACT: ${verification.reason}${at}${step}`;
+}
+
+/**
+ * `warrant jobs verify <id>` or `--all`: exit 0 when every job checked is intact, 1 otherwise
+ * (each job that is not is named, with why). `--all` reads every job of the store.
+ */
+async function verifyJobs(
+  runtime: OperatorRuntime,
+  id: string | undefined,
+  json: boolean,
+  storeLabel: string,
+): Promise<number> {
+  const ids = id === undefined ? (await runtime.listJobs()).map((job) => job.id) : [id];
+  const results: { id: string; verification: JobVerification }[] = [];
+  for (const jobId of ids) {
+    const verification = await runtime.verifyJob(jobId);
+    if (verification === undefined) {
+      process.stderr.write(`warrant jobs: no job ${JSON.stringify(jobId)} in ${storeLabel}\n`);
+      return 1;
+    }
+    results.push({ id: jobId, verification });
+  }
+  const broken = results.filter((result) => !result.verification.ok);
+  if (json) {
+    const answer =
+      id === undefined
+        ? {
+            jobs: results.length,
+            intact: results.length - broken.length,
+            broken: broken.map((result) => ({ id: result.id, ...result.verification })),
+          }
+        : { id, ...(results[0] as { verification: JobVerification }).verification };
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  } else if (id !== undefined) {
+    process.stdout.write(
+      `${verificationLine(id, (results[0] as { verification: JobVerification }).verification)}\n`,
+    );
+  } else {
+    for (const result of broken)
+      process.stdout.write(`${verificationLine(result.id, result.verification)}\n`);
+    process.stdout.write(
+      `${results.length} jobs verified: ${results.length - broken.length} intact, ${broken.length} not\n`,
+    );
+  }
+  return broken.length === 0 ? 0 : 1;
 }

@@ -5,6 +5,7 @@
  * values were encoded once, when they happened (toJsonSafe: what JSON cannot hold is recorded as
  * the README documents): a column is the JSON text of record parts, nothing is encoded again.
  */
+import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobStep } from '../job.js';
 
 /** The JSON text of record data (JSON data already; undefined keys are left out). */
@@ -18,7 +19,7 @@ export const encode = (value: unknown): string => JSON.stringify(value) ?? 'null
  */
 export const encodeText = (text: string): string => JSON.stringify(text);
 
-export const decodeText = (column: string): string => JSON.parse(column) as string;
+export const decodeText = (column: string): string => parseColumn(column) as string;
 
 /** Written once, at creation. */
 export function jobFixed(job: Job): string {
@@ -71,9 +72,23 @@ export function stepDecision(step: JobStep): string {
   return encode({ decision: step.decision, resolvedInput: step.resolvedInput });
 }
 
+/** A column's JSON; one edited into something else is reported as such (verifyJob says so). */
+function parseColumn(column: string): unknown {
+  try {
+    return JSON.parse(column);
+  } catch (error) {
+    throw createError(
+      Error,
+      'JOB_RECORD_UNREADABLE',
+      `the record cannot be read: a column is not JSON (${(error as Error).message})`,
+      error,
+    );
+  }
+}
+
 /** Copies the keys of a decoded column that are present (JSON drops undefined ones). */
 function assignDefined(target: Record<string, unknown>, column: string): void {
-  const source = JSON.parse(column) as Record<string, unknown>;
+  const source = parseColumn(column) as Record<string, unknown>;
   for (const key of Object.keys(source)) {
     if (source[key] !== undefined) target[key] = source[key];
   }
@@ -95,7 +110,7 @@ export function decodeStep(
 }
 
 export function decodeEvent(column: string): JobEvent {
-  return JSON.parse(column) as JobEvent;
+  return parseColumn(column) as JobEvent;
 }
 
 /** A job from the columns of its row, with its decoded steps and events. */

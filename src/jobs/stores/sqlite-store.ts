@@ -14,7 +14,8 @@
 import Database from 'better-sqlite3';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore } from '../job-store.js';
+import { chainHashes } from '../event-chain.js';
+import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
   decodeEvent,
@@ -33,7 +34,9 @@ import {
  * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
  * goal and capability columns as JSON text (version 1 held them raw, which turned lone
  * surrogates into U+FFFD). Version 3 adds the decision record: each step's decision and input
- * as authorized. Older files are migrated when they are opened.
+ * as authorized, and each event's chain hash. Older files are migrated when they are opened:
+ * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
+ * verifies as having no chain.
  */
 export const SQLITE_SCHEMA_VERSION = 3;
 
@@ -43,9 +46,10 @@ UPDATE jobs SET goal = json_quote(goal);
 UPDATE job_steps SET capability = json_quote(capability);
 `;
 
-/** Steps recorded before version 3 have no decision (NULL). */
+/** Steps and events recorded before version 3 have no decision and no hash (NULL). */
 const MIGRATE_2_TO_3 = `
 ALTER TABLE job_steps ADD COLUMN decision TEXT;
+ALTER TABLE job_events ADD COLUMN hash TEXT;
 `;
 
 const SCHEMA = `
@@ -77,6 +81,7 @@ CREATE TABLE IF NOT EXISTS job_events (
   job_seq INTEGER NOT NULL REFERENCES jobs (seq),
   position INTEGER NOT NULL,
   event TEXT NOT NULL,
+  hash TEXT,
   PRIMARY KEY (job_seq, position)
 ) WITHOUT ROWID;
 `;
@@ -146,6 +151,8 @@ interface EncodedChange {
   /** Position of the first event of `events` in the job. */
   readonly firstEvent: number;
   readonly events: readonly string[];
+  /** The chain hash of each of `events`. */
+  readonly hashes: readonly string[];
 }
 
 /** A change waiting for the next group commit, and how to settle its promise. */
@@ -154,6 +161,11 @@ interface PendingWrite {
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
   error: unknown;
+}
+
+export interface SqliteStoreOptions {
+  /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
+  readonly auditKey?: string | undefined;
 }
 
 function storeError(code: string, message: string, cause?: unknown): Error {
@@ -174,6 +186,11 @@ export class SqliteJobStore implements JobStore {
   /** Runs a read in one transaction: the job rows, steps and events of one snapshot. */
   readonly #snapshot: (read: () => Job[]) => Job[];
   readonly #seqOf = new Map<string, number>();
+  /** The last chain hash of each job being written (event-chain.ts). */
+  readonly #heads = new Map<string, string>();
+  readonly #auditKey: string | undefined;
+  readonly #lastHash: Database.Statement;
+  readonly #hashesOf: Database.Statement;
   readonly #listQueries = new Map<string, Database.Statement>();
   readonly #one: (pending: PendingWrite) => void;
   readonly #batch: (writes: PendingWrite[]) => void;
@@ -185,7 +202,8 @@ export class SqliteJobStore implements JobStore {
    * open (the store then owns it and closes it): tests hand it one they hold, to act on the very
    * connection the store writes through.
    */
-  constructor(file: string | Database.Database) {
+  constructor(file: string | Database.Database, options: SqliteStoreOptions = {}) {
+    this.#auditKey = options.auditKey;
     if (typeof file === 'string') {
       try {
         this.#db = new Database(file);
@@ -221,8 +239,16 @@ export class SqliteJobStore implements JobStore {
          state = excluded.state, decision = coalesce(excluded.decision, job_steps.decision)`,
     );
     this.#insertEvent = db.prepare(
-      'INSERT INTO job_events (job_seq, position, event) VALUES (?, ?, ?)',
+      'INSERT INTO job_events (job_seq, position, event, hash) VALUES (?, ?, ?, ?)',
     );
+    this.#lastHash = db
+      .prepare(
+        'SELECT hash FROM job_events WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?) ORDER BY position DESC LIMIT 1',
+      )
+      .pluck();
+    this.#hashesOf = db
+      .prepare('SELECT hash FROM job_events WHERE job_seq = ? ORDER BY position')
+      .pluck();
     this.#jobById = db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`).raw();
     this.#stepsOf = db
       .prepare(`SELECT ${STEP_COLUMNS} FROM job_steps WHERE job_seq = ? ORDER BY position`)
@@ -285,8 +311,14 @@ export class SqliteJobStore implements JobStore {
       for (const pending of writes) pending.error ??= error;
     }
     for (const pending of writes) {
-      if (pending.error === undefined) pending.resolve();
-      else pending.reject(pending.error);
+      if (pending.error === undefined) {
+        pending.resolve();
+      } else {
+        // The executor writes nothing more for a job whose change failed.
+        this.#heads.delete(pending.change.id);
+        this.#seqOf.delete(pending.change.id);
+        pending.reject(pending.error);
+      }
     }
   };
 
@@ -313,7 +345,7 @@ export class SqliteJobStore implements JobStore {
       );
     }
     change.events.forEach((event, offset) =>
-      this.#insertEvent.run(seq, firstEvent + offset, event),
+      this.#insertEvent.run(seq, firstEvent + offset, event, change.hashes[offset]),
     );
     if (change.finished) this.#seqOf.delete(change.id);
   }
@@ -350,7 +382,19 @@ export class SqliteJobStore implements JobStore {
     return row.seq;
   }
 
+  /** Chain hashes of events appended to a job, continuing its chain. */
+  #chain(id: string, events: readonly JobEvent[], finished: boolean): string[] {
+    // A job this store did not create (none today) continues from its last stored hash.
+    const previous =
+      this.#heads.get(id) ?? (this.#lastHash.get(id) as string | null | undefined) ?? '';
+    const hashes = chainHashes(previous, events, this.#auditKey);
+    if (finished) this.#heads.delete(id);
+    else if (hashes.length > 0) this.#heads.set(id, hashes[hashes.length - 1] as string);
+    return hashes;
+  }
+
   create(job: Job): Promise<void> {
+    this.#heads.set(job.id, '');
     const steps: (string | number | null)[] = [];
     job.steps.forEach((step, position) => pushStep(steps, position, step, false));
     return this.#enqueue({
@@ -371,6 +415,7 @@ export class SqliteJobStore implements JobStore {
       steps,
       firstEvent: 0,
       events: job.events.map(encode),
+      hashes: this.#chain(job.id, job.events, isFinished(job)),
     });
   }
 
@@ -378,17 +423,32 @@ export class SqliteJobStore implements JobStore {
     const steps: (string | number | null)[] = [];
     for (const position of change.steps)
       pushStep(steps, position, job.steps[position] as JobStep, position === change.decided);
+    const finished = isFinished(job);
     return this.#enqueue({
       id: job.id,
       job: undefined,
       status: job.status,
       updatedAt: job.updatedAt,
       state: jobState(job),
-      finished: isFinished(job),
+      finished,
       steps,
       firstEvent: job.events.length - change.events.length,
       events: change.events.map(encode),
+      hashes: this.#chain(job.id, change.events, finished),
     });
+  }
+
+  /** The job with the chain hash of each of its events, read in one snapshot. */
+  readChain(id: string): RecordedChain | undefined {
+    this.#flush();
+    let hashes: (string | null)[] = [];
+    const [job] = this.#snapshot(() => {
+      const row = this.#jobById.get(id) as JobRow | undefined;
+      if (row === undefined) return [];
+      hashes = this.#hashesOf.all(row[0]) as (string | null)[];
+      return this.#toJobs([row]);
+    });
+    return job === undefined ? undefined : { job, hashes };
   }
 
   // Reads commit what is queued first, so a reader sees every change reported before it.
