@@ -10,8 +10,8 @@ export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c
        warrant jobs show <id> [--store s] [--json]
        warrant jobs verify <id> | --all [--store s] [--json]
 
-Lists jobs, newest first, or shows one job with its steps and audit trail (events).
-verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
+Lists jobs, newest first, or shows one job with its steps, their decisions and its audit trail
+(events). verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
 WARRANT_AUDIT_KEY when set) and every input and result against its digest.
 Default store: ${DEFAULT_STORE}. Exit codes: 0 ok (verify: every job intact), 1 unknown job
 (verify: a job is not intact), 2 bad usage.`;
@@ -27,6 +27,7 @@ function showJob(job: Job): string {
       job.steps.map((step) => [step.id, step.capability, step.status, step.error ?? '']),
     ),
     '',
+    ...decisionLines(job),
     'events:',
     ...job.events.map((event) => {
       const data = event.data === undefined ? '' : ` ${JSON.stringify(toJsonSafe(event.data))}`;
@@ -101,6 +102,27 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   } finally {
     await runtime.close();
   }
+}
+
+/** One line per step that reached authorization: its decision, reason and digests. */
+function decisionLines(job: Job): string[] {
+  const lines = job.steps.flatMap((step) => {
+    const { decision } = step;
+    if (decision === undefined) return [];
+    const by = decision.authorizer === undefined ? '' : ` by ${decision.authorizer}`;
+    const reason = decision.reason === undefined ? '' : ` (${decision.reason})`;
+    const result = job.events.find(
+      (event) => event.type === 'capability.completed' && event.data?.stepId === step.id,
+    )?.data?.resultDigest;
+    return [
+      `  ${step.id}: ${decision.outcome}${reason}${by} at ${decision.decidedAt}, capability version ${decision.capabilityVersion}`,
+      `    input ${decision.inputDigest}${typeof result === 'string' ? `, result ${result}` : ''}`,
+    ];
+  });
+  const caller =
+    job.caller === undefined ? [] : [`caller: ${JSON.stringify(toJsonSafe(job.caller))}`];
+  const shown = [...caller, ...(lines.length === 0 ? [] : ['decisions:', ...lines])];
+  return shown.length === 0 ? [] : [...shown, ''];
 }
 
 function verificationLine(id: string, verification: JobVerification): string {

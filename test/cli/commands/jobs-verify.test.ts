@@ -2,7 +2,7 @@
 // SQLite (run `npm run build` first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -20,8 +20,10 @@ function warrant(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
 }
 
-describe('warrant jobs verify', () => {
-  it('verifies one job or all, exit 1 naming what is broken', () => {
+const SHA = /sha256:[0-9a-f]{64}/;
+
+describe('warrant jobs verify and the decisions of warrant jobs show', () => {
+  it('shows each decision, reason and digest; verifies one job or all, exit 1 naming what is broken', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-verify-'));
     const store = `sqlite:${join(cwd, 'jobs.db')}`;
     let plans = 0;
@@ -39,12 +41,39 @@ describe('warrant jobs verify', () => {
       ) as { id: string }
     ).id;
 
+    const show = warrant(['jobs', 'show', done, '--store', store], cwd);
+    assert.equal(show.code, 0);
+    assert.match(
+      show.stdout,
+      /decisions:\n {2}say: allow at \S+, capability version \S+\n {4}input sha256:[0-9a-f]{64}, result sha256:[0-9a-f]{64}/,
+    );
+    const json = JSON.parse(
+      warrant(['jobs', 'show', done, '--store', store, '--json'], cwd).stdout,
+    ) as {
+      steps: { decision: { outcome: string; inputDigest: string } }[];
+      events: { data?: { resultDigest?: string } }[];
+    };
+    assert.equal(json.steps[0]?.decision.outcome, 'allow');
+    assert.match(json.steps[0]?.decision.inputDigest ?? '', SHA);
+    assert.match(json.events[3]?.data?.resultDigest ?? '', SHA);
+
+    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    const hello = warrant(
+      ['run', 'examples/plans/hello.json', '--fs-root', 'examples/data', '--store', store],
+      cwd,
+    );
+    const denied = warrant(['jobs', 'show', hello.stdout.trim(), '--store', store], cwd);
+    assert.match(
+      denied.stdout,
+      /\n {2}write-copy: deny \(Write capability requires explicit approval\.\) at \S+, capability version \S+\n {4}input sha256:[0-9a-f]{64}\n/,
+    );
+
     const intact = warrant(['jobs', 'verify', done, '--store', store], cwd);
     assert.equal(intact.code, 0);
     assert.equal(intact.stdout, `job ${done}: intact (5 events)\n`);
     const all = warrant(['jobs', 'verify', '--all', '--store', store], cwd);
     assert.equal(all.code, 0);
-    assert.equal(all.stdout, '2 jobs verified: 2 intact, 0 not\n');
+    assert.equal(all.stdout, '3 jobs verified: 3 intact, 0 not\n');
 
     const db = new Database(join(cwd, 'jobs.db'));
     db.prepare(
@@ -60,8 +89,8 @@ describe('warrant jobs verify', () => {
     const brokenAll = warrant(['jobs', 'verify', '--all', '--store', store, '--json'], cwd);
     assert.equal(brokenAll.code, 1);
     assert.deepEqual(JSON.parse(brokenAll.stdout), {
-      jobs: 2,
-      intact: 1,
+      jobs: 3,
+      intact: 2,
       broken: [
         {
           id: done,
