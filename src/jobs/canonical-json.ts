@@ -9,45 +9,42 @@
  */
 import { createHmac, hash } from 'node:crypto';
 
-function write(value: unknown, out: string[]): void {
+// Strings are built by concatenation: for the small values of a record this was a third
+// faster than collecting parts in an array (bench/runtime/execute.bench.ts).
+function write(value: unknown): string {
   if (value === null || typeof value !== 'object') {
     if (typeof value === 'number' && !Number.isFinite(value)) {
       throw new TypeError('canonical JSON has no form for a non-finite number');
     }
     const text = JSON.stringify(value);
     if (text === undefined) throw new TypeError(`canonical JSON has no form for ${typeof value}`);
-    out.push(text);
-    return;
+    return text;
   }
   if (Array.isArray(value)) {
-    out.push('[');
+    let out = '[';
     for (let index = 0; index < value.length; index += 1) {
-      if (index > 0) out.push(',');
-      write(value[index], out);
+      if (index > 0) out += ',';
+      out += write(value[index]);
     }
-    out.push(']');
-    return;
+    return `${out}]`;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).sort();
-  out.push('{');
+  let out = '{';
   let first = true;
   for (const key of keys) {
     const item = record[key];
     if (item === undefined) continue;
-    if (!first) out.push(',');
+    if (!first) out += ',';
     first = false;
-    out.push(JSON.stringify(key), ':');
-    write(item, out);
+    out += `${JSON.stringify(key)}:${write(item)}`;
   }
-  out.push('}');
+  return `${out}}`;
 }
 
 /** The canonical text of a JSON value. Throws TypeError for a value JSON cannot hold. */
 export function canonicalJson(value: unknown): string {
-  const out: string[] = [];
-  write(value, out);
-  return out.join('');
+  return write(value);
 }
 
 /**
