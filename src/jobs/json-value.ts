@@ -70,12 +70,18 @@ let spareAncestors: Ancestors | undefined;
 
 function walk(key: string, original: unknown, depth: number, seen: Ancestors): unknown {
   let current = original;
+  let proto: unknown;
   const kind = typeof current;
   if ((kind === 'object' && current !== null) || kind === 'function' || kind === 'bigint') {
     if (kind !== 'bigint' && depth > MAX_DEPTH) return '[Too deep]';
     try {
       current = applyToJson(current as object | bigint, key);
-      if (typeof current === 'object' && current !== null) current = unbox(current);
+      if (typeof current === 'object' && current !== null) {
+        proto = Object.getPrototypeOf(current);
+        // Plain objects and arrays are never boxed primitives: no call into the binding.
+        if (proto !== Object.prototype && proto !== Array.prototype && proto !== null)
+          current = unbox(current);
+      }
     } catch {
       return '[Unreadable]';
     }
@@ -94,7 +100,6 @@ function walk(key: string, original: unknown, depth: number, seen: Ancestors): u
       }
       return out;
     }
-    const proto: unknown = Object.getPrototypeOf(current);
     if (proto !== Object.prototype && proto !== null) {
       if (current instanceof Date)
         return Number.isNaN(current.getTime()) ? null : current.toISOString();
