@@ -41,5 +41,8 @@ export type {
   JobEvent,
   JobEventType,
   JobListFilter,
+  StepDecision,
+  DecisionOutcome,
 } from './jobs/job.js';
+export type { JobVerification } from './jobs/verify-record.js';
 export type { RuntimeEvent } from './events/runtime-event.js';

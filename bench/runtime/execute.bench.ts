@@ -1,41 +1,58 @@
 // Governed overhead: a 1-step and a 10-step in-memory plan vs calling the capability function
 // directly, measured in the same run. Run: npm run bench (or node --import tsx <this file>).
+// BENCH_BASELINE=<dir> also measures the package root at <dir>/src/index.ts (a checkout of an
+// earlier commit, e.g. `git archive <commit> src | tar -x -C <dir>`, with node_modules linked),
+// interleaved in the same rounds: before and after on the same machine, in one run.
 import { cpus } from 'node:os';
-import {
-  OperatorRuntime,
-  createCapability,
-  type ExecutionContext,
-  type ExecutionPlan,
-} from '../../src/index.js';
-import { fmt, interleave, machine, median, percentile } from '../support/measure.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as current from '../../src/index.js';
+import type { ExecutionContext, ExecutionPlan } from '../../src/index.js';
+import { fmt, interleave, machine, median, percentile, type Subject } from '../support/measure.js';
+
+type Root = typeof current;
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 25);
 const operations = Number(process.env.BENCH_OPERATIONS ?? 2000);
+const baselineDir = process.env.BENCH_BASELINE;
 
 const work = ({ input }: { input: { n: number } }) => ({ n: input.n + 1 });
-const runtime = new OperatorRuntime();
-runtime.use({
-  manifest: { name: 'bench', version: '1.0.0', capabilities: ['bench.increment', 'bench.logged'] },
-  capabilities: [
-    createCapability({
-      name: 'bench.increment',
-      version: '1.0.0',
-      description: 'adds one',
-      risk: 'read',
-      lifecycleLogging: false,
-      inputSchema: { n: { type: 'number', required: true, description: 'n' } },
-      execute: work,
-    }),
-    createCapability({
-      name: 'bench.logged',
-      version: '1.0.0',
-      description: 'adds one, with default lifecycle logging',
-      risk: 'read',
-      inputSchema: { n: { type: 'number', required: true, description: 'n' } },
-      execute: work,
-    }),
-  ],
-});
+
+/** A runtime of `root` with the two bench capabilities, under names of its own (`prefix`). */
+function benchRuntime(root: Root, prefix: string) {
+  const runtime = new root.OperatorRuntime();
+  const increment = `${prefix}.increment`;
+  const logged = `${prefix}.logged`;
+  runtime.use({
+    manifest: { name: prefix, version: '1.0.0', capabilities: [increment, logged] },
+    capabilities: [
+      root.createCapability({
+        name: increment,
+        version: '1.0.0',
+        description: 'adds one',
+        risk: 'read',
+        lifecycleLogging: false,
+        inputSchema: { n: { type: 'number', required: true, description: 'n' } },
+        execute: work,
+      }),
+      root.createCapability({
+        name: logged,
+        version: '1.0.0',
+        description: 'adds one, with default lifecycle logging',
+        risk: 'read',
+        inputSchema: { n: { type: 'number', required: true, description: 'n' } },
+        execute: work,
+      }),
+    ],
+  });
+  return { runtime, increment, logged };
+}
+
+const runtimes = [{ label: '', ...benchRuntime(current, 'bench') }];
+if (baselineDir !== undefined) {
+  const root = (await import(pathToFileURL(join(baselineDir, 'src/index.ts')).href)) as Root;
+  runtimes.push({ label: ' (baseline)', ...benchRuntime(root, 'bench-baseline') });
+}
 
 function plan(steps: number, capability: string): ExecutionPlan {
   return {
@@ -58,17 +75,16 @@ async function direct(steps: number): Promise<unknown> {
 
 const rows: string[] = [];
 for (const steps of [1, 10]) {
-  const one = plan(steps, 'bench.increment');
-  const logged = plan(steps, 'bench.logged');
-  const results = await interleave(
-    [
-      { name: 'direct', run: () => direct(steps) },
-      { name: 'governed', run: () => runtime.executePlan(one) },
-      { name: 'governed+logging', run: () => runtime.executePlan(logged) },
-    ],
-    rounds,
-    Math.max(200, Math.floor(operations / steps)),
-  );
+  const subjects: Subject[] = [{ name: 'direct', run: () => direct(steps) }];
+  for (const { label, runtime, increment, logged } of runtimes) {
+    const one = plan(steps, increment);
+    const withLogging = plan(steps, logged);
+    subjects.push(
+      { name: `governed${label}`, run: () => runtime.executePlan(one) },
+      { name: `governed+logging${label}`, run: () => runtime.executePlan(withLogging) },
+    );
+  }
+  const results = await interleave(subjects, rounds, Math.max(200, Math.floor(operations / steps)));
   const base = median(results[0]?.samples ?? []);
   for (const result of results) {
     const med = median(result.samples);
@@ -86,4 +102,4 @@ console.log(
 console.log('| steps | subject | median µs | p99 µs | ratio to direct | overhead µs/step |');
 console.log('| ---: | --- | ---: | ---: | ---: | ---: |');
 for (const row of rows) console.log(row);
-await runtime.close();
+for (const { runtime } of runtimes) await runtime.close();

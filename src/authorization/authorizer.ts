@@ -1,4 +1,4 @@
-import type { CapabilityRisk } from '../capabilities/capability.js';
+import type { CapabilityRisk } from '../capabilities/risk.js';
 
 /** Who asked for the plan. The runtime keeps a frozen snapshot for the whole job. */
 export interface ExecutionCaller {

@@ -1,7 +1,7 @@
 import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { CapabilityRisk } from './risk.js';
 
-/** Risk class of a capability; the default policy allows `read` only. */
-export type CapabilityRisk = 'read' | 'write' | 'destructive';
+export type { CapabilityRisk } from './risk.js';
 
 /** One field of the limited input contract (not JSON Schema; spec §8 rule 6). */
 export interface CapabilityInputField {

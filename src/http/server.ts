@@ -377,6 +377,7 @@ export function createHttpServer(
       : jobAnswer(job);
   });
 
+  registerVerifyRoute(app, runtime);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       callerOf: caller,
@@ -394,4 +395,18 @@ export function createHttpServer(
     authorizer: options.legacyAuthorizer,
   });
   return app;
+}
+
+/**
+ * `GET /api/jobs/:id/verify`: 200 with `runtime.verifyJob`'s answer (`{ ok: true, events }` or
+ * `{ ok: false, reason, eventIndex?, stepId? }`: a job that is not intact is still an answer),
+ * 404 for an unknown job.
+ */
+function registerVerifyRoute(app: FastifyInstance, runtime: OperatorRuntime): void {
+  app.get<{ Params: { id: string } }>('/api/jobs/:id/verify', async (request, reply) => {
+    const verification = await runtime.verifyJob(request.params.id);
+    return verification === undefined
+      ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
+      : verification;
+  });
 }

@@ -1,19 +1,29 @@
 import type { Job, JobEvent, JobListFilter } from './job.js';
 
 /**
- * What a store is told after each state change of a job. `step` is the index of the step that
- * changed, if any; `events` are the events appended by this change, in order.
+ * One change of a job, as a transition (transitions.ts) made it: the job's own fields (status,
+ * times, result, error) changed, and so did the steps named here; `events` were appended, in
+ * order, and are the job's last events. A store writes exactly this, nothing it re-derives.
  */
 export interface JobChange {
-  readonly step?: number;
+  /** Indexes of the steps this change wrote, ascending. */
+  readonly steps: readonly number[];
+  /** The step (one of `steps`) whose decision, and resolved input, this change recorded. */
+  readonly decided?: number;
   readonly events: readonly JobEvent[];
 }
 
+/** A stored job and its event chain (event-chain.ts). */
+export interface RecordedChain {
+  readonly job: Job;
+  readonly hashes: readonly (string | null)[];
+}
+
 /**
- * Where jobs live. The executor mutates the job object it owns and reports every change; a
- * durable store persists it before the call returns (or its promise settles), so a crash leaves
- * the last reported state on disk. Methods may be synchronous or return promises: the executor
- * awaits only when a promise comes back.
+ * Where jobs live. The transitions change the job and report every change; a durable store
+ * persists it before the call returns (or its promise settles), so a crash leaves the last
+ * reported state on disk. Methods may be synchronous or return promises: the executor awaits
+ * only when a promise comes back.
  */
 export interface JobStore {
   /**
@@ -24,6 +34,11 @@ export interface JobStore {
   /** Persists one change of a job already created. */
   update(job: Job, change: JobChange): void | Promise<void>;
   get(id: string): Job | undefined | Promise<Job | undefined>;
+  /**
+   * The job with the chain hash stored with each of its events (NULL for events recorded before
+   * the chain), read together, for `verifyJob`. Stores that keep no chain leave it out.
+   */
+  readChain?(id: string): RecordedChain | undefined | Promise<RecordedChain | undefined>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

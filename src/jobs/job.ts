@@ -1,4 +1,5 @@
 /** The job record (API.md §8): the audit trail of one admitted plan. */
+import type { ExecutionCaller } from '../authorization/authorizer.js';
 
 export type JobStatus = 'created' | 'executing' | 'completed' | 'failed';
 export type JobStepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
@@ -34,10 +35,32 @@ export interface JobEvent {
   readonly data?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * How a decision came out: `invalid` is a malformed answer, `error` an authorizer that threw or
+ * rejected. (`approval_required` is reserved for approvals.)
+ */
+export type DecisionOutcome = 'allow' | 'deny' | 'invalid' | 'error' | 'approval_required';
+
+/** The decision on one step, recorded on the step (docs/api.md, "The decision record"). */
+export interface StepDecision {
+  readonly outcome: DecisionOutcome;
+  /** The deny reason, or the authorizer's thrown message. */
+  readonly reason?: string;
+  /** `'sha256:'` + 64 lowercase hex: the digest of the input as authorized, as recorded. */
+  readonly inputDigest: string;
+  /** The registered version of the capability that was authorized. */
+  readonly capabilityVersion: string;
+  /** ISO 8601. */
+  readonly decidedAt: string;
+  /** The authorizer object's own string `name`, when it has one. */
+  readonly authorizer?: string;
+}
+
 export interface JobStep {
   readonly id: string;
   readonly capability: string;
   readonly capabilityVersion?: string;
+  /** The input as submitted (result references included). */
   readonly input?: unknown;
   readonly reason?: string;
   readonly idempotencyKey?: string;
@@ -47,6 +70,10 @@ export interface JobStep {
   completedAt?: string;
   result?: unknown;
   error?: string;
+  /** Absent when the step never reached authorization. */
+  decision?: StepDecision;
+  /** The input as authorized, references resolved: for steps with result references. */
+  resolvedInput?: unknown;
 }
 
 export interface Job {
@@ -55,6 +82,8 @@ export interface Job {
   readonly planId?: string;
   readonly idempotencyKey?: string;
   readonly metadata?: unknown;
+  /** The caller snapshot, when a caller was given. */
+  readonly caller?: ExecutionCaller;
   status: JobStatus;
   outcome?: JobOutcome;
   readonly createdAt: string;

@@ -58,57 +58,91 @@ function primitive(value: unknown): unknown {
   }
 }
 
-export function toJsonSafe(value: unknown): unknown {
-  const seen = new WeakSet<object>();
-  const walk = (key: string, original: unknown, depth: number): unknown => {
-    let current = original;
-    const kind = typeof current;
-    if ((kind === 'object' && current !== null) || kind === 'function' || kind === 'bigint') {
-      if (kind !== 'bigint' && depth > MAX_DEPTH) return '[Too deep]';
-      try {
-        current = applyToJson(current as object | bigint, key);
-        if (typeof current === 'object' && current !== null) current = unbox(current);
-      } catch {
-        return '[Unreadable]';
-      }
-    }
-    if (typeof current === 'function') return functionLabel(current);
-    if (typeof current !== 'object' || current === null) return primitive(current);
-    if (seen.has(current)) return '[Circular]';
-    seen.add(current);
+/** Ancestors of the value being walked (a cycle is a value that is its own ancestor). */
+type Ancestors = Set<object>;
+
+/**
+ * One set of ancestors kept for the next call: allocating a WeakSet per call was a measurable
+ * share of the governed hot path (bench/runtime/execute.bench.ts). A call made while another
+ * runs (a toJSON that records something) takes a fresh set.
+ */
+let spareAncestors: Ancestors | undefined;
+
+function walk(key: string, original: unknown, depth: number, seen: Ancestors): unknown {
+  let current = original;
+  let proto: unknown;
+  const kind = typeof current;
+  if ((kind === 'object' && current !== null) || kind === 'function' || kind === 'bigint') {
+    if (kind !== 'bigint' && depth > MAX_DEPTH) return '[Too deep]';
     try {
-      if (current instanceof Date)
-        return Number.isNaN(current.getTime()) ? null : current.toISOString();
-      if (current instanceof Map) return walk(key, Object.fromEntries(current), depth + 1);
-      if (current instanceof Set) return walk(key, [...current], depth + 1);
-      if (Array.isArray(current)) {
-        const length = current.length;
-        const out = new Array<unknown>(length);
-        for (let index = 0; index < length; index++) {
-          const item = walk(String(index), (current as unknown[])[index], depth + 1);
-          out[index] = item === undefined ? null : item;
-        }
-        return out;
+      current = applyToJson(current as object | bigint, key);
+      if (typeof current === 'object' && current !== null) {
+        proto = Object.getPrototypeOf(current);
+        // Plain objects and arrays are never boxed primitives: no call into the binding.
+        if (proto !== Object.prototype && proto !== Array.prototype && proto !== null)
+          current = unbox(current);
       }
-      const out: Record<string, unknown> = {};
-      for (const name of Object.keys(current)) {
-        const item = walk(name, (current as Record<string, unknown>)[name], depth + 1);
-        if (item !== undefined)
-          Object.defineProperty(out, name, {
-            value: item,
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-      }
-      return out;
     } catch {
       return '[Unreadable]';
-    } finally {
-      seen.delete(current);
     }
-  };
-  return walk('', value, 0);
+  }
+  if (typeof current === 'function') return functionLabel(current);
+  if (typeof current !== 'object' || current === null) return primitive(current);
+  if (seen.has(current)) return '[Circular]';
+  seen.add(current);
+  try {
+    if (Array.isArray(current)) {
+      const length = current.length;
+      const out = new Array<unknown>(length);
+      for (let index = 0; index < length; index++) {
+        const item = walk(String(index), (current as unknown[])[index], depth + 1, seen);
+        out[index] = item === undefined ? null : item;
+      }
+      return out;
+    }
+    if (proto !== Object.prototype && proto !== null) {
+      if (current instanceof Date)
+        return Number.isNaN(current.getTime()) ? null : current.toISOString();
+      if (current instanceof Map) return walk(key, Object.fromEntries(current), depth + 1, seen);
+      if (current instanceof Set) return walk(key, [...current], depth + 1, seen);
+    }
+    const out: Record<string, unknown> = {};
+    for (const name of Object.keys(current)) {
+      const item = walk(name, (current as Record<string, unknown>)[name], depth + 1, seen);
+      if (item === undefined) continue;
+      // Assigning '__proto__' would set the prototype: that one key is defined as data.
+      if (name === '__proto__')
+        Object.defineProperty(out, name, {
+          value: item,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else out[name] = item;
+    }
+    return out;
+  } catch {
+    return '[Unreadable]';
+  } finally {
+    seen.delete(current);
+  }
+}
+
+/**
+ * `key` is the property the value is recorded under, handed to a `toJSON(key)` as
+ * `JSON.stringify` would hand it when writing that property ('' for a root value).
+ */
+export function toJsonSafe(value: unknown, key = ''): unknown {
+  if (typeof value !== 'object' && typeof value !== 'function' && typeof value !== 'bigint')
+    return primitive(value);
+  const seen = spareAncestors ?? new Set<object>();
+  spareAncestors = undefined;
+  try {
+    return walk(key, value, 0, seen);
+  } finally {
+    seen.clear();
+    spareAncestors = seen;
+  }
 }
 
 /**

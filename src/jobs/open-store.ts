@@ -7,6 +7,8 @@ import { SqliteJobStore } from './stores/sqlite-store.js';
 
 export interface StoreOptions {
   readonly maxJobs: number;
+  /** Key of the durable stores' event chain (HMAC-SHA-256); plain SHA-256 without one. */
+  readonly auditKey?: string | undefined;
 }
 
 const SQLITE = 'sqlite:';
@@ -49,7 +51,8 @@ export function checkStoreOption(store: unknown): void {
 /** Opens the store named by a checked `store` option. The only place that knows store kinds. */
 export function openStore(store: string | undefined, options: StoreOptions): JobStore {
   if (store !== undefined && store.startsWith(SQLITE))
-    return new SqliteJobStore(store.slice(SQLITE.length));
-  if (store !== undefined && POSTGRES.test(store)) return new PostgresJobStore(store);
+    return new SqliteJobStore(store.slice(SQLITE.length), { auditKey: options.auditKey });
+  if (store !== undefined && POSTGRES.test(store))
+    return new PostgresJobStore(store, { auditKey: options.auditKey });
   return new MemoryJobStore(options.maxJobs);
 }

@@ -20,16 +20,13 @@ import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import { oneLineError } from '../errors/error-text.js';
 import { toJsonSafe } from '../jobs/json-value.js';
-import type {
-  CapabilityDescriptor,
-  CapabilityRisk,
-  ExecutionCaller,
-  ExecutionPlan,
-  OperatorRuntime,
-} from '../index.js';
-// The root re-exports McpAdapter, so a value import from '../index.js' would be a module cycle;
-// this is the very guard the root exports.
+// The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
+// the very modules the root re-exports from (test/contract/layout.test.ts).
+import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { CapabilityDescriptor, CapabilityRisk } from '../capabilities/capability.js';
+import type { ExecutionPlan } from '../plan/execution-plan.js';
 import { isPlanAdmissionError } from '../plan/plan-admission-error.js';
+import type { OperatorRuntime } from '../runtime/operator-runtime.js';
 
 /** What `resolveCaller` learns about one tool call. */
 export interface McpCallerRequest {

@@ -5,6 +5,7 @@
  * The same resolved input object goes to the authorizer and to the capability (spec §3 step 5).
  */
 import { randomUUID } from 'node:crypto';
+import { authorizerName } from '../authorization/authorizer-name.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { checkDecision } from '../authorization/check-decision.js';
 import type { ExecutionContext, ExecutionLogger } from '../capabilities/capability.js';
@@ -13,8 +14,20 @@ import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import { isoNow as now } from '../jobs/clock.js';
-import type { Job, JobEvent, JobEventType, JobStep } from '../jobs/job.js';
+import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
+import {
+  completeJob,
+  createJob,
+  endStep,
+  failJob,
+  joinChanges,
+  startStep,
+  type Decided,
+  type RunningJob,
+  type StepEnd,
+} from '../jobs/transitions.js';
+import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
 
@@ -41,29 +54,12 @@ function storeFailure(error: unknown): Error {
 }
 
 class JobRun {
-  readonly #job: Job;
+  readonly running: RunningJob;
   readonly #deps: ExecutorDependencies;
 
-  constructor(job: Job, deps: ExecutorDependencies) {
-    this.#job = job;
+  constructor(running: RunningJob, deps: ExecutorDependencies) {
+    this.running = running;
     this.#deps = deps;
-  }
-
-  /**
-   * Appends an event to the job; the caller persists it, then publishes it. Event ids are
-   * `<jobId>:<sequence>`: unique across jobs, ordered within one, and free of a random draw.
-   */
-  event(type: JobEventType, timestamp: string, data?: Record<string, unknown>): JobEvent {
-    const job = this.#job;
-    const event: { -readonly [K in keyof JobEvent]: JobEvent[K] } = {
-      id: `${job.id}:${job.events.length + 1}`,
-      jobId: job.id,
-      type,
-      timestamp,
-    };
-    if (data !== undefined) event.data = data;
-    this.#job.events.push(event);
-    return event;
   }
 
   /**
@@ -74,7 +70,7 @@ class JobRun {
   commit(change: JobChange): Promise<void> | undefined {
     let written: void | Promise<void>;
     try {
-      written = this.#deps.store.update(this.#job, change);
+      written = this.#deps.store.update(this.running.record, change);
     } catch (error) {
       throw storeFailure(error);
     }
@@ -114,88 +110,56 @@ class JobRun {
   }
 }
 
-function createJob(plan: AdmittedPlan, timestamp: string): Job {
-  // Optional keys are set only when present (plain assignments: spreads were measurably slower).
-  type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-  const steps: JobStep[] = plan.steps.map((step) => {
-    const record: Mutable<JobStep> = {
-      id: step.id,
-      capability: step.capability.name,
-      status: 'pending',
-      createdAt: timestamp,
-    };
-    if (step.capabilityVersion !== undefined) record.capabilityVersion = step.capabilityVersion;
-    if (step.input !== undefined) record.input = step.input;
-    if (step.reason !== undefined) record.reason = step.reason;
-    if (step.idempotencyKey !== undefined) record.idempotencyKey = step.idempotencyKey;
-    return record;
-  });
-  const job: Mutable<Job> = {
-    id: randomUUID(),
-    goal: plan.goal,
-    status: 'created',
-    createdAt: timestamp,
-    updatedAt: timestamp,
-    steps,
-    events: [],
-  };
-  if (plan.id !== undefined) job.planId = plan.id;
-  if (plan.idempotencyKey !== undefined) job.idempotencyKey = plan.idempotencyKey;
-  if (plan.metadata !== undefined) job.metadata = plan.metadata;
-  return job;
-}
-
-type StepOutcome =
-  | { readonly ok: true; readonly result: unknown }
-  | {
-      readonly ok: false;
-      readonly type: 'capability.denied' | 'capability.failed';
-      readonly error: string;
-      readonly data: Record<string, unknown>;
-    };
-
 /** Resolve → check → authorize → invoke for one step. Never throws; store faults aside. */
 async function runStep(
   run: JobRun,
-  job: Job,
   step: AdmittedStep,
   results: readonly unknown[],
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
-): Promise<StepOutcome> {
+): Promise<StepEnd> {
   const { capability } = step;
-  const failed = (error: string): StepOutcome => ({
-    ok: false,
-    type: 'capability.failed',
-    error,
-    data: { stepId: step.id, capability: capability.name, error },
-  });
+  const { running } = run;
+  const jobId = running.job.id;
   let input: unknown;
   try {
     input = resolveInput(step.input, step.references, results);
   } catch (error) {
-    return failed(describeThrown(error));
+    return { status: 'failed', error: describeThrown(error) };
   }
   if (capability.schema.length > 0) {
     let problems;
     try {
       problems = checkInput(input, capability.schema);
     } catch (error) {
-      return failed(`Input validation failed: ${describeThrown(error)}`);
+      return { status: 'failed', error: `Input validation failed: ${describeThrown(error)}` };
     }
     if (problems.length > 0) {
-      return failed(
-        `Input validation failed: ${problems.map((problem) => problem.message).join('; ')}`,
-      );
+      return {
+        status: 'failed',
+        error: `Input validation failed: ${problems.map((problem) => problem.message).join('; ')}`,
+      };
     }
   }
-  // API.md §7: the authorizer sees the very object the capability will receive.
+  // API.md §7: the authorizer sees the very object the capability will receive. What it is
+  // asked about is recorded (encoded, digested) before it answers.
   const authorization = Object.freeze({
-    jobId: job.id,
+    jobId,
     stepId: step.id,
     capability: capability.identity,
     input,
     caller,
+  });
+  const recordedInput = recordValue(input, 'input');
+  const decided = (outcome: DecisionOutcome, reason?: string): Decided => ({
+    outcome,
+    reason,
+    authorizer: authorizerName(deps.authorizer),
+    capabilityVersion: capability.version,
+    at: now(),
+    input,
+    recorded: recordedInput,
+    resolved: step.references.length > 0,
   });
   let decision: unknown;
   try {
@@ -203,35 +167,23 @@ async function runStep(
     if (typeof (decision as { then?: unknown } | null | undefined)?.then === 'function')
       decision = await decision;
   } catch (error) {
-    return failed(describeThrown(error));
+    const message = describeThrown(error);
+    return { status: 'failed', error: message, decided: decided('error', message) };
   }
   const checked = checkDecision(decision);
   if (checked.kind === 'deny') {
     const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return {
-      ok: false,
-      type: 'capability.denied',
-      error: reason,
-      data: { stepId: step.id, capability: capability.name, risk: capability.risk, reason },
-    };
+    return { status: 'denied', reason, risk: capability.risk, decided: decided('deny', reason) };
   }
-  if (checked.kind !== 'allow') return failed(INVALID_DECISION);
+  if (checked.kind !== 'allow')
+    return { status: 'failed', error: INVALID_DECISION, decided: decided('invalid') };
 
-  const jobStep = job.steps[step.index] as JobStep;
-  const startedAt = now();
-  jobStep.status = 'running';
-  jobStep.startedAt = startedAt;
-  job.updatedAt = startedAt;
   // The "started" record is durable before the capability runs (API.md §10).
-  const recorded = run.commit({
-    step: step.index,
-    events: [
-      run.event('capability.started', startedAt, { stepId: step.id, capability: capability.name }),
-    ],
-  });
+  const allowed = decided('allow');
+  const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;
   const context: ExecutionContext = {
-    jobId: job.id,
+    jobId,
     stepId: step.id,
     caller,
     logger: deps.logger,
@@ -243,9 +195,9 @@ async function runStep(
       input,
       context,
     ]);
-    return { ok: true, result };
+    return { status: 'completed', result };
   } catch (error) {
-    return failed(describeThrown(error));
+    return { status: 'failed', error: describeThrown(error) };
   }
 }
 
@@ -258,87 +210,39 @@ export async function executeAdmittedPlan(
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
 ): Promise<Job> {
-  const createdAt = now();
-  const job = createJob(plan, createdAt);
-  const run = new JobRun(job, deps);
-  const created = run.event('job.created', createdAt, { goal: job.goal });
-  // Nothing runs between creating the job and starting it, so one write records both: a durable
-  // store pays one transaction, not two, and a crash still leaves the job on disk before any
-  // authorizer or capability is called.
-  job.status = 'executing';
-  job.startedAt = createdAt;
-  const started = run.event('execution.started', createdAt);
+  const { running, change: created } = createJob(plan, caller, randomUUID(), now());
+  const run = new JobRun(running, deps);
   try {
-    const written = deps.store.create(job);
+    const written = deps.store.create(running.record);
     if (written !== undefined) await written;
   } catch (error) {
     throw storeFailure(error);
   }
-  let pending = run.publish([created, started]);
+  let pending = run.publish(created.events);
   if (pending !== undefined) await pending;
 
+  const { job } = running;
   const results: unknown[] = [];
   const last = plan.steps.length - 1;
   for (const step of plan.steps) {
-    const outcome = await runStep(run, job, step, results, caller, deps);
-    const jobStep = job.steps[step.index] as JobStep;
+    const end = await runStep(run, step, results, caller, deps);
     const endedAt = now();
-    jobStep.completedAt = endedAt;
-    job.updatedAt = endedAt;
-    if (outcome.ok) {
-      jobStep.status = 'completed';
-      jobStep.result = outcome.result;
-      results.push(outcome.result);
-      const events = [
-        run.event('capability.completed', endedAt, {
-          stepId: step.id,
-          capability: step.capability.name,
-        }),
-      ];
+    let change = endStep(running, step.index, endedAt, end);
+    if (end.status === 'completed') {
+      results.push(end.result);
       // The last step's end and the job's end are one write: both land, or neither.
-      if (step.index === last) events.push(completeJob(run, job, results, endedAt));
-      pending = run.commit({ step: step.index, events });
-      if (pending !== undefined) await pending;
-      if (step.index === last) return job;
-      continue;
+      if (step.index === last) change = joinChanges(change, completeJob(running, endedAt));
+    } else {
+      // One write for the step failure and the job failure: both land, or neither.
+      const error = end.status === 'denied' ? end.reason : end.error;
+      change = joinChanges(change, failJob(running, endedAt, error));
     }
-    jobStep.status = 'failed';
-    jobStep.error = outcome.error;
-    for (let later = step.index + 1; later < job.steps.length; later++) {
-      (job.steps[later] as JobStep).status = 'skipped';
-    }
-    job.status = 'failed';
-    job.outcome = 'failed';
-    job.error = outcome.error;
-    job.completedAt = endedAt;
-    // One write for the step failure and the job failure: both land, or neither.
-    pending = run.commit({
-      step: step.index,
-      events: [
-        run.event(outcome.type, endedAt, outcome.data),
-        run.event('job.failed', endedAt, { error: outcome.error }),
-      ],
-    });
+    pending = run.commit(change);
     if (pending !== undefined) await pending;
-    return job;
+    if (end.status !== 'completed' || step.index === last) return job;
   }
   // A plan without steps (admission refuses them, so only a direct caller of the executor).
-  pending = run.commit({ events: [completeJob(run, job, results, now())] });
+  pending = run.commit(completeJob(running, now()));
   if (pending !== undefined) await pending;
   return job;
-}
-
-/** Marks the job completed and returns its `job.completed` event (not yet recorded). */
-function completeJob(
-  run: JobRun,
-  job: Job,
-  results: readonly unknown[],
-  completedAt: string,
-): JobEvent {
-  job.status = 'completed';
-  job.outcome = 'success';
-  job.result = results.length === 1 ? results[0] : results;
-  job.completedAt = completedAt;
-  job.updatedAt = completedAt;
-  return run.event('job.completed', completedAt, { stepCount: job.steps.length });
 }

@@ -17,6 +17,7 @@ import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { checkStoreOption, openStore } from '../jobs/open-store.js';
+import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
@@ -37,12 +38,37 @@ export interface OperatorRuntimeOptions {
   logger?: ExecutionLogger;
   /** Told about observer throws and rejections. Default: a one-line console warning. */
   onObserverError?: ObserverErrorHandler;
+  /**
+   * Key of the SQLite and PostgreSQL stores' event chain: hashes become HMAC-SHA-256 under its
+   * UTF-8 bytes, so a database writer without the key cannot forge a chain. Default: the
+   * `WARRANT_AUDIT_KEY` environment variable, else none (plain SHA-256).
+   */
+  auditKey?: string;
 }
 
 /** Options of one `executePlan` call. */
 export interface ExecutePlanOptions {
   /** Who submits the plan; snapshotted (frozen) for the whole job. */
   caller?: ExecutionCaller;
+}
+
+/**
+ * The key of an internal option: a store object the runtime uses as given (tests hand it a store
+ * they hold, instead of reaching into a driver). Not exported from the package root.
+ */
+const GIVEN_STORE = Symbol('warrant.givenStore');
+
+interface InternalOptions extends OperatorRuntimeOptions {
+  readonly [GIVEN_STORE]?: JobStore;
+}
+
+/** A runtime on a store object it is given (and closes with itself). Internal: tests use it. */
+export function runtimeOnStore(
+  store: JobStore,
+  options: OperatorRuntimeOptions = {},
+): OperatorRuntime {
+  const internal: InternalOptions = { ...options, [GIVEN_STORE]: store };
+  return new OperatorRuntime(internal);
 }
 
 const warnObserverError: ObserverErrorHandler = (error, event) => {
@@ -52,6 +78,17 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
 
 function invalidOption(message: string): TypeError {
   return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
+}
+
+/** The audit key: the option, else `WARRANT_AUDIT_KEY` (an empty variable is none). */
+function checkAuditKey(auditKey: unknown): string | undefined {
+  if (auditKey === undefined) {
+    const fromEnvironment = process.env.WARRANT_AUDIT_KEY;
+    return fromEnvironment === undefined || fromEnvironment === '' ? undefined : fromEnvironment;
+  }
+  if (typeof auditKey !== 'string' || auditKey === '')
+    throw invalidOption('options.auditKey must be a non-empty string');
+  return auditKey;
 }
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
@@ -140,6 +177,7 @@ export class OperatorRuntime {
   readonly #storeOption: string | undefined;
   readonly #maxJobs: number;
   readonly #maxPlanSteps: number;
+  readonly #auditKey: string | undefined;
   readonly #logger: ExecutionLogger;
   readonly #bus: EventBus;
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
@@ -166,6 +204,7 @@ export class OperatorRuntime {
     const maxPlanSteps = option('maxPlanSteps');
     const logger = option('logger') as ExecutionLogger | undefined;
     const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
+    const auditKey = option('auditKey') as string | undefined;
     if (
       authorizer !== undefined &&
       (typeof authorizer !== 'object' ||
@@ -192,8 +231,10 @@ export class OperatorRuntime {
       throw invalidOption('options.onObserverError must be a function');
     }
     checkStoreOption(store);
+    this.#auditKey = checkAuditKey(auditKey);
     this.#authorizer = authorizer ?? defaultAuthorizer;
     this.#storeOption = store;
+    this.#store = (options as InternalOptions)[GIVEN_STORE];
     this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
     this.#maxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
     this.#logger = logger ?? silentLogger;
@@ -227,12 +268,14 @@ export class OperatorRuntime {
    * store fails; RUNTIME_CLOSED after `close()`.
    */
   async executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = {}): Promise<Job> {
-    const dependencies = this.#executorDependencies();
+    this.#assertOpen();
     const caller = snapshotCaller(readExecuteOptions(options).caller);
     const submission = captureSubmission(plan, this.#maxPlanSteps);
     const inventory = capabilityInventory();
     const admitted = admitPlan(submission, (name) => inventory.get(name));
-    return this.#track(executeAdmittedPlan(admitted, caller, dependencies));
+    // The store opens only for an admitted plan: a refused one creates no file and an
+    // unopenable store cannot hide why a plan was refused.
+    return this.#track(executeAdmittedPlan(admitted, caller, this.#executorDependencies()));
   }
 
   /**
@@ -247,6 +290,28 @@ export class OperatorRuntime {
   async getJob(id: string): Promise<Job | undefined> {
     if (typeof id !== 'string') return undefined;
     return this.#openStore().get(id);
+  }
+
+  /**
+   * Checks a stored job (docs/api.md, "runtime.verifyJob"): its event chain recomputed (SQLite,
+   * PostgreSQL) and every recorded input, input as authorized and result against the digests in
+   * its events. Resolves undefined for an unknown id.
+   */
+  async verifyJob(id: string): Promise<JobVerification | undefined> {
+    if (typeof id !== 'string') return undefined;
+    const store = this.#openStore();
+    try {
+      if (store.readChain === undefined) {
+        const job = await store.get(id);
+        return job === undefined ? undefined : verifyRecord(job, undefined, this.#auditKey);
+      }
+      const read = await store.readChain(id);
+      return read === undefined ? undefined : verifyRecord(read.job, read.hashes, this.#auditKey);
+    } catch (error) {
+      // A row edited into something that is not a record is broken, not a store failure.
+      if ((error as { code?: unknown } | null)?.code !== 'JOB_RECORD_UNREADABLE') throw error;
+      return { ok: false, reason: (error as Error).message };
+    }
   }
 
   /**
@@ -286,11 +351,18 @@ export class OperatorRuntime {
     return running;
   }
 
-  #openStore(): JobStore {
+  #assertOpen(): void {
     if (this.#closed) {
       throw createError(Error, 'RUNTIME_CLOSED', 'This OperatorRuntime is closed');
     }
-    this.#store ??= openStore(this.#storeOption, { maxJobs: this.#maxJobs });
+  }
+
+  #openStore(): JobStore {
+    this.#assertOpen();
+    this.#store ??= openStore(this.#storeOption, {
+      maxJobs: this.#maxJobs,
+      auditKey: this.#auditKey,
+    });
     return this.#store;
   }
 

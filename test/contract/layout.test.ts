@@ -48,6 +48,17 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
 };
 
+// Internal modules mcp/ may use besides the public ones, and why.
+const MCP_INTERNALS_ALLOWED: Record<string, string> = {
+  'src/errors/warrant-error.ts':
+    'the adapter refuses bad options with coded errors, as the runtime does',
+  'src/errors/describe-value.ts':
+    'one-line descriptions of bad values and thrown errors in those messages',
+};
+
+/** The source file of an import path (imports name the built `.js`). */
+const toSource = (target: string): string => target.replace(/\.js$/, '.ts');
+
 // STYLE.md rule 19. A file with no test twin needs an entry here. `types` entries are checked to
 // hold no runtime code; `coveredBy` entries name the test that exercises them, which must exist.
 type NoTwin = { types: string } | { coveredBy: string; reason: string };
@@ -55,6 +66,7 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/index.ts': { coveredBy: 'test/contract/exports.test.ts', reason: 're-exports only' },
   'src/plan/execution-plan.ts': { types: 'plan types; checked by tsc' },
   'src/capabilities/capability.ts': { types: 'capability types; checked by tsc' },
+  'src/capabilities/risk.ts': { types: 'the risk type; checked by tsc' },
   'src/authorization/authorizer.ts': { types: 'authorizer types; checked by tsc' },
   'src/events/runtime-event.ts': { types: 'event types; checked by tsc' },
   'src/jobs/job-store.ts': {
@@ -165,6 +177,45 @@ describe('source layout', () => {
       .filter((file) => under(file, [...CORE, 'src/runtime/', 'src/errors/']))
       .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
       .filter((edge) => edge.split(' -> ')[1]?.startsWith('src/mcp/'));
+    assert.deepEqual(violations, []);
+  });
+
+  it('has no import cycles under src/ (type imports included)', () => {
+    const graph = new Map(
+      sources.map((file) => [file, [...new Set(importsOf(file).map(toSource))]]),
+    );
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const target of graph.get(file) ?? []) visit(target, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of sources) visit(file, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  // The root re-exports McpAdapter, so the adapter cannot import the root (a cycle, refused
+  // above): mcp/ reaches the core through the root or the very modules the root re-exports.
+  it('lets mcp/ reach the core only through the package root or the modules it re-exports', () => {
+    const publicModules = new Set(importsOf('src/index.ts').map(toSource));
+    const violations = sources
+      .filter((file) => under(file, ['src/mcp/']))
+      .flatMap((file) => importsOf(file).map((target) => [file, toSource(target)] as const))
+      .filter(
+        ([, target]) =>
+          target !== 'src/index.ts' &&
+          !under(target, ['src/mcp/']) &&
+          !publicModules.has(target) &&
+          SHARED_WITH_EDGES[target] === undefined &&
+          MCP_INTERNALS_ALLOWED[target] === undefined,
+      )
+      .map(([file, target]) => `${file} -> ${target}`);
     assert.deepEqual(violations, []);
   });
 

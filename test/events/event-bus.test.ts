@@ -22,13 +22,18 @@ describe('OperatorRuntime#subscribe()', () => {
     const job = await runtime.executePlan(oneStepPlan(name as string));
     assert.equal(completed.length, 1);
     assert.equal(all.length, 5);
+    assert.match(String(job.events[3]?.data?.resultDigest), /^sha256:[0-9a-f]{64}$/);
     assert.deepEqual(completed[0], {
       id: job.events[3]?.id,
       type: 'capability.completed',
       timestamp: job.events[3]?.timestamp,
       jobId: job.id,
       stepId: 'only',
-      data: { stepId: 'only', capability: name },
+      data: {
+        stepId: 'only',
+        capability: name,
+        resultDigest: job.events[3]?.data?.resultDigest,
+      },
     });
     stop();
     stop();

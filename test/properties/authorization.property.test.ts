@@ -975,13 +975,17 @@ function checkRun(
       assert.equal(cause?.type, 'capability.failed');
       assert.equal(failedStep?.startedAt, undefined);
     }
-    // API.md §8 event payloads.
-    assert.deepEqual(
-      cause?.data,
+    // API.md §8 event payloads, plus the input digest when a decision was made (docs/api.md,
+    // "The decision record"): a step refused or failed in its capability was decided on.
+    const decided = outcome.kind === 'refused' || outcome.kind === 'failed-in-capability';
+    const inputDigest = failedStep?.decision?.inputDigest;
+    if (decided) assert.match(inputDigest ?? '', /^sha256:[0-9a-f]{64}$/);
+    else assert.equal(failedStep?.decision, undefined, 'no decision before authorization');
+    const payload =
       cause?.type === 'capability.denied'
         ? { stepId: step.id, capability: capability.name, risk: capability.risk, reason: job.error }
-        : { stepId: step.id, capability: capability.name, error: job.error },
-    );
+        : { stepId: step.id, capability: capability.name, error: job.error };
+    assert.deepEqual(cause?.data, decided ? { ...payload, inputDigest } : payload);
     assert.deepEqual(last?.data, { error: job.error });
   }
 

@@ -1,12 +1,23 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { ExecutionContext, JobEventType } from '../../src/index.js';
+import { canonicalJson } from '../../src/jobs/canonical-json.js';
+import { toJsonSafe } from '../../src/jobs/json-value.js';
 import {
   recordEvents,
   recordingAuthorizer,
   register,
   runtimeWith,
 } from '../support/runtime-fixtures.js';
+
+/** The digest of the decision record, computed here from its definition: SHA-256 of JCS. */
+const digestOf = (value: unknown): string =>
+  `sha256:${createHash('sha256')
+    .update(canonicalJson(toJsonSafe(value) ?? null))
+    .digest('hex')}`;
+/** A step without input: its input as authorized is absent, digested as null. */
+const NULL_DIGEST = digestOf(null);
 
 const types = (events: readonly { type: JobEventType }[]) => events.map((event) => event.type);
 
@@ -34,7 +45,16 @@ describe('OperatorRuntime#executePlan() event sequences', () => {
     assert.deepEqual(types(job.events), expected);
     assert.deepEqual(types(observed), expected);
     assert.deepEqual(job.events.at(-1)?.data, { stepCount: 2 });
-    assert.deepEqual(job.events[2]?.data, { stepId: 's1', capability: a });
+    assert.deepEqual(job.events[2]?.data, {
+      stepId: 's1',
+      capability: a,
+      inputDigest: NULL_DIGEST,
+    });
+    assert.deepEqual(job.events[3]?.data, {
+      stepId: 's1',
+      capability: a,
+      resultDigest: digestOf(1),
+    });
     assert.deepEqual(
       observed.map((event) => event.stepId),
       [undefined, undefined, 's1', 's1', 's2', 's2', undefined],
@@ -68,6 +88,7 @@ describe('OperatorRuntime#executePlan() event sequences', () => {
       capability: write,
       risk: 'write',
       reason: 'Write capability requires explicit approval.',
+      inputDigest: NULL_DIGEST,
     });
     assert.deepEqual(job.events[3]?.data, {
       error: 'Write capability requires explicit approval.',
@@ -112,6 +133,7 @@ describe('OperatorRuntime#executePlan() event sequences', () => {
         stepId: 'x',
         capability: name,
         error: 'policy service down',
+        inputDigest: NULL_DIGEST,
       });
       assert.equal(invoked, 0);
     }

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, operatorRuntime, type Job } from '../../src/index.js';
+import type { JobStore } from '../../src/jobs/job-store.js';
+import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
 import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 
 describe('new OperatorRuntime(options)', () => {
@@ -21,6 +24,8 @@ describe('new OperatorRuntime(options)', () => {
       { maxPlanSteps: -1 },
       { logger: { info() {} } },
       { onObserverError: 'x' },
+      { auditKey: '' },
+      { auditKey: 42 },
     ];
     for (const options of bad) {
       assert.throws(() => new OperatorRuntime(options as never), {
@@ -99,7 +104,8 @@ describe('OperatorRuntime#getJob() and #listJobs()', () => {
       goal: 'third',
       steps: [{ id: 'c', capability: read as string }],
     });
-    assert.equal(await runtime.getJob(first.id), first);
+    // The store keeps the record (values as recorded); plain values read the same.
+    assert.deepEqual(await runtime.getJob(first.id), first);
     assert.equal(await runtime.getJob('nope'), undefined);
     assert.equal(first.goal, 'first');
     assert.equal(second.goal, 'External execution plan');
@@ -158,9 +164,80 @@ describe('OperatorRuntime#getJob() and #listJobs()', () => {
     });
     const [runningJob] = await runtime.listJobs({ status: 'executing' });
     assert.ok(runningJob, 'the executing job was not evicted');
-    assert.equal(await runtime.getJob(done.id), done);
+    assert.deepEqual(await runtime.getJob(done.id), done);
     release();
     assert.equal((await running).status, 'completed');
+  });
+});
+
+describe('OperatorRuntime#executePlan() and its store', () => {
+  it('opens the store only for an admitted plan: a refused plan creates no SQLite file', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'warrant-refused-')), 'jobs.db');
+    const runtime = new OperatorRuntime({ store: `sqlite:${file}` });
+    try {
+      await assert.rejects(runtime.executePlan({ version: '1.0', steps: [] }), {
+        code: 'PLAN_ADMISSION_REJECTED',
+      });
+      assert.equal(existsSync(file), false);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('reports why a plan was refused even when the store cannot be opened', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warrant-unopenable-'));
+    const runtime = new OperatorRuntime({ store: `sqlite:${join(dir, 'missing', 'jobs.db')}` });
+    try {
+      await assert.rejects(runtime.executePlan({ version: '1.0', steps: [] }), {
+        code: 'PLAN_ADMISSION_REJECTED',
+      });
+      const [name] = register(runtime, { execute: () => 1 });
+      await assert.rejects(
+        runtime.executePlan({ version: '1.0', steps: [{ id: 'x', capability: name as string }] }),
+        { code: 'STORE_OPEN_FAILED' },
+      );
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('runs on a store it is given internally, and writes each change as the transitions name it', async () => {
+    const changes: [string, readonly number[], string[]][] = [];
+    const memory = new MemoryJobStore(10);
+    const store: JobStore = {
+      create: (job) => memory.create(job),
+      update: (job, change) => {
+        changes.push([job.status, change.steps, change.events.map((event) => event.type)]);
+        memory.update(job, change);
+      },
+      get: (id) => memory.get(id),
+      list: (filter) => memory.list(filter),
+      close: () => memory.close(),
+    };
+    const runtime = runtimeOnStore(store);
+    const [read, write] = register(
+      runtime,
+      { execute: () => 1 },
+      { risk: 'write', execute: () => 2 },
+    );
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [
+        { id: 'a', capability: read as string },
+        { id: 'b', capability: write as string },
+        { id: 'c', capability: read as string },
+        { id: 'd', capability: read as string },
+      ],
+    });
+    assert.equal(job.status, 'failed');
+    assert.deepEqual(changes, [
+      ['executing', [0], ['capability.started']],
+      ['executing', [0], ['capability.completed']],
+      ['failed', [1, 2, 3], ['capability.denied', 'job.failed']],
+    ]);
+    assert.equal(await runtime.getJob(job.id), memory.get(job.id));
+    await runtime.close();
+    assert.equal(memory.get(job.id), undefined, 'the runtime closes the store it was given');
   });
 });
 

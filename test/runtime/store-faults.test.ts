@@ -15,10 +15,11 @@ import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createHttpServer } from '../../src/http/server.js';
 import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import {
   McpAdapter,
-  OperatorRuntime,
   createCapability,
+  type OperatorRuntime,
   type ExecutionAuthorizer,
   type Job,
   type OperatorRuntimeOptions,
@@ -52,27 +53,14 @@ interface Opened {
 }
 
 /**
- * Opens a runtime on a fresh SQLite file and reaches its store's real connection: the store opens
- * on first use and sets its pragmas through `Database.prototype.pragma`, which is wrapped for
- * exactly that one call.
+ * A runtime on a fresh SQLite file, through a store on a connection this test holds: the very
+ * connection the store writes through.
  */
 async function openSqlite(options: OperatorRuntimeOptions = {}): Promise<Opened> {
   const file = join(directory, `jobs-${++files}.db`);
-  const runtime = new OperatorRuntime({ ...options, store: `sqlite:${file}` });
-  const prototype = Database.prototype;
-  const pragma = prototype.pragma;
-  const connections = new Set<Database.Database>();
-  prototype.pragma = function (this: Database.Database, ...args: Parameters<typeof pragma>) {
-    connections.add(this);
-    return pragma.apply(this, args);
-  };
-  try {
-    await runtime.listJobs();
-  } finally {
-    prototype.pragma = pragma;
-  }
-  assert.equal(connections.size, 1, 'the store opened exactly one connection');
-  const [db] = [...connections] as [Database.Database];
+  const db = new Database(file);
+  const runtime = runtimeOnStore(new SqliteJobStore(db), options);
+  await runtime.listJobs();
   assert.ok(db.open);
   assert.equal(db.name, file);
   return { runtime, db, file };

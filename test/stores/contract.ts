@@ -1,16 +1,27 @@
 // STYLE.md rule 18: one contract suite for every store. Each store's test file only calls
 // runJobStoreContract; the runtime drives the store through its public `store` option.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import {
   OperatorRuntime,
   createCapability,
   type ExecutionAuthorizer,
+  type ExecutePlanOptions,
   type ExecutionPlan,
   type Job,
 } from '../../src/index.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
-import { toJsonSafe } from '../../src/jobs/json-value.js';
+import type { JobStep } from '../../src/jobs/job.js';
+import {
+  completeJob,
+  createJob,
+  endStep,
+  joinChanges,
+  startStep,
+  type Decided,
+} from '../../src/jobs/transitions.js';
+import { digestRecorded, recordValue } from '../../src/jobs/recorded-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 
 export interface StoreUnderTest {
@@ -19,6 +30,16 @@ export interface StoreUnderTest {
   readonly freshStoreOption: () => string | Promise<string>;
   /** Opens the store named by an option again, directly (a second connection, or a restart). */
   readonly reopen?: (option: string) => JobStore;
+  /**
+   * Runs SQL on the store's database directly, as someone with access to it would: `{jobs}`,
+   * `{job_steps}`, `{job_events}` and `{schema_version}` name its tables, `?` its parameters.
+   * Durable stores only.
+   */
+  readonly sql?: (
+    option: string,
+    text: string,
+    values?: unknown[],
+  ) => Promise<Record<string, unknown>[]>;
 }
 
 /** Strings PostgreSQL or SQLite text cannot hold as such: lone surrogates and U+0000. */
@@ -34,16 +55,34 @@ export function comparable(job: Job): unknown {
   return {
     ...rest,
     times: [createdAt, updatedAt, startedAt, completedAt].map(time),
-    steps: steps.map(({ createdAt: made, startedAt: began, completedAt: ended, ...step }) => ({
-      ...step,
-      times: [made, began, ended].map(time),
-    })),
+    steps: steps.map(
+      ({ createdAt: made, startedAt: began, completedAt: ended, decision, ...step }) => ({
+        ...step,
+        times: [made, began, ended].map(time),
+        decision:
+          decision === undefined ? 'absent' : { ...decision, decidedAt: time(decision.decidedAt) },
+      }),
+    ),
     events: events.map(({ id: eventId, jobId, timestamp, ...event }) => ({
       ...event,
       id: eventId.replace(id, '<job>'),
       jobId: jobId === id ? '<job>' : jobId,
       timestamp: time(timestamp),
     })),
+  };
+}
+
+/** An allow decision on an input, as the executor makes it. */
+function allowed(at: string, input: unknown): Decided {
+  return {
+    outcome: 'allow',
+    reason: undefined,
+    authorizer: undefined,
+    capabilityVersion: '1',
+    at,
+    input,
+    recorded: recordValue(input, 'input'),
+    resolved: false,
   };
 }
 
@@ -71,13 +110,45 @@ export function runJobStoreContract(store: StoreUnderTest): void {
   const boom = uniqueName('store.boom');
   const strange = uniqueName(`store.${ODD_TEXT}`);
   const hostile = uniqueName('store.hostile');
+  const make = uniqueName('store.make');
+  const mutate = uniqueName('store.mutate');
+  const bump = uniqueName('store.bump');
   new OperatorRuntime().use({
     manifest: {
       name: uniqueName('store-module'),
       version: '1',
-      capabilities: [read, write, odd, boom, strange, hostile],
+      capabilities: [read, write, odd, boom, strange, hostile, make, mutate, bump],
     },
     capabilities: [
+      createCapability({
+        name: make,
+        version: '1',
+        description: 'returns a fresh object',
+        risk: 'read',
+        execute: () => ({ list: [1], nested: { n: 1 } }),
+      }),
+      createCapability({
+        name: mutate,
+        version: '1',
+        description: 'changes the object it is handed (an earlier result) in place',
+        risk: 'read',
+        execute: ({ input }) => {
+          const { target } = input as { target: { list: number[]; nested: { n: number } } };
+          target.list.push(2);
+          target.nested.n = 99;
+          return 'mutated';
+        },
+      }),
+      createCapability({
+        name: bump,
+        version: '1',
+        description: 'changes its own input in place',
+        risk: 'read',
+        execute: ({ input }) => {
+          (input as { n: number }).n += 1;
+          return 'bumped';
+        },
+      }),
       createCapability({
         name: strange,
         version: ODD_TEXT,
@@ -214,7 +285,12 @@ export function runJobStoreContract(store: StoreUnderTest): void {
         stored.events.map((event) => event.id),
         job.events.map((event) => event.id),
       );
-      assert.deepEqual(stored.events[2]?.data, { stepId: 's0', capability: read });
+      assert.deepEqual(stored.events[2]?.data, {
+        stepId: 's0',
+        capability: read,
+        inputDigest: stored.steps[0]?.decision?.inputDigest,
+      });
+      assert.match(stored.steps[0]?.decision?.inputDigest ?? '', /^sha256:[0-9a-f]{64}$/);
       assert.equal(stored.createdAt, job.createdAt);
       assert.equal(stored.completedAt, job.completedAt);
     });
@@ -415,9 +491,8 @@ export function runJobStoreContract(store: StoreUnderTest): void {
         metadata: { boxed: new String('meta') },
       });
       assert.equal(job.status, 'completed');
-      const stored = (await runtime.getJob(job.id)) as Job;
-      // The memory store keeps values as they are: its record reads the same once encoded.
-      const recorded = toJsonSafe(stored) as Job;
+      // Every store, the memory store included, keeps the values as recorded.
+      const recorded = (await runtime.getJob(job.id)) as Job;
       assert.deepEqual(recorded.steps[0]?.result, {
         url: 'https://example.com/path?q=1',
         number: 5,
@@ -438,64 +513,198 @@ export function runJobStoreContract(store: StoreUnderTest): void {
       const { runtime } = await open();
       const reference = new OperatorRuntime({ store: 'memory', authorizer });
       runtimes.push(reference);
-      // Plain JSON data: the records are deep-equal as they are.
-      const plans: ExecutionPlan[] = [
-        {
-          version: '1.0',
-          id: 'compare',
-          goal: 'compare two steps',
-          idempotencyKey: 'k',
-          metadata: { team: 'ops', tags: ['a', 'b'], nested: { n: 1.5, yes: true, none: null } },
-          steps: [
-            { id: 'first', capability: read, input: { n: 1 }, reason: 'why' },
-            {
-              id: 'second',
-              capability: read,
-              capabilityVersion: '1',
-              idempotencyKey: 's',
-              input: { from: { $ref: 'steps.first.result.echoed' }, list: [1, 'two', null] },
-            },
-          ],
-        },
-        { version: '1.0', steps: [{ id: 's', capability: strange, input: { text: ODD_TEXT } }] },
-        {
-          version: '1.0',
-          goal: ODD_TEXT,
-          steps: [{ id: 'f', capability: strange, input: { fail: true } }],
-        },
-        plan('denied', read, write, read),
-        plan('fails', boom, read),
+      const shared = { n: 1 };
+      const plans: [ExecutionPlan, ExecutePlanOptions?][] = [
+        [
+          {
+            version: '1.0',
+            id: 'compare',
+            goal: 'compare two steps',
+            idempotencyKey: 'k',
+            metadata: { team: 'ops', tags: ['a', 'b'], nested: { n: 1.5, yes: true, none: null } },
+            steps: [
+              { id: 'first', capability: read, input: { n: 1 }, reason: 'why' },
+              {
+                id: 'second',
+                capability: read,
+                capabilityVersion: '1',
+                idempotencyKey: 's',
+                input: { from: { $ref: 'steps.first.result.echoed' }, list: [1, 'two', null] },
+              },
+            ],
+          },
+          { caller: { id: 'alice', scopes: ['jobs:read'], metadata: { team: 'ops' } } },
+        ],
+        [{ version: '1.0', steps: [{ id: 's', capability: strange, input: { text: ODD_TEXT } }] }],
+        [
+          {
+            version: '1.0',
+            goal: ODD_TEXT,
+            steps: [{ id: 'f', capability: strange, input: { fail: true } }],
+          },
+        ],
+        [plan('denied', read, write, read)],
+        [plan('fails', boom, read)],
+        // Values JSON cannot hold as such, recorded the same way by every store (README "Stores").
+        [
+          {
+            version: '1.0',
+            metadata: { big: 1n, url: new URL('https://example.com/m') },
+            steps: [
+              { id: 'h', capability: hostile, input: { when: new Date(0), n: new Number(1) } },
+              { id: 'o', capability: odd, input: { fn: () => 1, list: [undefined, NaN] } },
+            ],
+          },
+        ],
+        // A result mutated after its step ended, by the next step that was handed it.
+        [
+          {
+            version: '1.0',
+            goal: 'mutated later',
+            steps: [
+              { id: 'made', capability: make },
+              {
+                id: 'changed',
+                capability: mutate,
+                input: { target: { $ref: 'steps.made.result' } },
+              },
+            ],
+          },
+        ],
+        // One input object shared by two steps, changed by the first before the second runs.
+        [
+          {
+            version: '1.0',
+            goal: 'shared input',
+            steps: [
+              { id: 'bumped', capability: bump, input: shared },
+              { id: 'after', capability: read, input: shared },
+            ],
+          },
+        ],
       ];
-      for (const submitted of plans) {
-        const expected = await reference.executePlan(submitted);
-        const job = await runtime.executePlan(submitted);
+      for (const [submitted, options] of plans) {
+        shared.n = 1;
+        const expected = await reference.executePlan(submitted, options);
+        shared.n = 1;
+        const job = await runtime.executePlan(submitted, options);
+        assert.equal(job.status, expected.status, submitted.goal);
         assert.deepEqual(
           comparable((await runtime.getJob(job.id)) as Job),
           comparable((await reference.getJob(expected.id)) as Job),
           submitted.goal,
         );
       }
-      // Values JSON cannot hold as such: equal once encoded (README "Stores"); a durable store's
-      // record is already encoded, the memory store keeps values as they are.
-      const oddPlan: ExecutionPlan = {
-        version: '1.0',
-        metadata: { big: 1n, url: new URL('https://example.com/m') },
-        steps: [
-          { id: 'h', capability: hostile, input: { when: new Date(0), n: new Number(1) } },
-          { id: 'o', capability: odd, input: { fn: () => 1, list: [undefined, NaN] } },
-        ],
-      };
-      const expected = await reference.executePlan(oddPlan);
-      const job = await runtime.executePlan(oddPlan);
-      assert.equal(job.status, 'completed');
-      assert.deepEqual(
-        comparable(toJsonSafe(await runtime.getJob(job.id)) as Job),
-        comparable(toJsonSafe(await reference.getJob(expected.id)) as Job),
+    });
+
+    it('keeps snapshots: what a value was when its step ended, whatever happens to it afterwards', async () => {
+      const { runtime } = await open();
+      const job = await runtime.executePlan(
+        {
+          version: '1.0',
+          goal: 'snapshots',
+          steps: [
+            { id: 'made', capability: make },
+            { id: 'changed', capability: mutate, input: { target: { $ref: 'steps.made.result' } } },
+          ],
+        },
+        { caller: { id: 'bob', metadata: { level: 1 } } },
       );
+      // The job returned is the live one: the next step changed the first result in place.
+      assert.deepEqual(job.steps[0]?.result, { list: [1, 2], nested: { n: 99 } });
+      // Anyone changing the returned values afterwards changes nothing recorded either.
+      (job.result as unknown[]).push('after');
+      (job.steps[1]?.resolvedInput as { target: unknown }).target = 'replaced';
+      const stored = (await runtime.getJob(job.id)) as Job;
+      const original = { list: [1], nested: { n: 1 } };
+      assert.deepEqual(stored.steps[0]?.result, original);
+      assert.deepEqual(stored.steps[1]?.resolvedInput, { target: original });
+      assert.deepEqual(stored.result, [original, 'mutated']);
+      assert.deepEqual(stored.caller, { id: 'bob', metadata: { level: 1 } });
+      assert.equal(
+        stored.events.find((event) => event.type === 'capability.completed')?.data?.resultDigest,
+        digestRecorded(original),
+      );
+      const shared = { n: 1 };
+      const sharing = (await runtime.getJob(
+        (
+          await runtime.executePlan({
+            version: '1.0',
+            steps: [
+              { id: 'bumped', capability: bump, input: shared },
+              { id: 'after', capability: read, input: shared },
+            ],
+          })
+        ).id,
+      )) as Job;
+      // The second step's input was changed by the first after it was recorded: the input as
+      // authorized is kept apart, and the decision digests that.
+      assert.deepEqual(sharing.steps[1]?.input, { n: 1 });
+      assert.deepEqual(sharing.steps[1]?.resolvedInput, { n: 2 });
+      assert.equal(sharing.steps[1]?.decision?.inputDigest, digestRecorded({ n: 2 }));
+      assert.equal('resolvedInput' in (sharing.steps[0] as JobStep), false);
     });
 
     if (store.reopen !== undefined) {
       const reopen = store.reopen;
+      it('writes exactly the change it is given: a step the change does not name keeps its record', async () => {
+        const { runtime, option } = await open();
+        await runtime.listJobs();
+        const direct = reopen(option);
+        try {
+          const at = new Date().toISOString();
+          const { running, change } = createJob(
+            {
+              id: undefined,
+              goal: 'exact',
+              metadata: undefined,
+              idempotencyKey: undefined,
+              steps: ['a', 'b'].map((id) => ({
+                id,
+                capability: { name: read },
+                capabilityVersion: undefined,
+                input: { id },
+                reason: undefined,
+                idempotencyKey: undefined,
+              })),
+            },
+            undefined,
+            randomUUID(),
+            at,
+          );
+          const job = running.record;
+          assert.deepEqual(change.steps, [0, 1]);
+          await direct.create(job);
+          await direct.update(job, startStep(running, 0, at, allowed(at, { id: 'a' })));
+          const ended = joinChanges(
+            endStep(running, 0, at, { status: 'completed', result: 'r' }),
+            completeJob(running, at),
+          );
+          // Changed on the record but named by no change: not the store's to write, even when
+          // the job ends with this change.
+          (job.steps[1] as JobStep).status = 'skipped';
+          await direct.update(job, ended);
+          const stored = (await direct.get(job.id)) as Job;
+          assert.equal(stored.status, 'completed');
+          assert.deepEqual(
+            stored.steps.map((step) => step.status),
+            ['completed', 'pending'],
+          );
+          assert.deepEqual(
+            stored.events.map((event) => event.type),
+            [
+              'job.created',
+              'execution.started',
+              'capability.started',
+              'capability.completed',
+              'job.completed',
+            ],
+          );
+        } finally {
+          await direct.close();
+        }
+      });
+
       it('keeps every job across a reopen (durable)', async () => {
         const { runtime, option } = await open();
         const job = await runtime.executePlan(plan('durable', read, write));

@@ -17,7 +17,8 @@ import {
 } from '../../src/jobs/stores/postgres-store.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
-import { runJobStoreContract } from './contract.js';
+import { runJobStoreContract, type StoreUnderTest } from './contract.js';
+import { runVerifyContract } from './verify-contract.js';
 
 let server: TestPostgres | undefined;
 const postgres = async (): Promise<TestPostgres> => {
@@ -31,11 +32,20 @@ after(async () => {
   await server?.stop();
 });
 
-runJobStoreContract({
+const postgresStore: StoreUnderTest = {
   name: 'postgres',
   freshStoreOption: async () => (await postgres()).createDatabase(),
   reopen: (option) => new PostgresJobStore(option),
-});
+  sql: async (option, text, values = []) => {
+    let parameter = 0;
+    const statement = text
+      .replace(/\{(\w+)\}/g, 'warrant_$1')
+      .replace(/\?/g, () => `$${++parameter}`);
+    return query(option, statement, values);
+  },
+};
+runJobStoreContract(postgresStore);
+runVerifyContract(postgresStore);
 
 async function query<T extends pg.QueryResultRow>(
   url: string,
@@ -160,6 +170,8 @@ describe('PostgresJobStore specifics', () => {
     await runtime.close();
     // What version 1 wrote: the capability as raw text.
     await query(url, `UPDATE warrant_job_steps SET capability = capability::json #>> '{}'`);
+    await query(url, 'ALTER TABLE warrant_job_steps DROP COLUMN decision');
+    await query(url, 'ALTER TABLE warrant_job_events DROP COLUMN hash');
     await query(url, 'UPDATE warrant_schema_version SET version = 1');
     assert.deepEqual(await query(url, 'SELECT capability FROM warrant_job_steps'), [
       { capability: name },

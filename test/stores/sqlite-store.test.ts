@@ -7,17 +7,31 @@ import Database from 'better-sqlite3';
 import { OperatorRuntime, type Job } from '../../src/index.js';
 import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 import { register } from '../support/runtime-fixtures.js';
-import { runJobStoreContract } from './contract.js';
+import { runJobStoreContract, type StoreUnderTest } from './contract.js';
+import { runVerifyContract } from './verify-contract.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-'));
 let files = 0;
 const freshFile = () => join(directory, `jobs-${++files}.db`);
 
-runJobStoreContract({
+const sqlite: StoreUnderTest = {
   name: 'sqlite',
   freshStoreOption: () => `sqlite:${freshFile()}`,
   reopen: (option) => new SqliteJobStore(option.slice('sqlite:'.length)),
-});
+  sql: async (option, text, values = []) => {
+    const db = new Database(option.slice('sqlite:'.length));
+    try {
+      const statement = db.prepare(text.replace(/\{(\w+)\}/g, '$1'));
+      return statement.reader
+        ? (statement.all(...values) as Record<string, unknown>[])
+        : (statement.run(...values), []);
+    } finally {
+      db.close();
+    }
+  },
+};
+runJobStoreContract(sqlite);
+runVerifyContract(sqlite);
 
 /** A job as the executor hands it to a store: created and started, one pending step. */
 function startedJob(id: string): Job {
@@ -67,7 +81,7 @@ describe('SqliteJobStore group commit', () => {
       const good = startedJob('good');
       const [created, orphan] = await Promise.allSettled([
         store.create(good),
-        store.update(startedJob('never-created'), { events: [] }),
+        store.update(startedJob('never-created'), { steps: [], events: [] }),
       ]);
       assert.equal(created.status, 'fulfilled');
       assert.equal(orphan.status, 'rejected');
@@ -140,6 +154,8 @@ describe('SqliteJobStore specifics', () => {
     db.exec(`
       UPDATE jobs SET goal = json_extract(goal, '$');
       UPDATE job_steps SET capability = json_extract(capability, '$');
+      ALTER TABLE job_steps DROP COLUMN decision;
+      ALTER TABLE job_events DROP COLUMN hash;
       UPDATE schema_version SET version = 1;
     `);
     assert.equal((db.prepare('SELECT goal FROM jobs').get() as { goal: string }).goal, goal);
@@ -202,6 +218,40 @@ describe('SqliteJobStore specifics', () => {
     const runtime = new OperatorRuntime({ store: `sqlite:${freshFile()}` });
     assert.deepEqual(await runtime.listJobs(), []);
     await runtime.close();
+  });
+
+  it('keys its chain with WARRANT_AUDIT_KEY when the runtime has no auditKey option', async () => {
+    const file = freshFile();
+    const previous = process.env.WARRANT_AUDIT_KEY;
+    process.env.WARRANT_AUDIT_KEY = 'from the environment';
+    let runtime: OperatorRuntime;
+    try {
+      runtime = new OperatorRuntime({ store: `sqlite:${file}` });
+    } finally {
+      if (previous === undefined) delete process.env.WARRANT_AUDIT_KEY;
+      else process.env.WARRANT_AUDIT_KEY = previous;
+    }
+    const [name] = register(runtime, { execute: () => 'ok' });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 's', capability: name as string }],
+    });
+    assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: 5 });
+    await runtime.close();
+    const db = new Database(file, { readonly: true });
+    try {
+      const hashes = db.prepare('SELECT hash FROM job_events').pluck().all() as string[];
+      assert.equal(hashes.length, 5);
+      assert.ok(hashes.every((hash) => /^hmac-sha256:[0-9a-f]{64}$/.test(hash)));
+    } finally {
+      db.close();
+    }
+    const keyless = new OperatorRuntime({ store: `sqlite:${file}`, auditKey: 'another key' });
+    try {
+      assert.equal((await keyless.verifyJob(job.id))?.ok, false);
+    } finally {
+      await keyless.close();
+    }
   });
 
   it('reports an unopenable file with STORE_OPEN_FAILED when first used', async () => {

@@ -1,5 +1,5 @@
-/** `warrant jobs [list|show <id>]`: the job history of a store. */
-import type { Job, JobListFilter } from '../../index.js';
+/** `warrant jobs [list|show <id>|verify <id>|verify --all]`: the job history of a store. */
+import type { Job, JobListFilter, JobVerification, OperatorRuntime } from '../../index.js';
 import { toJsonSafe } from '../../jobs/json-value.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
@@ -12,11 +12,14 @@ export const MAX_LIST_LIMIT = 1000;
 
 export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
+       warrant jobs verify <id> | --all [--store s] [--json]
 
-Lists jobs, newest first, or shows one job with its steps and audit trail (events).
+Lists jobs, newest first, or shows one job with its steps, their decisions and its audit trail
+(events). verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
+WARRANT_AUDIT_KEY when set) and every input and result against its digest.
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
 --store: as for warrant run (default ${DEFAULT_STORE}).
-Exit codes: 0 ok; 1 unknown job; 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
+Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
 store that cannot be opened.`;
 
 /** The `--limit` option: an integer from 0 to MAX_LIST_LIMIT, else a usage error. */
@@ -41,6 +44,7 @@ function showJob(job: Job): string {
       job.steps.map((step) => [step.id, step.capability, step.status, step.error ?? '']),
     ),
     '',
+    ...decisionLines(job),
     'events:',
     ...job.events.map((event) => {
       const data = event.data === undefined ? '' : ` ${JSON.stringify(toJsonSafe(event.data))}`;
@@ -57,20 +61,25 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     capability: { type: 'string' },
     limit: { type: 'string' },
     json: { type: 'boolean' },
+    all: { type: 'boolean' },
   });
   if (values.help) {
     console.log(jobsHelp);
     return 0;
   }
   const [action = 'list', id, extra] = positionals;
-  if (extra !== undefined || (action !== 'list' && action !== 'show'))
+  if (extra !== undefined || !['list', 'show', 'verify'].includes(action))
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
+  if (action === 'verify' && (id === undefined) === (values.all !== true))
+    throw new UsageError('warrant jobs verify: give a job id or --all (not both)');
   if (action === 'show' && id === undefined)
     throw new UsageError('warrant jobs show <id>: the job id is missing');
   const store = text(values, 'store');
   const limit = parseLimit(text(values, 'limit'));
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
   try {
+    if (action === 'verify')
+      return await verifyJobs(runtime, id, values.json === true, store ?? DEFAULT_STORE);
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
@@ -106,4 +115,77 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   } finally {
     await runtime.close();
   }
+}
+
+/** One line per step that reached authorization: its decision, reason and digests. */
+function decisionLines(job: Job): string[] {
+  const lines = job.steps.flatMap((step) => {
+    const { decision } = step;
+    if (decision === undefined) return [];
+    const by = decision.authorizer === undefined ? '' : ` by ${decision.authorizer}`;
+    const reason = decision.reason === undefined ? '' : ` (${decision.reason})`;
+    const result = job.events.find(
+      (event) => event.type === 'capability.completed' && event.data?.stepId === step.id,
+    )?.data?.resultDigest;
+    return [
+      `  ${step.id}: ${decision.outcome}${reason}${by} at ${decision.decidedAt}, capability version ${decision.capabilityVersion}`,
+      `    input ${decision.inputDigest}${typeof result === 'string' ? `, result ${result}` : ''}`,
+    ];
+  });
+  const caller =
+    job.caller === undefined ? [] : [`caller: ${JSON.stringify(toJsonSafe(job.caller))}`];
+  const shown = [...caller, ...(lines.length === 0 ? [] : ['decisions:', ...lines])];
+  return shown.length === 0 ? [] : [...shown, ''];
+}
+
+function verificationLine(id: string, verification: JobVerification): string {
+  if (verification.ok) return `job ${id}: intact (${verification.events} events)`;
+  const at = verification.eventIndex === undefined ? '' : `, event ${verification.eventIndex}`;
+  const step = verification.stepId === undefined ? '' : `, step ${verification.stepId}`;
+  return `job ${id}: NOT INTACT: ${verification.reason}${at}${step}`;
+}
+
+/**
+ * `warrant jobs verify <id>` or `--all`: exit 0 when every job checked is intact, 1 otherwise
+ * (each job that is not is named, with why). `--all` reads every job of the store.
+ */
+async function verifyJobs(
+  runtime: OperatorRuntime,
+  id: string | undefined,
+  json: boolean,
+  storeLabel: string,
+): Promise<number> {
+  const ids = id === undefined ? (await runtime.listJobs()).map((job) => job.id) : [id];
+  const results: { id: string; verification: JobVerification }[] = [];
+  for (const jobId of ids) {
+    const verification = await runtime.verifyJob(jobId);
+    if (verification === undefined) {
+      process.stderr.write(`warrant jobs: no job ${JSON.stringify(jobId)} in ${storeLabel}\n`);
+      return 1;
+    }
+    results.push({ id: jobId, verification });
+  }
+  const broken = results.filter((result) => !result.verification.ok);
+  if (json) {
+    const answer =
+      id === undefined
+        ? {
+            jobs: results.length,
+            intact: results.length - broken.length,
+            broken: broken.map((result) => ({ id: result.id, ...result.verification })),
+          }
+        : { id, ...(results[0] as { verification: JobVerification }).verification };
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  } else if (id !== undefined) {
+    process.stdout.write(
+      `${verificationLine(id, (results[0] as { verification: JobVerification }).verification)}\n`,
+    );
+  } else {
+    for (const result of broken)
+      process.stdout.write(`${verificationLine(result.id, result.verification)}\n`);
+    process.stdout.write(
+      `${results.length} jobs verified: ${results.length - broken.length} intact, ${broken.length} not\n`,
+    );
+  }
+  return broken.length === 0 ? 0 : 1;
 }

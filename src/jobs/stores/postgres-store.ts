@@ -26,15 +26,18 @@ import pg from 'pg';
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore } from '../job-store.js';
+import { chainHashes } from '../event-chain.js';
+import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
-  assignDefined,
-  decodeText,
+  decodeEvent,
+  decodeJob,
+  decodeStep,
   encode,
   encodeText,
   jobFixed,
   jobState,
+  stepDecision,
   stepFixed,
   stepState,
 } from './record-columns.js';
@@ -42,12 +45,21 @@ import {
 /**
  * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
  * step's capability as JSON text, like the goal (version 1 held it raw: U+0000 failed the write
- * and a lone surrogate came back as U+FFFD); a version 1 database is migrated on first use.
+ * and a lone surrogate came back as U+FFFD). Version 3 adds the decision record: each step's
+ * decision and input as authorized, and each event's chain hash. Older databases are migrated
+ * on first use: what they recorded stays readable, with no decisions and no hashes (NULL), and
+ * such a job verifies as having no chain.
  */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** to_json(text)::text writes the JSON text JSON.stringify writes for any text PostgreSQL holds. */
 const MIGRATE_1_TO_2 = 'UPDATE warrant_job_steps SET capability = to_json(capability)::text';
+
+/** Steps and events recorded before version 3 have no decision and no hash (NULL). */
+const MIGRATE_2_TO_3 = `
+ALTER TABLE warrant_job_steps ADD COLUMN IF NOT EXISTS decision TEXT;
+ALTER TABLE warrant_job_events ADD COLUMN IF NOT EXISTS hash TEXT;
+`;
 
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
 const SCHEMA_LOCK = 0x77617272; // "warr"
@@ -74,6 +86,7 @@ CREATE TABLE IF NOT EXISTS warrant_job_steps (
   status TEXT NOT NULL,
   fixed TEXT NOT NULL,
   state TEXT NOT NULL,
+  decision TEXT,
   PRIMARY KEY (job_seq, position)
 );
 CREATE INDEX IF NOT EXISTS warrant_job_steps_by_capability ON warrant_job_steps (capability, job_seq);
@@ -81,6 +94,7 @@ CREATE TABLE IF NOT EXISTS warrant_job_events (
   job_seq BIGINT NOT NULL REFERENCES warrant_jobs (seq),
   position INTEGER NOT NULL,
   event TEXT NOT NULL,
+  hash TEXT,
   PRIMARY KEY (job_seq, position)
 );
 `;
@@ -96,9 +110,9 @@ WITH job AS (
   FROM job, unnest($8::int[], $9::text[], $10::text[], $11::text[], $12::text[])
     AS s (position, capability, status, fixed, state)
 ), events AS (
-  INSERT INTO warrant_job_events (job_seq, position, event)
-  SELECT job.seq, e.position, e.event
-  FROM job, unnest($13::int[], $14::text[]) AS e (position, event)
+  INSERT INTO warrant_job_events (job_seq, position, event, hash)
+  SELECT job.seq, e.position, e.event, e.hash
+  FROM job, unnest($13::int[], $14::text[], $15::text[]) AS e (position, event, hash)
 )
 SELECT seq FROM job`;
 
@@ -108,27 +122,40 @@ WITH job AS (
   WHERE id = $1
   RETURNING seq
 ), steps AS (
-  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state)
-  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state
-  FROM job, unnest($5::int[], $6::text[], $7::text[], $8::text[], $9::text[])
-    AS s (position, capability, status, fixed, state)
-  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state
+  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state, decision)
+  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state, s.decision
+  FROM job, unnest($5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+    AS s (position, capability, status, fixed, state, decision)
+  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state,
+    decision = COALESCE(excluded.decision, warrant_job_steps.decision)
 ), events AS (
-  INSERT INTO warrant_job_events (job_seq, position, event)
-  SELECT job.seq, e.position, e.event
-  FROM job, unnest($10::int[], $11::text[]) AS e (position, event)
+  INSERT INTO warrant_job_events (job_seq, position, event, hash)
+  SELECT job.seq, e.position, e.event, e.hash
+  FROM job, unnest($11::int[], $12::text[], $13::text[]) AS e (position, event, hash)
 )
 SELECT seq FROM job`;
 
 /** A job row with its steps and events, read in one statement (one snapshot). */
-const SELECT_JOBS = `
+const JOB_COLUMNS = `
 SELECT j.id, j.status, j.goal, j.created_at, j.updated_at, j.fixed, j.state,
   ARRAY(SELECT s.capability FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_capabilities,
   ARRAY(SELECT s.status FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_statuses,
   ARRAY(SELECT s.fixed FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_fixed,
   ARRAY(SELECT s.state FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_states,
-  ARRAY(SELECT e.event FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS events
+  ARRAY(SELECT s.decision FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_decisions,
+  ARRAY(SELECT e.event FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS events`;
+const SELECT_JOBS = `${JOB_COLUMNS}
 FROM warrant_jobs j`;
+
+/** A job with the chain hash of each event, in the same statement (one snapshot). */
+const SELECT_CHAIN = `${JOB_COLUMNS},
+  ARRAY(SELECT e.hash FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS hashes
+FROM warrant_jobs j`;
+
+/** The last chain hash of a job (for a job this store did not create). */
+const LAST_HASH = `
+SELECT e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
+WHERE j.id = $1 ORDER BY e.position DESC LIMIT 1`;
 
 interface JobRow {
   id: string;
@@ -142,10 +169,11 @@ interface JobRow {
   step_statuses: JobStep['status'][];
   step_fixed: string[];
   step_states: string[];
+  step_decisions: (string | null)[];
   events: string[];
 }
 
-/** The five step arrays of CREATE_JOB / UPDATE_JOB for the given positions. */
+/** The five step arrays of CREATE_JOB for every step of a new job (none is decided yet). */
 function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
   const columns: [number[], string[], string[], string[], string[]] = [[], [], [], [], []];
   for (const position of positions) {
@@ -159,32 +187,42 @@ function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
   return columns;
 }
 
-function eventColumns(events: readonly JobEvent[], first: number): unknown[] {
-  return [events.map((_, offset) => first + offset), events.map((event) => encode(event))];
+/**
+ * The six step arrays of UPDATE_JOB for the steps a change names; the decision only for the
+ * step whose decision the change recorded (NULL keeps the column as it is).
+ */
+function changedStepColumns(job: Job, change: JobChange): unknown[] {
+  const decisions = change.steps.map((position) =>
+    position === change.decided ? stepDecision(job.steps[position] as JobStep) : null,
+  );
+  return [...stepColumns(job, change.steps), decisions];
+}
+
+function eventColumns(events: readonly JobEvent[], first: number, hashes: string[]): unknown[] {
+  return [events.map((_, offset) => first + offset), events.map((event) => encode(event)), hashes];
 }
 
 function toJob(row: JobRow): Job {
-  const steps = row.step_capabilities.map((capability, position) => {
-    const step: Record<string, unknown> = {
-      capability: decodeText(capability),
-      status: row.step_statuses[position],
-    };
-    assignDefined(step, JSON.parse(row.step_fixed[position] as string) as Record<string, unknown>);
-    assignDefined(step, JSON.parse(row.step_states[position] as string) as Record<string, unknown>);
-    return step as unknown as JobStep;
-  });
-  const job: Record<string, unknown> = {
-    id: row.id,
-    goal: decodeText(row.goal),
-    status: row.status,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-  assignDefined(job, JSON.parse(row.fixed) as Record<string, unknown>);
-  assignDefined(job, JSON.parse(row.state) as Record<string, unknown>);
-  job.steps = steps;
-  job.events = row.events.map((event) => JSON.parse(event) as JobEvent);
-  return job as unknown as Job;
+  const steps = row.step_capabilities.map((capability, position) =>
+    decodeStep(
+      capability,
+      row.step_statuses[position] as string,
+      row.step_fixed[position] as string,
+      row.step_states[position] as string,
+      row.step_decisions[position] ?? null,
+    ),
+  );
+  return decodeJob(
+    row.id,
+    row.status,
+    row.goal,
+    row.created_at,
+    row.updated_at,
+    row.fixed,
+    row.state,
+    steps,
+    row.events.map(decodeEvent),
+  );
 }
 
 /** The URL without its password, for messages (never log secrets). */
@@ -244,12 +282,17 @@ export interface PostgresStoreOptions {
    * (default 30,000; 0 for none).
    */
   readonly statementTimeoutMs?: number;
+  /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
+  readonly auditKey?: string | undefined;
 }
 
 export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
   #ready: Promise<void> | undefined;
+  readonly #auditKey: string | undefined;
+  /** The last chain hash of each job this process is writing (each job has one writer). */
+  readonly #heads = new Map<string, string>();
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
@@ -269,6 +312,8 @@ export class PostgresJobStore implements JobStore {
         connectionTimeoutMillis: timeout + CLIENT_MARGIN_MS,
       }),
     });
+    this.#auditKey = options.auditKey;
+    this.#pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 });
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
@@ -314,6 +359,7 @@ export class PostgresJobStore implements JobStore {
       } else if (version < POSTGRES_SCHEMA_VERSION) {
         // Older versions are migrated step by step, in this transaction, under the lock.
         if (version < 2) await client.query(MIGRATE_1_TO_2);
+        if (version < 3) await client.query(MIGRATE_2_TO_3);
         await client.query('UPDATE warrant_schema_version SET version = $1', [
           POSTGRES_SCHEMA_VERSION,
         ]);
@@ -333,45 +379,68 @@ export class PostgresJobStore implements JobStore {
     }
   }
 
+  /** Chain hashes of events appended after `previous`; the head kept while the job runs. */
+  #chain(id: string, previous: string, events: readonly JobEvent[], finished: boolean): string[] {
+    const hashes = chainHashes(previous, events, this.#auditKey);
+    if (finished) this.#heads.delete(id);
+    else if (hashes.length > 0) this.#heads.set(id, hashes[hashes.length - 1] as string);
+    return hashes;
+  }
+
   async create(job: Job): Promise<void> {
+    // Encoded now, before anything is awaited: the job as it is when it is created.
+    const hashes = this.#chain(job.id, '', job.events, isFinished(job));
+    const values = [
+      job.id,
+      job.status,
+      encodeText(job.goal),
+      job.createdAt,
+      job.updatedAt,
+      jobFixed(job),
+      jobState(job),
+      ...stepColumns(job, job.steps.keys()),
+      ...eventColumns(job.events, 0, hashes),
+    ];
     await this.#whenReady();
-    await this.#pool.query({
-      name: 'warrant_create_job',
-      text: CREATE_JOB,
-      values: [
-        job.id,
-        job.status,
-        encodeText(job.goal),
-        job.createdAt,
-        job.updatedAt,
-        jobFixed(job),
-        jobState(job),
-        ...stepColumns(job, job.steps.keys()),
-        ...eventColumns(job.events, 0),
-      ],
-    });
+    await this.#write(job.id, () =>
+      this.#pool.query({ name: 'warrant_create_job', text: CREATE_JOB, values }),
+    );
+  }
+
+  /** Runs a write; after a failed one the executor writes nothing more for that job. */
+  async #write<T>(id: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      this.#heads.delete(id);
+      throw error;
+    }
+  }
+
+  /** The last stored chain hash of a job this store did not create (none today). */
+  async #storedHead(id: string): Promise<string> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<{ hash: string | null }>(LAST_HASH, [id]);
+    return rows[0]?.hash ?? '';
   }
 
   async update(job: Job, change: JobChange): Promise<void> {
+    // Encoded now, before anything is awaited: the change as it is when it happens.
+    const values = [
+      job.id,
+      job.status,
+      job.updatedAt,
+      jobState(job),
+      ...changedStepColumns(job, change),
+    ];
+    const first = job.events.length - change.events.length;
+    const previous = this.#heads.get(job.id) ?? (await this.#storedHead(job.id));
+    const hashes = this.#chain(job.id, previous, change.events, isFinished(job));
+    values.push(...eventColumns(change.events, first, hashes));
     await this.#whenReady();
-    // A finished job may have changed every step (later steps become 'skipped').
-    const positions = isFinished(job)
-      ? job.steps.keys()
-      : change.step === undefined
-        ? []
-        : [change.step];
-    const { rowCount } = await this.#pool.query({
-      name: 'warrant_update_job',
-      text: UPDATE_JOB,
-      values: [
-        job.id,
-        job.status,
-        job.updatedAt,
-        jobState(job),
-        ...stepColumns(job, positions),
-        ...eventColumns(change.events, job.events.length - change.events.length),
-      ],
-    });
+    const { rowCount } = await this.#write(job.id, () =>
+      this.#pool.query({ name: 'warrant_update_job', text: UPDATE_JOB, values }),
+    );
     if (rowCount === 0)
       throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(job.id)} in the PostgreSQL store`);
   }
@@ -385,6 +454,18 @@ export class PostgresJobStore implements JobStore {
     });
     const row = rows[0];
     return row === undefined ? undefined : toJob(row);
+  }
+
+  /** The job with the chain hash of each of its events, read in one statement. */
+  async readChain(id: string): Promise<RecordedChain | undefined> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<JobRow & { hashes: (string | null)[] }>({
+      name: 'warrant_read_chain',
+      text: `${SELECT_CHAIN} WHERE j.id = $1`,
+      values: [id],
+    });
+    const row = rows[0];
+    return row === undefined ? undefined : { job: toJob(row), hashes: row.hashes };
   }
 
   async list(filter: JobListFilter): Promise<Job[]> {

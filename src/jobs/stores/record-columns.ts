@@ -1,13 +1,15 @@
 /**
  * How the durable stores (SQLite, PostgreSQL) split a job record into JSON columns: the parts
- * written once (plan id, metadata, step inputs) apart from the parts rewritten at every
- * transition, so a transition re-encodes only what changed. Values go through toJsonSafe, so what
- * JSON cannot hold is recorded as the README documents and never crashes a write.
+ * written once (plan id, metadata, caller, step inputs, a step's decision) apart from the parts
+ * rewritten when the job or a step changes. A store is given the record (transitions.ts), whose
+ * values were encoded once, when they happened (toJsonSafe: what JSON cannot hold is recorded as
+ * the README documents): a column is the JSON text of record parts, nothing is encoded again.
  */
-import type { Job, JobStep } from '../job.js';
-import { toJsonText } from '../json-value.js';
+import { createError } from '../../errors/warrant-error.js';
+import type { Job, JobEvent, JobStep } from '../job.js';
 
-export const encode = (value: unknown): string => toJsonText(value);
+/** The JSON text of record data (JSON data already; undefined keys are left out). */
+export const encode = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /**
  * The goal and capability columns hold the string as JSON text: exact for every string (a lone
@@ -17,11 +19,16 @@ export const encode = (value: unknown): string => toJsonText(value);
  */
 export const encodeText = (text: string): string => JSON.stringify(text);
 
-export const decodeText = (column: string): string => JSON.parse(column) as string;
+export const decodeText = (column: string): string => parseColumn(column) as string;
 
 /** Written once, at creation. */
 export function jobFixed(job: Job): string {
-  return encode({ planId: job.planId, idempotencyKey: job.idempotencyKey, metadata: job.metadata });
+  return encode({
+    planId: job.planId,
+    idempotencyKey: job.idempotencyKey,
+    metadata: job.metadata,
+    caller: job.caller,
+  });
 }
 
 /** Rewritten on every change of the job. */
@@ -57,12 +64,71 @@ export function stepState(step: JobStep): string {
   });
 }
 
+/**
+ * Written once, by the change that records the step's decision: the decision and the input as
+ * authorized (NULL until then).
+ */
+export function stepDecision(step: JobStep): string {
+  return encode({ decision: step.decision, resolvedInput: step.resolvedInput });
+}
+
+/** A column's JSON; one edited into something else is reported as such (verifyJob says so). */
+function parseColumn(column: string): unknown {
+  try {
+    return JSON.parse(column);
+  } catch (error) {
+    throw createError(
+      Error,
+      'JOB_RECORD_UNREADABLE',
+      `the record cannot be read: a column is not JSON (${(error as Error).message})`,
+      error,
+    );
+  }
+}
+
 /** Copies the keys of a decoded column that are present (JSON drops undefined ones). */
-export function assignDefined(
-  target: Record<string, unknown>,
-  source: Record<string, unknown>,
-): void {
+function assignDefined(target: Record<string, unknown>, column: string): void {
+  const source = parseColumn(column) as Record<string, unknown>;
   for (const key of Object.keys(source)) {
     if (source[key] !== undefined) target[key] = source[key];
   }
+}
+
+/** A step from the columns of its row: the one decoder of both durable stores. */
+export function decodeStep(
+  capability: string,
+  status: string,
+  fixed: string,
+  state: string,
+  decision: string | null,
+): JobStep {
+  const step: Record<string, unknown> = { capability: decodeText(capability), status };
+  assignDefined(step, fixed);
+  assignDefined(step, state);
+  if (decision !== null) assignDefined(step, decision);
+  return step as unknown as JobStep;
+}
+
+export function decodeEvent(column: string): JobEvent {
+  return parseColumn(column) as JobEvent;
+}
+
+/** A job from the columns of its row, with its decoded steps and events. */
+export function decodeJob(
+  id: string,
+  status: string,
+  goal: string,
+  createdAt: string,
+  updatedAt: string,
+  fixed: string,
+  state: string,
+  steps: JobStep[],
+  events: JobEvent[],
+): Job {
+  const job: Record<string, unknown> = { id, goal: decodeText(goal), status, createdAt, updatedAt };
+  assignDefined(job, fixed);
+  assignDefined(job, state);
+  job.steps = steps;
+  job.events = events;
+  return job as unknown as Job;
 }

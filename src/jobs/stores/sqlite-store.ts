@@ -14,15 +14,18 @@
 import Database from 'better-sqlite3';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore } from '../job-store.js';
+import { chainHashes } from '../event-chain.js';
+import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
-  assignDefined,
-  decodeText,
+  decodeEvent,
+  decodeJob,
+  decodeStep,
   encode,
   encodeText,
   jobFixed,
   jobState,
+  stepDecision,
   stepFixed,
   stepState,
 } from './record-columns.js';
@@ -30,14 +33,23 @@ import {
 /**
  * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
  * goal and capability columns as JSON text (version 1 held them raw, which turned lone
- * surrogates into U+FFFD); a version 1 file is migrated when it is opened.
+ * surrogates into U+FFFD). Version 3 adds the decision record: each step's decision and input
+ * as authorized, and each event's chain hash. Older files are migrated when they are opened:
+ * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
+ * verifies as having no chain.
  */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
 const MIGRATE_1_TO_2 = `
 UPDATE jobs SET goal = json_quote(goal);
 UPDATE job_steps SET capability = json_quote(capability);
+`;
+
+/** Steps and events recorded before version 3 have no decision and no hash (NULL). */
+const MIGRATE_2_TO_3 = `
+ALTER TABLE job_steps ADD COLUMN decision TEXT;
+ALTER TABLE job_events ADD COLUMN hash TEXT;
 `;
 
 const SCHEMA = `
@@ -61,6 +73,7 @@ CREATE TABLE IF NOT EXISTS job_steps (
   status TEXT NOT NULL,
   fixed TEXT NOT NULL,
   state TEXT NOT NULL,
+  decision TEXT,
   PRIMARY KEY (job_seq, position)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS job_steps_by_capability ON job_steps (capability, job_seq);
@@ -68,6 +81,7 @@ CREATE TABLE IF NOT EXISTS job_events (
   job_seq INTEGER NOT NULL REFERENCES jobs (seq),
   position INTEGER NOT NULL,
   event TEXT NOT NULL,
+  hash TEXT,
   PRIMARY KEY (job_seq, position)
 ) WITHOUT ROWID;
 `;
@@ -92,15 +106,34 @@ type StepRow = [
   status: JobStep['status'],
   fixed: string,
   state: string,
+  decision: string | null,
 ];
 type EventRow = [jobSeq: number, event: string];
-const STEP_COLUMNS = 'job_seq, capability, status, fixed, state';
+const STEP_COLUMNS = 'job_seq, capability, status, fixed, state, decision';
 /** The seqs of a list, bound as one JSON array parameter. */
 const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
 
-/** Appends a step row's values (position, capability, status, fixed, state) to `into`. */
-function pushStep(into: (string | number)[], position: number, step: JobStep): void {
-  into.push(position, encodeText(step.capability), step.status, stepFixed(step), stepState(step));
+/** Values of one step row: position, capability, status, fixed, state, decision. */
+const STEP_VALUES = 6;
+
+/**
+ * Appends a step row's values to `into`; the decision column only when this change recorded it
+ * (NULL leaves the column as it is).
+ */
+function pushStep(
+  into: (string | number | null)[],
+  position: number,
+  step: JobStep,
+  decided: boolean,
+): void {
+  into.push(
+    position,
+    encodeText(step.capability),
+    step.status,
+    stepFixed(step),
+    stepState(step),
+    decided ? stepDecision(step) : null,
+  );
 }
 
 /** One change of a job, its values already encoded. */
@@ -113,11 +146,13 @@ interface EncodedChange {
   readonly state: string;
   /** The job ended with this change. */
   readonly finished: boolean;
-  /** Step rows, five values each. */
-  readonly steps: readonly (string | number)[];
+  /** Step rows, STEP_VALUES values each. */
+  readonly steps: readonly (string | number | null)[];
   /** Position of the first event of `events` in the job. */
   readonly firstEvent: number;
   readonly events: readonly string[];
+  /** The chain hash of each of `events`. */
+  readonly hashes: readonly string[];
 }
 
 /** A change waiting for the next group commit, and how to settle its promise. */
@@ -126,6 +161,11 @@ interface PendingWrite {
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
   error: unknown;
+}
+
+export interface SqliteStoreOptions {
+  /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
+  readonly auditKey?: string | undefined;
 }
 
 function storeError(code: string, message: string, cause?: unknown): Error {
@@ -146,22 +186,36 @@ export class SqliteJobStore implements JobStore {
   /** Runs a read in one transaction: the job rows, steps and events of one snapshot. */
   readonly #snapshot: (read: () => Job[]) => Job[];
   readonly #seqOf = new Map<string, number>();
+  /** The last chain hash of each job being written (event-chain.ts). */
+  readonly #heads = new Map<string, string>();
+  readonly #auditKey: string | undefined;
+  readonly #lastHash: Database.Statement;
+  readonly #hashesOf: Database.Statement;
   readonly #listQueries = new Map<string, Database.Statement>();
   readonly #one: (pending: PendingWrite) => void;
   readonly #batch: (writes: PendingWrite[]) => void;
   #pending: PendingWrite[] = [];
   #flushScheduled = false;
 
-  /** Opens (and creates or migrates) the database at `file`. */
-  constructor(file: string) {
-    try {
-      this.#db = new Database(file);
-    } catch (error) {
-      throw storeError(
-        'STORE_OPEN_FAILED',
-        `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`,
-        error,
-      );
+  /**
+   * Opens (and creates or migrates) the database at `file`, or runs on a connection already
+   * open (the store then owns it and closes it): tests hand it one they hold, to act on the very
+   * connection the store writes through.
+   */
+  constructor(file: string | Database.Database, options: SqliteStoreOptions = {}) {
+    this.#auditKey = options.auditKey;
+    if (typeof file === 'string') {
+      try {
+        this.#db = new Database(file);
+      } catch (error) {
+        throw storeError(
+          'STORE_OPEN_FAILED',
+          `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`,
+          error,
+        );
+      }
+    } else {
+      this.#db = file;
     }
     const db = this.#db;
     db.pragma('journal_mode = WAL');
@@ -171,7 +225,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
-    this.#migrate(file);
+    this.#migrate(db.name);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -179,12 +233,22 @@ export class SqliteJobStore implements JobStore {
       'UPDATE jobs SET status = ?, updated_at = ?, state = ? WHERE seq = ?',
     );
     this.#upsertStep = db.prepare(
-      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state`,
+      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state, decision)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status,
+         state = excluded.state, decision = coalesce(excluded.decision, job_steps.decision)`,
     );
     this.#insertEvent = db.prepare(
-      'INSERT INTO job_events (job_seq, position, event) VALUES (?, ?, ?)',
+      'INSERT INTO job_events (job_seq, position, event, hash) VALUES (?, ?, ?, ?)',
     );
+    this.#lastHash = db
+      .prepare(
+        'SELECT hash FROM job_events WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?) ORDER BY position DESC LIMIT 1',
+      )
+      .pluck();
+    this.#hashesOf = db
+      .prepare('SELECT hash FROM job_events WHERE job_seq = ? ORDER BY position')
+      .pluck();
     this.#jobById = db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`).raw();
     this.#stepsOf = db
       .prepare(`SELECT ${STEP_COLUMNS} FROM job_steps WHERE job_seq = ? ORDER BY position`)
@@ -247,8 +311,14 @@ export class SqliteJobStore implements JobStore {
       for (const pending of writes) pending.error ??= error;
     }
     for (const pending of writes) {
-      if (pending.error === undefined) pending.resolve();
-      else pending.reject(pending.error);
+      if (pending.error === undefined) {
+        pending.resolve();
+      } else {
+        // The executor writes nothing more for a job whose change failed.
+        this.#heads.delete(pending.change.id);
+        this.#seqOf.delete(pending.change.id);
+        pending.reject(pending.error);
+      }
     }
   };
 
@@ -263,7 +333,7 @@ export class SqliteJobStore implements JobStore {
       this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
     }
     const { steps, firstEvent } = change;
-    for (let index = 0; index < steps.length; index += 5) {
+    for (let index = 0; index < steps.length; index += STEP_VALUES) {
       this.#upsertStep.run(
         seq,
         steps[index],
@@ -271,10 +341,11 @@ export class SqliteJobStore implements JobStore {
         steps[index + 2],
         steps[index + 3],
         steps[index + 4],
+        steps[index + 5],
       );
     }
     change.events.forEach((event, offset) =>
-      this.#insertEvent.run(seq, firstEvent + offset, event),
+      this.#insertEvent.run(seq, firstEvent + offset, event, change.hashes[offset]),
     );
     if (change.finished) this.#seqOf.delete(change.id);
   }
@@ -295,6 +366,7 @@ export class SqliteJobStore implements JobStore {
       } else if (row.version < SQLITE_SCHEMA_VERSION) {
         // Older versions are migrated step by step, in this one transaction.
         if (row.version < 2) db.exec(MIGRATE_1_TO_2);
+        if (row.version < 3) db.exec(MIGRATE_2_TO_3);
         db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION);
       }
     })();
@@ -310,9 +382,21 @@ export class SqliteJobStore implements JobStore {
     return row.seq;
   }
 
+  /** Chain hashes of events appended to a job, continuing its chain. */
+  #chain(id: string, events: readonly JobEvent[], finished: boolean): string[] {
+    // A job this store did not create (none today) continues from its last stored hash.
+    const previous =
+      this.#heads.get(id) ?? (this.#lastHash.get(id) as string | null | undefined) ?? '';
+    const hashes = chainHashes(previous, events, this.#auditKey);
+    if (finished) this.#heads.delete(id);
+    else if (hashes.length > 0) this.#heads.set(id, hashes[hashes.length - 1] as string);
+    return hashes;
+  }
+
   create(job: Job): Promise<void> {
-    const steps: (string | number)[] = [];
-    job.steps.forEach((step, position) => pushStep(steps, position, step));
+    this.#heads.set(job.id, '');
+    const steps: (string | number | null)[] = [];
+    job.steps.forEach((step, position) => pushStep(steps, position, step, false));
     return this.#enqueue({
       id: job.id,
       job: [
@@ -331,16 +415,15 @@ export class SqliteJobStore implements JobStore {
       steps,
       firstEvent: 0,
       events: job.events.map(encode),
+      hashes: this.#chain(job.id, job.events, isFinished(job)),
     });
   }
 
   update(job: Job, change: JobChange): Promise<void> {
+    const steps: (string | number | null)[] = [];
+    for (const position of change.steps)
+      pushStep(steps, position, job.steps[position] as JobStep, position === change.decided);
     const finished = isFinished(job);
-    const steps: (string | number)[] = [];
-    // A finished job may have changed every step (later steps become 'skipped').
-    if (finished) job.steps.forEach((step, position) => pushStep(steps, position, step));
-    else if (change.step !== undefined)
-      pushStep(steps, change.step, job.steps[change.step] as JobStep);
     return this.#enqueue({
       id: job.id,
       job: undefined,
@@ -351,7 +434,21 @@ export class SqliteJobStore implements JobStore {
       steps,
       firstEvent: job.events.length - change.events.length,
       events: change.events.map(encode),
+      hashes: this.#chain(job.id, change.events, finished),
     });
+  }
+
+  /** The job with the chain hash of each of its events, read in one snapshot. */
+  readChain(id: string): RecordedChain | undefined {
+    this.#flush();
+    let hashes: (string | null)[] = [];
+    const [job] = this.#snapshot(() => {
+      const row = this.#jobById.get(id) as JobRow | undefined;
+      if (row === undefined) return [];
+      hashes = this.#hashesOf.all(row[0]) as (string | null)[];
+      return this.#toJobs([row]);
+    });
+    return job === undefined ? undefined : { job, hashes };
   }
 
   // Reads commit what is queued first, so a reader sees every change reported before it.
@@ -424,26 +521,21 @@ export class SqliteJobStore implements JobStore {
       steps.set(row[0], []);
       events.set(row[0], []);
     }
-    for (const [seq, capability, status, fixed, state] of stepRows) {
-      const step: Record<string, unknown> = { capability: decodeText(capability), status };
-      assignDefined(step, JSON.parse(fixed) as Record<string, unknown>);
-      assignDefined(step, JSON.parse(state) as Record<string, unknown>);
-      steps.get(seq)?.push(step as unknown as JobStep);
-    }
-    for (const [seq, event] of eventRows) events.get(seq)?.push(JSON.parse(event) as JobEvent);
-    return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) => {
-      const job: Record<string, unknown> = {
+    for (const [seq, capability, status, fixed, state, decision] of stepRows)
+      steps.get(seq)?.push(decodeStep(capability, status, fixed, state, decision));
+    for (const [seq, event] of eventRows) events.get(seq)?.push(decodeEvent(event));
+    return rows.map(([seq, id, status, goal, createdAt, updatedAt, fixed, state]) =>
+      decodeJob(
         id,
-        goal: decodeText(goal),
         status,
+        goal,
         createdAt,
         updatedAt,
-      };
-      assignDefined(job, JSON.parse(fixed) as Record<string, unknown>);
-      assignDefined(job, JSON.parse(state) as Record<string, unknown>);
-      job.steps = steps.get(seq);
-      job.events = events.get(seq);
-      return job as unknown as Job;
-    });
+        fixed,
+        state,
+        steps.get(seq) as JobStep[],
+        events.get(seq) as JobEvent[],
+      ),
+    );
   }
 }

@@ -1,0 +1,360 @@
+/**
+ * The transitions of a job: the only code that changes a job. The executor decides what happens
+ * (allow, deny, fail, complete); these functions record it and return the change they made,
+ * naming the steps written and the events appended, and the store writes exactly that change
+ * (docs/decisions.md, "Jobs and events").
+ *
+ * A running job has two faces. `job` is what `executePlan` returns: inputs, results, metadata
+ * and the caller as given, by identity. `record` is what stores keep: each value encoded once
+ * (`toJsonSafe`), when it happens, and never again, so nothing done to a value afterwards (by a
+ * later step, the caller or anyone) changes what was recorded (docs/decisions.md, "The decision
+ * record"). Both share the event objects, which hold JSON data only and are frozen.
+ */
+import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { CapabilityRisk } from '../capabilities/risk.js';
+import type { DecisionOutcome, Job, JobEvent, JobEventType, JobStep, StepDecision } from './job.js';
+import type { JobChange } from './job-store.js';
+import { toJsonSafe } from './json-value.js';
+import { recordValue, sameRecordedValue, type RecordedValue } from './recorded-value.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** One step of a new job (an admitted step fits). */
+export interface NewStep {
+  readonly id: string;
+  readonly capability: { readonly name: string };
+  readonly capabilityVersion: string | undefined;
+  readonly input: unknown;
+  readonly reason: string | undefined;
+  readonly idempotencyKey: string | undefined;
+}
+
+/** What a job is made from (an admitted plan fits). */
+export interface NewJob {
+  readonly id: string | undefined;
+  readonly goal: string;
+  readonly metadata: unknown;
+  readonly idempotencyKey: string | undefined;
+  readonly steps: readonly NewStep[];
+}
+
+/** A job while it runs: the job returned to the caller and the record stores keep. */
+export interface RunningJob {
+  /** Values as given, by identity. */
+  readonly job: Job;
+  /** Values as recorded: JSON data, each encoded when it happened. */
+  readonly record: Job;
+}
+
+/** A decision on a step, as the executor made it. */
+export interface Decided {
+  readonly outcome: DecisionOutcome;
+  /** The deny reason or the authorizer's thrown message. */
+  readonly reason: string | undefined;
+  readonly authorizer: string | undefined;
+  /** The registered version of the capability. */
+  readonly capabilityVersion: string;
+  readonly at: string;
+  /** The input as authorized: the very object the authorizer saw... */
+  readonly input: unknown;
+  /** ...recorded (encoded and digested) before the authorizer was asked. */
+  readonly recorded: RecordedValue;
+  /** The step had result references: its input as authorized is kept apart from the input as submitted. */
+  readonly resolved: boolean;
+}
+
+/** How a step ended, as the executor decided it; `decided` when the end is the decision. */
+export type StepEnd =
+  | { readonly status: 'completed'; readonly result: unknown }
+  | {
+      readonly status: 'denied';
+      readonly reason: string;
+      readonly risk: CapabilityRisk;
+      readonly decided: Decided;
+    }
+  | { readonly status: 'failed'; readonly error: string; readonly decided?: Decided };
+
+const NO_STEPS: readonly number[] = Object.freeze([]);
+
+/**
+ * Appends an event to both faces. Event ids are `<jobId>:<sequence>`: unique across jobs,
+ * ordered within one, and free of a random draw. Frozen: the record shares the object.
+ */
+function append(
+  running: RunningJob,
+  type: JobEventType,
+  timestamp: string,
+  data?: Record<string, unknown>,
+): JobEvent {
+  const { job, record } = running;
+  const event: Mutable<JobEvent> = {
+    id: `${job.id}:${job.events.length + 1}`,
+    jobId: job.id,
+    type,
+    timestamp,
+  };
+  if (data !== undefined) event.data = Object.freeze(data);
+  Object.freeze(event);
+  job.events.push(event);
+  record.events.push(event);
+  return event;
+}
+
+/** Sets a key of a record only when the encoded value is present (JSON has no undefined). */
+function setRecorded(target: object, key: string, value: unknown): void {
+  if (value !== undefined) (target as Record<string, unknown>)[key] = value;
+}
+
+/**
+ * Creates a job already started: nothing runs between the two, so one write records both
+ * (`job.created` and `execution.started`), and the job is on record before any authorizer or
+ * capability is called. The submitted inputs, the metadata and the caller are recorded now.
+ */
+export function createJob(
+  plan: NewJob,
+  caller: ExecutionCaller | undefined,
+  id: string,
+  at: string,
+): { running: RunningJob; change: JobChange } {
+  // Optional keys are set only when present (plain assignments: spreads were measurably slower).
+  const steps: JobStep[] = [];
+  const recordedSteps: JobStep[] = [];
+  for (const step of plan.steps) {
+    const name = step.capability.name;
+    const live: Mutable<JobStep> = {
+      id: step.id,
+      capability: name,
+      status: 'pending',
+      createdAt: at,
+    };
+    const recorded: Mutable<JobStep> = {
+      id: step.id,
+      capability: name,
+      status: 'pending',
+      createdAt: at,
+    };
+    if (step.capabilityVersion !== undefined) {
+      live.capabilityVersion = step.capabilityVersion;
+      recorded.capabilityVersion = step.capabilityVersion;
+    }
+    if (step.input !== undefined) {
+      live.input = step.input;
+      setRecorded(recorded, 'input', toJsonSafe(step.input, 'input'));
+    }
+    if (step.reason !== undefined) {
+      live.reason = step.reason;
+      recorded.reason = step.reason;
+    }
+    if (step.idempotencyKey !== undefined) {
+      live.idempotencyKey = step.idempotencyKey;
+      recorded.idempotencyKey = step.idempotencyKey;
+    }
+    steps.push(live);
+    recordedSteps.push(recorded);
+  }
+  const { goal } = plan;
+  const job: Mutable<Job> = {
+    id,
+    goal,
+    status: 'executing',
+    createdAt: at,
+    updatedAt: at,
+    startedAt: at,
+    steps,
+    events: [],
+  };
+  const record: Mutable<Job> = {
+    id,
+    goal,
+    status: 'executing',
+    createdAt: at,
+    updatedAt: at,
+    startedAt: at,
+    steps: recordedSteps,
+    events: [],
+  };
+  if (plan.id !== undefined) job.planId = record.planId = plan.id;
+  if (plan.idempotencyKey !== undefined)
+    job.idempotencyKey = record.idempotencyKey = plan.idempotencyKey;
+  if (plan.metadata !== undefined) {
+    job.metadata = plan.metadata;
+    setRecorded(record, 'metadata', toJsonSafe(plan.metadata, 'metadata'));
+  }
+  if (caller !== undefined) {
+    job.caller = caller;
+    setRecorded(record, 'caller', toJsonSafe(caller, 'caller'));
+  }
+  const running: RunningJob = { job, record };
+  const created = append(running, 'job.created', at, { goal });
+  const started = append(running, 'execution.started', at);
+  return {
+    running,
+    change: { steps: recordedSteps.map((_, index) => index), events: [created, started] },
+  };
+}
+
+/**
+ * Records a decision on its step and returns its input digest for the decision's event. The
+ * input as authorized is kept apart from the input as submitted when the step had references,
+ * or when the submitted input was changed after it was recorded (by an earlier step that held
+ * the same object, or by the caller): the digest always covers what the authorizer saw.
+ */
+function decide(running: RunningJob, index: number, decided: Decided): string {
+  const step = running.job.steps[index] as JobStep;
+  const recorded = running.record.steps[index] as JobStep;
+  const decision: Mutable<StepDecision> = {
+    outcome: decided.outcome,
+    inputDigest: decided.recorded.digest,
+    capabilityVersion: decided.capabilityVersion,
+    decidedAt: decided.at,
+  };
+  if (decided.reason !== undefined) decision.reason = decided.reason;
+  if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
+  step.decision = recorded.decision = Object.freeze(decision);
+  if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
+    step.resolvedInput = decided.input;
+    recorded.resolvedInput = decided.recorded.value === undefined ? null : decided.recorded.value;
+  }
+  return decision.inputDigest;
+}
+
+/** Sets a field on the step of both faces (a value JSON holds as it is). */
+function setStatus(running: RunningJob, index: number, status: JobStep['status']): void {
+  (running.job.steps[index] as JobStep).status = status;
+  (running.record.steps[index] as JobStep).status = status;
+}
+
+function touch(running: RunningJob, at: string): void {
+  running.job.updatedAt = at;
+  running.record.updatedAt = at;
+}
+
+/** The step was allowed and is about to be invoked: `running`, with `capability.started`. */
+export function startStep(
+  running: RunningJob,
+  index: number,
+  at: string,
+  decided: Decided,
+): JobChange {
+  const inputDigest = decide(running, index, decided);
+  setStatus(running, index, 'running');
+  (running.job.steps[index] as JobStep).startedAt = at;
+  (running.record.steps[index] as JobStep).startedAt = at;
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const event = append(running, 'capability.started', at, {
+    stepId: step.id,
+    capability: step.capability,
+    inputDigest,
+  });
+  return { steps: [index], decided: index, events: [event] };
+}
+
+/**
+ * The step ended: completed with its result (recorded now), denied, or failed. A failure carries
+ * the input digest when a decision was made on the step, now (`end.decided`) or when it started.
+ */
+export function endStep(running: RunningJob, index: number, at: string, end: StepEnd): JobChange {
+  const step = running.job.steps[index] as JobStep;
+  const recorded = running.record.steps[index] as JobStep;
+  step.completedAt = recorded.completedAt = at;
+  touch(running, at);
+  if (end.status === 'completed') {
+    setStatus(running, index, 'completed');
+    step.result = end.result;
+    const result = recordValue(end.result, 'result');
+    setRecorded(recorded, 'result', result.value);
+    const event = append(running, 'capability.completed', at, {
+      stepId: step.id,
+      capability: step.capability,
+      resultDigest: result.digest,
+    });
+    return { steps: [index], events: [event] };
+  }
+  const inputDigest =
+    end.decided === undefined
+      ? recorded.decision?.inputDigest
+      : decide(running, index, end.decided);
+  setStatus(running, index, 'failed');
+  let event: JobEvent;
+  if (end.status === 'denied') {
+    step.error = recorded.error = end.reason;
+    event = append(running, 'capability.denied', at, {
+      stepId: step.id,
+      capability: step.capability,
+      risk: end.risk,
+      reason: end.reason,
+      inputDigest,
+    });
+  } else {
+    step.error = recorded.error = end.error;
+    const data: Record<string, unknown> = {
+      stepId: step.id,
+      capability: step.capability,
+      error: end.error,
+    };
+    if (inputDigest !== undefined) data.inputDigest = inputDigest;
+    event = append(running, 'capability.failed', at, data);
+  }
+  return end.decided === undefined
+    ? { steps: [index], events: [event] }
+    : { steps: [index], decided: index, events: [event] };
+}
+
+/** The job failed with `error`: every step not yet run is skipped. */
+export function failJob(running: RunningJob, at: string, error: string): JobChange {
+  const { job, record } = running;
+  const skipped: number[] = [];
+  job.steps.forEach((step, index) => {
+    if (step.status === 'pending') {
+      setStatus(running, index, 'skipped');
+      skipped.push(index);
+    }
+  });
+  for (const face of [job, record]) {
+    face.status = 'failed';
+    face.outcome = 'failed';
+    face.error = error;
+    face.completedAt = at;
+    face.updatedAt = at;
+  }
+  return { steps: skipped, events: [append(running, 'job.failed', at, { error })] };
+}
+
+/**
+ * The job completed: its result is the one step's result, or the array of step results. The
+ * record's is built from the recorded step results, so it is what the steps recorded.
+ */
+export function completeJob(running: RunningJob, at: string): JobChange {
+  const { job, record } = running;
+  const { steps } = job;
+  job.result = steps.length === 1 ? steps[0]?.result : steps.map((step) => step.result);
+  setRecorded(
+    record,
+    'result',
+    record.steps.length === 1
+      ? record.steps[0]?.result
+      : record.steps.map((step) => (step.result === undefined ? null : step.result)),
+  );
+  for (const face of [job, record]) {
+    face.status = 'completed';
+    face.outcome = 'success';
+    face.completedAt = at;
+    face.updatedAt = at;
+  }
+  return {
+    steps: NO_STEPS,
+    events: [append(running, 'job.completed', at, { stepCount: steps.length })],
+  };
+}
+
+/** Two changes written as one (both land, or neither). */
+export function joinChanges(first: JobChange, second: JobChange): JobChange {
+  const joined: Mutable<JobChange> = {
+    steps: second.steps.length === 0 ? first.steps : [...first.steps, ...second.steps],
+    events: [...first.events, ...second.events],
+  };
+  const decided = first.decided ?? second.decided;
+  if (decided !== undefined) joined.decided = decided;
+  return joined;
+}

@@ -1,0 +1,323 @@
+// The verification half of the store contract (docs/api.md, "runtime.verifyJob"): every store
+// verifies its intact jobs; the durable ones keep the event chain, and a record edited in the
+// database itself (a result, an input, an event, a deleted or reordered event) is reported.
+import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import {
+  OperatorRuntime,
+  createCapability,
+  type ExecutionPlan,
+  type Job,
+  type JobVerification,
+} from '../../src/index.js';
+import { canonicalJson } from '../../src/jobs/canonical-json.js';
+import { uniqueName } from '../support/runtime-fixtures.js';
+import type { StoreUnderTest } from './contract.js';
+
+/** Reads a job's rows: {jobs}, {job_steps} and {job_events} name the store's tables. */
+const JOB_SEQ = '(SELECT seq FROM {jobs} WHERE id = ?)';
+
+type Broken = Extract<JobVerification, { ok: false }>;
+
+export function runVerifyContract(store: StoreUnderTest): void {
+  const runtimes: OperatorRuntime[] = [];
+  const open = async (auditKey?: string, option?: string) => {
+    const chosen = option ?? (await store.freshStoreOption());
+    const runtime = new OperatorRuntime({
+      store: chosen,
+      authorizer: {
+        authorize: ({ capability }) =>
+          capability.risk === 'write'
+            ? { decision: 'deny', reason: 'no writes' }
+            : { decision: 'allow' },
+      },
+      ...(auditKey === undefined ? {} : { auditKey }),
+    });
+    runtimes.push(runtime);
+    return { runtime, option: chosen };
+  };
+  after(async () => {
+    for (const runtime of runtimes) await runtime.close();
+  });
+
+  const make = uniqueName('verify.make');
+  const echo = uniqueName('verify.echo');
+  const write = uniqueName('verify.write');
+  const boom = uniqueName('verify.boom');
+  new OperatorRuntime().use({
+    manifest: {
+      name: uniqueName('verify-module'),
+      version: '1',
+      capabilities: [make, echo, write, boom],
+    },
+    capabilities: [
+      createCapability({
+        name: make,
+        version: '1',
+        description: 'a result',
+        risk: 'read',
+        execute: () => ({ amount: 10, to: 'alice' }),
+      }),
+      createCapability({
+        name: echo,
+        version: '1',
+        description: 'its input',
+        risk: 'read',
+        execute: ({ input }) => input,
+      }),
+      createCapability({
+        name: write,
+        version: '1',
+        description: 'd',
+        risk: 'write',
+        execute: () => 1,
+      }),
+      createCapability({
+        name: boom,
+        version: '1',
+        description: 'd',
+        risk: 'read',
+        execute: () => {
+          throw new Error('boom');
+        },
+      }),
+    ],
+  });
+
+  /** Made, then echoed through a reference: a result, an input as authorized, five steps' events. */
+  const referencing: ExecutionPlan = {
+    version: '1.0',
+    goal: 'verify me',
+    steps: [
+      { id: 'made', capability: make },
+      {
+        id: 'paid',
+        capability: echo,
+        input: { payment: { $ref: 'steps.made.result' }, note: 'x' },
+      },
+    ],
+  };
+  const others: ExecutionPlan[] = [
+    {
+      version: '1.0',
+      steps: [
+        { id: 'w', capability: write, input: { to: 'x' } },
+        { id: 'later', capability: echo },
+      ],
+    },
+    { version: '1.0', steps: [{ id: 'b', capability: boom, input: [1, 2] }] },
+    {
+      version: '1.0',
+      steps: [
+        { id: 'a', capability: make },
+        { id: 'bad', capability: echo, input: { $ref: 'steps.a.result.missing' } },
+      ],
+    },
+  ];
+
+  const broken = (verification: JobVerification | undefined): Broken => {
+    assert.ok(verification !== undefined, 'a verification');
+    assert.equal(verification.ok, false, 'reported broken');
+    return verification as Broken;
+  };
+
+  describe(`${store.name} store: verifyJob`, () => {
+    it('verifies intact jobs of every kind, and answers undefined for an unknown id', async () => {
+      const { runtime } = await open();
+      for (const plan of [referencing, ...others]) {
+        const job = await runtime.executePlan(plan);
+        assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+      }
+      assert.equal(await runtime.verifyJob('no-such-job'), undefined);
+    });
+
+    if (store.sql === undefined) {
+      it('checks the digests of what the memory store holds (it keeps no chain)', async () => {
+        const { runtime } = await open();
+        const job = await runtime.executePlan(referencing);
+        const stored = (await runtime.getJob(job.id)) as Job;
+        (stored.steps[0]?.result as { amount: number }).amount = 1_000;
+        const failure = broken(await runtime.verifyJob(job.id));
+        assert.equal(failure.stepId, 'made');
+        assert.match(failure.reason, /result of step made does not match its digest/);
+      });
+      return;
+    }
+    const sql = store.sql;
+
+    it('stores each event with its chain hash: SHA-256 over the previous hash and the JCS of the event', async () => {
+      const { runtime, option } = await open();
+      const job = (await runtime.getJob((await runtime.executePlan(referencing)).id)) as Job;
+      const rows = await sql(
+        option,
+        `SELECT hash FROM {job_events} WHERE job_seq = ${JOB_SEQ} ORDER BY position`,
+        [job.id],
+      );
+      let previous = '';
+      const expected = job.events.map((event) => {
+        previous = `sha256:${createHash('sha256')
+          .update(`${previous}\n${canonicalJson(event)}`)
+          .digest('hex')}`;
+        return previous;
+      });
+      assert.deepEqual(
+        rows.map((row) => row.hash),
+        expected,
+      );
+    });
+
+    it('reports a result edited in the database', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan(referencing);
+      const [row] = await sql(
+        option,
+        `SELECT state FROM {job_steps} WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        [job.id],
+      );
+      const state = JSON.parse(String(row?.state)) as { result: { amount: number } };
+      state.result.amount = 1_000_000;
+      await sql(
+        option,
+        `UPDATE {job_steps} SET state = ? WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        [JSON.stringify(state), job.id],
+      );
+      assert.equal(
+        ((await runtime.getJob(job.id))?.steps[0]?.result as { amount: number }).amount,
+        1_000_000,
+      );
+      const failure = broken(await runtime.verifyJob(job.id));
+      assert.equal(failure.stepId, 'made');
+      assert.match(failure.reason, /^the result of step made does not match its digest/);
+      assert.equal(failure.eventIndex, 3);
+    });
+
+    it('reports an input as authorized, and an input as submitted, edited in the database', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan(referencing);
+      const [row] = await sql(
+        option,
+        `SELECT decision FROM {job_steps} WHERE job_seq = ${JOB_SEQ} AND position = 1`,
+        [job.id],
+      );
+      const decision = JSON.parse(String(row?.decision)) as { resolvedInput: { note: string } };
+      decision.resolvedInput.note = 'edited';
+      await sql(
+        option,
+        `UPDATE {job_steps} SET decision = ? WHERE job_seq = ${JOB_SEQ} AND position = 1`,
+        [JSON.stringify(decision), job.id],
+      );
+      const failure = broken(await runtime.verifyJob(job.id));
+      assert.equal(failure.stepId, 'paid');
+      assert.match(failure.reason, /^the resolved input of step paid does not match its digest/);
+
+      const other = await runtime.executePlan(others[1] as ExecutionPlan);
+      await sql(
+        option,
+        `UPDATE {job_steps} SET fixed = replace(fixed, '[1,2]', '[1,3]') WHERE job_seq = ${JOB_SEQ}`,
+        [other.id],
+      );
+      const input = broken(await runtime.verifyJob(other.id));
+      assert.equal(input.stepId, 'b');
+      assert.match(input.reason, /^the input of step b does not match its digest/);
+    });
+
+    it('reports an edited, a deleted and a reordered event at its place', async () => {
+      const { runtime, option } = await open();
+      const edited = await runtime.executePlan(referencing);
+      await sql(
+        option,
+        `UPDATE {job_events} SET event = replace(event, 'verify me', 'something else') WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        [edited.id],
+      );
+      const editedFailure = broken(await runtime.verifyJob(edited.id));
+      assert.equal(editedFailure.eventIndex, 0);
+      assert.match(editedFailure.reason, /^event 0 \(job.created\) does not match its hash/);
+
+      const deleted = await runtime.executePlan(referencing);
+      await sql(option, `DELETE FROM {job_events} WHERE job_seq = ${JOB_SEQ} AND position = 3`, [
+        deleted.id,
+      ]);
+      const deletedFailure = broken(await runtime.verifyJob(deleted.id));
+      assert.equal(deletedFailure.eventIndex, 3, 'the first event whose chain no longer holds');
+      assert.equal(deletedFailure.stepId, 'paid');
+
+      const reordered = await runtime.executePlan(referencing);
+      const move = (from: number, to: number) =>
+        sql(
+          option,
+          `UPDATE {job_events} SET position = ? WHERE job_seq = ${JOB_SEQ} AND position = ?`,
+          [to, reordered.id, from],
+        );
+      await move(4, -1);
+      await move(5, 4);
+      await move(-1, 5);
+      const reorderedFailure = broken(await runtime.verifyJob(reordered.id));
+      assert.equal(reorderedFailure.eventIndex, 4);
+    });
+
+    it('reports a row edited into something that is not a record, without throwing', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan(referencing);
+      await sql(
+        option,
+        `UPDATE {job_steps} SET state = ? WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        ['{not json', job.id],
+      );
+      const failure = broken(await runtime.verifyJob(job.id));
+      assert.match(failure.reason, /^the record cannot be read/);
+    });
+
+    it('keys the chain with the audit key: HMAC-SHA-256, verified only with that key', async () => {
+      const key = 'an audit key, kept apart from the database';
+      const { runtime, option } = await open(key);
+      const job = await runtime.executePlan(referencing);
+      const rows = await sql(
+        option,
+        `SELECT hash FROM {job_events} WHERE job_seq = ${JOB_SEQ} ORDER BY position`,
+        [job.id],
+      );
+      const stored = (await runtime.getJob(job.id)) as Job;
+      const first = createHmac('sha256', Buffer.from(key, 'utf8'))
+        .update(`\n${canonicalJson(stored.events[0])}`)
+        .digest('hex');
+      assert.equal(rows[0]?.hash, `hmac-sha256:${first}`);
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+      await runtime.close();
+      const keyless = (await open(undefined, option)).runtime;
+      assert.match(broken(await keyless.verifyJob(job.id)).reason, /^the chain is keyed/);
+      const otherKey = (await open('another key', option)).runtime;
+      assert.equal(broken(await otherKey.verifyJob(job.id)).eventIndex, 0);
+      // Someone without the key rewrites the chain as plain SHA-256 after an edit: refused.
+      await sql(
+        option,
+        `UPDATE {job_events} SET hash = 'sha256:' || substr(hash, 13) WHERE job_seq = ${JOB_SEQ}`,
+        [job.id],
+      );
+      const keyed = (await open(key, option)).runtime;
+      assert.match(broken(await keyed.verifyJob(job.id)).reason, /^event 0 is not keyed/);
+    });
+
+    it('keeps a database written before the chain readable; its jobs verify as having no chain', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan(referencing);
+      await runtime.close();
+      // What version 2 had: no decision column, no hash column.
+      await sql(option, 'ALTER TABLE {job_steps} DROP COLUMN decision');
+      await sql(option, 'ALTER TABLE {job_events} DROP COLUMN hash');
+      await sql(option, 'UPDATE {schema_version} SET version = 2');
+      const again = (await open(undefined, option)).runtime;
+      const stored = (await again.getJob(job.id)) as Job;
+      assert.equal(stored.status, 'completed');
+      assert.deepEqual(stored.steps[0]?.result, { amount: 10, to: 'alice' });
+      assert.equal(stored.steps[1]?.decision, undefined);
+      const failure = broken(await again.verifyJob(job.id));
+      assert.match(failure.reason, /^no chain: recorded before tamper evidence/);
+      const [version] = await sql(option, 'SELECT version FROM {schema_version}');
+      assert.equal(Number(version?.version), 3);
+      // New jobs in the migrated database are chained.
+      const fresh = await again.executePlan(referencing);
+      assert.deepEqual(await again.verifyJob(fresh.id), { ok: true, events: fresh.events.length });
+    });
+  });
+}
