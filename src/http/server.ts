@@ -101,7 +101,12 @@ function oneLineField(record: unknown, key: string): void {
 function jobAnswer(job: Job): unknown {
   const answer = toJsonSafe(job) as { steps?: unknown; events?: unknown };
   oneLineField(answer, 'error');
-  if (Array.isArray(answer.steps)) for (const step of answer.steps) oneLineField(step, 'error');
+  if (Array.isArray(answer.steps)) {
+    for (const step of answer.steps as { decision?: unknown }[]) {
+      oneLineField(step, 'error');
+      oneLineField(step.decision, 'reason');
+    }
+  }
   if (Array.isArray(answer.events)) {
     for (const event of answer.events as { data?: unknown }[]) {
       oneLineField(event.data, 'error');

@@ -313,7 +313,6 @@ export class PostgresJobStore implements JobStore {
       }),
     });
     this.#auditKey = options.auditKey;
-    this.#pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 });
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
