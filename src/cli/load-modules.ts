@@ -131,7 +131,18 @@ export async function loadAuthorizer(file: string): Promise<ExecutionAuthorizer>
     );
   }
   const authorizer = exported as ExecutionAuthorizer;
-  return { authorize: (context) => authorizer.authorize(context) };
+  const wrapper: ExecutionAuthorizer & { name?: string } = {
+    authorize: (context) => authorizer.authorize(context),
+  };
+  // The record names an authorizer by its own string data property `name` (docs/api.md, "Jobs
+  // and events"): carry the export's over, read as a descriptor so no getter of the module runs.
+  try {
+    const name = Reflect.getOwnPropertyDescriptor(exported as object, 'name');
+    if (typeof name?.value === 'string') wrapper.name = name.value;
+  } catch {
+    // A proxy whose trap throws has no name; the authorizer still runs (and fails closed).
+  }
+  return wrapper;
 }
 
 /**

@@ -125,7 +125,7 @@ describe('warrant run', () => {
     assert.match(failed.stderr, /fixture exploded/);
   });
 
-  it('lets an --authorizer file approve a write', () => {
+  it('lets an --authorizer file approve a write, and records it by its own name and the caller', () => {
     const root = mkdtempSync(join(tmpdir(), 'warrant-cli-root-'));
     const plan = planFile({
       version: '1.0',
@@ -140,9 +140,19 @@ describe('warrant run', () => {
       root,
       '--authorizer',
       join(fixtures, 'allow-all.mjs'),
+      '--caller',
+      '{"id":"ops-1"}',
+      '--json',
     ]);
     assert.equal(run.code, 0, run.stderr);
     assert.ok(existsSync(join(root, 'out.txt')));
+    const job = JSON.parse(run.stdout) as {
+      caller?: unknown;
+      steps: { decision?: { outcome: string; authorizer?: string } }[];
+    };
+    assert.deepEqual(job.caller, { id: 'ops-1' });
+    assert.equal(job.steps[0]?.decision?.outcome, 'allow');
+    assert.equal(job.steps[0]?.decision?.authorizer, 'allow-all');
   });
 
   it('exits 2 with the issues when admission refuses the plan', () => {
