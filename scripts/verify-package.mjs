@@ -1,4 +1,4 @@
-// Package verification (spec §9.3, STYLE.md rule 21): pack the package, install the tarball into
+// Package verification (docs/api.md, docs/decisions.md, "House rules"): pack the package, install the tarball into
 // a throwaway consumer project, and load it the way users do, from an ESM ("type": "module") and
 // a CommonJS ("type": "commonjs") package. Prints one line per check and exits 1 on any failure.
 //
@@ -6,7 +6,7 @@
 // The tarball's own dependencies (fastify, the MCP SDK, later better-sqlite3 and pg) must come
 // from the registry when the cache lacks them, as on a fresh CI runner, so --offline would fail
 // there. --ignore-scripts is safe because the checks load only the package root, which opens no
-// store and needs no native addon (STYLE.md: no side effects at import); it also keeps third-party
+// store and needs no native addon (docs/decisions.md, "House rules": no side effects at import); it also keeps third-party
 // install scripts from running on CI. If the root ever needs a compiled addon at import, the
 // "loads the root" checks below fail, which is the signal we want.
 import { spawnSync } from 'node:child_process';
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXPECTED_VERSION = '0.2.0';
-// API.md §2, the values exported from the root (test/contract/exports.test.ts checks the same
+// docs/api.md, the values exported from the root (test/contract/exports.test.ts checks the same
 // list against dist/ on every `npm test`).
 const ROOT_EXPORTS = [
   'OperatorRuntime',

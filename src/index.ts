@@ -1,6 +1,6 @@
 /**
  * Warrant: a governed execution runtime. This file is the package's only public surface
- * (API.md §2); it re-exports, and holds no logic.
+ * (docs/api.md); it re-exports, and holds no logic.
  * @module
  */
 export { OperatorRuntime, operatorRuntime } from './runtime/operator-runtime.js';

@@ -1,5 +1,5 @@
 // Benchmark helpers: interleaved A/B rounds with warm-up, fixed iteration counts, medians and
-// p99 of per-operation times (STYLE.md rule 22). Results are consumed so V8 cannot drop work.
+// p99 of per-operation times (docs/decisions.md, "House rules"). Results are consumed so V8 cannot drop work.
 
 export interface Subject {
   readonly name: string;

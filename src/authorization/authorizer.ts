@@ -17,7 +17,7 @@ export interface CapabilityAuthorizationContext {
   readonly caller?: ExecutionCaller;
 }
 
-/** Only an own `decision: 'allow'` lets a step run; anything else fails closed (API.md §7). */
+/** Only an own `decision: 'allow'` lets a step run; anything else fails closed (docs/api.md, "new OperatorRuntime"). */
 export type CapabilityAuthorizationDecision =
   { decision: 'allow' } | { decision: 'deny'; reason?: string };
 

@@ -4,7 +4,7 @@ import type {
   ExecutionAuthorizer,
 } from './authorizer.js';
 
-// API.md §7: the exact messages of the default policy.
+// docs/api.md, "new OperatorRuntime": the exact messages of the default policy.
 const ALLOW: CapabilityAuthorizationDecision = Object.freeze({ decision: 'allow' });
 const DENY_WRITE: CapabilityAuthorizationDecision = Object.freeze({
   decision: 'deny',

@@ -3,7 +3,7 @@ import type { CapabilityRisk } from './risk.js';
 
 export type { CapabilityRisk } from './risk.js';
 
-/** One field of the limited input contract (not JSON Schema; spec §8 rule 6). */
+/** One field of the limited input contract (not JSON Schema; docs/decisions.md). */
 export interface CapabilityInputField {
   type: 'string' | 'number' | 'boolean' | 'object' | 'array';
   required: boolean;
@@ -38,7 +38,7 @@ export interface Capability<Input = unknown, Output = unknown> {
   execute(input: Input, context: ExecutionContext): Output | Promise<Output>;
 }
 
-/** Public, detached description of a registered capability (spec §2.3). */
+/** Public, detached description of a registered capability (docs/api.md, "runtime.listCapabilities"). */
 export interface CapabilityDescriptor {
   name: string;
   version: string;
@@ -78,7 +78,7 @@ export interface CapabilityDefinition<Input = unknown, Output = unknown> {
   inputSchema?: Record<string, CapabilityInputField>;
   /** Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal. */
   timeoutMs?: number;
-  /** Innermost layers; lifecycle logging and timeout wrap them (API.md §5). */
+  /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */
   lifecycleLogging?: boolean;

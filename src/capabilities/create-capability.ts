@@ -32,7 +32,7 @@ function invalid(message: string): TypeError {
 
 /**
  * Builds a Capability from a definition. The middleware chain is composed here, once
- * (STYLE.md rule 15): outermost lifecycle logging, then the timeout, then user middleware.
+ * (docs/decisions.md, "House rules"): outermost lifecycle logging, then the timeout, then user middleware.
  * @throws TypeError with code CAPABILITY_DEFINITION_INVALID when the definition is malformed.
  */
 export function createCapability<Input = unknown, Output = unknown>(

@@ -1,5 +1,5 @@
 /**
- * Introspection (spec §2.3, API.md §6): fresh, detached, mutable descriptors built from the
+ * Introspection (docs/api.md, "runtime.listCapabilities"): fresh, detached, mutable descriptors built from the
  * frozen registration record on every call. Nothing is invoked and no event is published.
  */
 import type { CapabilityDescriptor, CapabilityInputField } from './capability.js';

@@ -1,5 +1,5 @@
 /**
- * The input field contract (API.md §5). Schemas are checked and compiled once, at registration;
+ * The input field contract (docs/api.md, "createCapability"). Schemas are checked and compiled once, at registration;
  * checking an input is then a loop over a small array.
  */
 import type { CapabilityInputField } from './capability.js';

@@ -1,5 +1,5 @@
 /**
- * The observer bus (spec §6, API.md §9). Publication awaits every handler, concurrently; a
+ * The observer bus (docs/api.md, "runtime.subscribe"). Publication awaits every handler, concurrently; a
  * handler's throw or rejection is reported through `onError` and changes nothing else. There is
  * no observer time-out. Handlers are snapshotted when a publication starts: one that
  * unsubscribes another mid-publication takes effect from the next event.
@@ -55,7 +55,7 @@ export class EventBus {
     };
   }
 
-  /** True when nobody listens: the executor then builds no RuntimeEvent (STYLE.md rule 16). */
+  /** True when nobody listens: the executor then builds no RuntimeEvent (docs/decisions.md, "House rules"). */
   get idle(): boolean {
     return this.#count === 0;
   }

@@ -1,6 +1,6 @@
 import type { JobEventType } from '../jobs/job.js';
 
-/** A job event as observers receive it (API.md §9). Not isolated from mutation (spec §6). */
+/** A job event as observers receive it (docs/api.md, "runtime.subscribe"). Not isolated from mutation (docs/api.md, "runtime.subscribe"). */
 export interface RuntimeEvent {
   readonly id: string;
   readonly type: JobEventType;

@@ -1,8 +1,8 @@
 /**
- * The two documented legacy bypasses (spec §4.2, API.md §11), off unless `--legacy-routes`:
+ * The two documented legacy bypasses (README, "The two known bypasses", README, "The warrant program"), off unless `--legacy-routes`:
  *
  * - `POST /api/jobs/:id/execute` re-executes a stored job's steps directly: it authorizes each
- *   step, but skips OperatorRuntime, plan admission and structural capture (spec §8 rule 3),
+ *   step, but skips OperatorRuntime, plan admission and structural capture (docs/decisions.md),
  *   and records nothing.
  * - `GET /api/:provider/status` calls that provider's `<provider>.status` capability directly,
  *   ungoverned: no authorizer, no job. Only a capability whose risk is `read` is called; any

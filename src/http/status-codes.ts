@@ -1,5 +1,5 @@
 /**
- * The only place where Warrant outcomes become HTTP statuses (STYLE.md rule 13; spec §7):
+ * The only place where Warrant outcomes become HTTP statuses (docs/decisions.md, "House rules"; README, "HTTP routes"):
  * unknown capability 404, admission failure 400, explicit denial 403, any other failed job 500.
  */
 import type { Job, PlanAdmissionIssue } from '../index.js';

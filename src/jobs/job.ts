@@ -1,4 +1,4 @@
-/** The job record (API.md §8): the audit trail of one admitted plan. */
+/** The job record (docs/api.md, "Jobs and events"): the audit trail of one admitted plan. */
 import type { ExecutionCaller } from '../authorization/authorizer.js';
 
 export type JobStatus = 'created' | 'executing' | 'completed' | 'failed';

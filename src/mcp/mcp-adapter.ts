@@ -1,8 +1,8 @@
 /**
- * The inbound MCP face (API.md §2, spec §4.2): every capability registered when the adapter is
+ * The inbound MCP face (docs/api.md, "new McpAdapter"): every capability registered when the adapter is
  * built becomes an MCP tool whose calls are one-step plans through `runtime.executePlan`. Like
  * the HTTP and CLI edges it parses, calls the runtime and formats; it never authorizes,
- * validates input or touches a store (STYLE.md rule 6). Warrant's admission does the input
+ * validates input or touches a store (docs/decisions.md, "House rules"). Warrant's admission does the input
  * check, so the advertised JSON Schema is descriptive and the SDK is told not to enforce it.
  */
 import {
@@ -66,7 +66,7 @@ const ANNOTATIONS: Record<CapabilityRisk, ToolAnnotations> = {
   destructive: { readOnlyHint: false, destructiveHint: true },
 };
 
-// Admission checks tool arguments (API.md §4), so the SDK must let every value through: its own
+// Admission checks tool arguments (docs/api.md, "runtime.executePlan"), so the SDK must let every value through: its own
 // check would answer with a different message and skip the job record.
 const acceptEverything: jsonSchemaValidator = {
   getValidator<T>(): JsonSchemaValidator<T> {
@@ -78,7 +78,7 @@ function invalidOption(message: string): TypeError {
   return createError(TypeError, 'MCP_ADAPTER_OPTIONS_INVALID', message);
 }
 
-/** The field contract (spec §8 rule 6) as JSON Schema: types, descriptions, the required list. */
+/** The field contract (docs/decisions.md) as JSON Schema: types, descriptions, the required list. */
 function toJsonSchema(inputSchema: CapabilityDescriptor['inputSchema']): JsonSchemaType {
   const properties: Record<string, JsonSchemaType> = {};
   const required: string[] = [];
@@ -180,7 +180,7 @@ export class McpAdapter {
       { capabilities: { tools: {} } },
     );
     useNullPrototypeToolTables(this.server);
-    // Introspection only (API.md §6): no authorizer, capability or event.
+    // Introspection only (docs/api.md, "runtime.listCapabilities"): no authorizer, capability or event.
     for (const descriptor of runtime.listCapabilities()) this.#registerTool(descriptor);
   }
 
@@ -216,7 +216,7 @@ export class McpAdapter {
       return successResult(job.result);
     } catch (error) {
       if (isPlanAdmissionError(error)) return errorResult(oneLineError(error.message));
-      // STYLE.md rule 13: no inner message, no stack for anything unexpected.
+      // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
       this.#options.onInternalError?.(error, name);
       return errorResult(INTERNAL_ERROR);
     }

@@ -1,7 +1,7 @@
 /**
- * Outbound MCP (spec §4.2 last paragraph, §9.2 rule 7): a tool of a downstream MCP server wrapped
+ * Outbound MCP (docs/errors.md, "Outbound MCP capabilities"): a tool of a downstream MCP server wrapped
  * as a Capability, so each call goes through admission, the authorizer and the job record like
- * any other step. Internal: the package root does not export it (API.md §1); the program wires
+ * any other step. Internal: the package root does not export it (docs/api.md); the program wires
  * it. Connections are pooled per downstream server, opened on first call and closed by
  * `closeMcpConnections()`.
  */
@@ -39,7 +39,7 @@ export interface McpCapabilityDefinition {
   readonly version?: string;
   /** Default: `MCP tool "<tool>" of <server>`. */
   readonly description?: string;
-  /** Required, exactly `'read'`, `'write'` or `'destructive'`: nothing is assumed (spec §9.2.7). */
+  /** Required, exactly `'read'`, `'write'` or `'destructive'`: nothing is assumed (docs/errors.md). */
   readonly risk: CapabilityRisk;
   readonly server: McpServerTarget;
   /** The tool name on the downstream server. */

@@ -1,5 +1,5 @@
 /**
- * Admission (spec §3 step 2, API.md §4): validates the CAPTURED structure. Every issue of every
+ * Admission (docs/api.md, "runtime.executePlan"): validates the CAPTURED structure. Every issue of every
  * step is collected, in step order; any issue rejects the plan with a PlanAdmissionError before
  * a job, an event, an authorizer call or a capability call exists.
  */
@@ -199,7 +199,7 @@ function admitStep(
       id,
     );
   } else if (version.value !== undefined) {
-    // API.md §3: any supplied string, including '', must equal the registered version.
+    // docs/api.md, "Plans and result references": any supplied string, including '', must equal the registered version.
     if (typeof version.value !== 'string') {
       report(
         issues,

@@ -1,7 +1,7 @@
 /**
- * Structural capture (spec §3 step 1, API.md §4): a runtime-owned copy of the submission that
+ * Structural capture (docs/api.md, "runtime.executePlan"): a runtime-owned copy of the submission that
  * reads every structural field exactly once. Input ROOTS are kept by identity; their contents
- * are not copied (spec §8 rule 2). Everything after capture uses this copy only, so later edits
+ * are not copied (docs/decisions.md). Everything after capture uses this copy only, so later edits
  * to the caller's plan, or getters that change it, cannot redirect what is admitted and run.
  */
 

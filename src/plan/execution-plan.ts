@@ -1,4 +1,4 @@
-/** A declarative plan: ordered steps run one after another (API.md §3). */
+/** A declarative plan: ordered steps run one after another (docs/api.md, "Plans and result references"). */
 export interface ExecutionPlan {
   /** Plan format version; only `'1.0'` is accepted. */
   version: '1.0';

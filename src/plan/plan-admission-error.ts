@@ -1,7 +1,7 @@
 import { boundText } from '../errors/describe-value.js';
 import { isIssuedError, issueError } from '../errors/warrant-error.js';
 
-/** One reason a plan was refused admission (API.md §4). Frozen. */
+/** One reason a plan was refused admission (docs/api.md, "runtime.executePlan"). Frozen. */
 export interface PlanAdmissionIssue {
   readonly code:
     | 'INVALID_PLAN'

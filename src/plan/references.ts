@@ -302,7 +302,7 @@ export class ReferenceResolutionError extends Error {
   override readonly name = 'ReferenceResolutionError';
 }
 
-/** Walks `segments` from `value`, reading OWN properties only (spec §2.2, API.md §3). */
+/** Walks `segments` from `value`, reading OWN properties only (docs/api.md, "Plans and result references"). */
 export function resolvePath(value: unknown, reference: ParsedReference): unknown {
   let current = value;
   let walked = `steps.${reference.stepId}.result`;

@@ -1,8 +1,8 @@
 /**
- * The step executor: the ONE code path through which Warrant invokes a capability (ARCHITECTURE.md,
+ * The step executor: the ONE code path through which Warrant invokes a capability (docs/decisions.md, "House rules",
  * "One governed path"). For each step, in order: resolve references (own properties only) →
- * check the resolved input → authorize (fail closed) → invoke → record (spec §3 step 4).
- * The same resolved input object goes to the authorizer and to the capability (spec §3 step 5).
+ * check the resolved input → authorize (fail closed) → invoke → record (docs/api.md, "runtime.executePlan").
+ * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan").
  */
 import { randomUUID } from 'node:crypto';
 import { authorizerName } from '../authorization/authorizer-name.js';
@@ -43,7 +43,7 @@ export interface ExecutorDependencies {
 const NOT_PERMITTED = 'Capability not permitted: ';
 const INVALID_DECISION = 'Invalid authorization decision';
 
-/** A store fault is the one failure that rejects `executePlan` after admission (API.md §8). */
+/** A store fault is the one failure that rejects `executePlan` after admission (docs/api.md, "Jobs and events"). */
 function storeFailure(error: unknown): Error {
   return createError(
     Error,
@@ -141,7 +141,7 @@ async function runStep(
       };
     }
   }
-  // API.md §7: the authorizer sees the very object the capability will receive. What it is
+  // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
   const authorization = Object.freeze({
     jobId,
@@ -178,7 +178,7 @@ async function runStep(
   if (checked.kind !== 'allow')
     return { status: 'failed', error: INVALID_DECISION, decided: decided('invalid') };
 
-  // The "started" record is durable before the capability runs (API.md §10).
+  // The "started" record is durable before the capability runs (README, "Stores").
   const allowed = decided('allow');
   const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;

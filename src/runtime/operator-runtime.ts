@@ -170,7 +170,7 @@ function readExecuteOptions(options: unknown): { readonly caller: unknown } {
 
 /**
  * Admits and runs plans under governance, and answers what is registered. A facade over the
- * plan admission, the step executor, the job store and the observer bus (ARCHITECTURE.md).
+ * plan admission, the step executor, the job store and the observer bus (docs/decisions.md, "House rules").
  */
 export class OperatorRuntime {
   readonly #authorizer: ExecutionAuthorizer;

@@ -11,7 +11,7 @@ const ask = (risk: 'read' | 'write' | 'destructive') =>
   });
 
 describe('default policy', () => {
-  it('allows reads and denies writes and destructive work with the messages of API.md §7', () => {
+  it('allows reads and denies writes and destructive work with the messages of docs/api.md, "new OperatorRuntime"', () => {
     assert.deepEqual(ask('read'), { decision: 'allow' });
     assert.deepEqual(ask('write'), {
       decision: 'deny',

@@ -1,4 +1,4 @@
-// STYLE.md rules 9 and 14: the error catalogue (docs/errors.md) and the codes src/ issues agree,
+// docs/decisions.md, "House rules": the error catalogue (docs/errors.md) and the codes src/ issues agree,
 // both ways. Codes are read from the places that issue them, not from every capitalised string:
 //  - createError(<Class>, '<CODE>', ...) and issueError(<error>, '<CODE>');
 //  - the same calls with an identifier, resolved through `const NAME = '<CODE>'` in the file, or
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
 
-// API.md §4: the admission issue codes, in the order API.md lists them.
+// docs/api.md, "runtime.executePlan": the admission issue codes, in the order docs/api.md lists them.
 const API_ISSUE_CODES = [
   'INVALID_PLAN',
   'UNSUPPORTED_PLAN_VERSION',
@@ -112,7 +112,7 @@ function documentedRows(): Row[] {
   }));
 }
 
-describe('docs/errors.md against src/ (STYLE.md rule 14)', () => {
+describe('docs/errors.md against src/ (docs/decisions.md, "House rules")', () => {
   const scan = scanIssuedCodes();
   const issueCodes = admissionIssueUnion();
   const used = new Set([...scan.codes.keys(), ...issueCodes]);
@@ -124,14 +124,14 @@ describe('docs/errors.md against src/ (STYLE.md rule 14)', () => {
     assert.ok(scan.codes.has('PLAN_ADMISSION_REJECTED'), 'PlanAdmissionError issuance not found');
   });
 
-  it('uses SCREAMING_SNAKE codes only (STYLE.md rule 9)', () => {
+  it('uses SCREAMING_SNAKE codes only (docs/decisions.md, "House rules")', () => {
     assert.deepEqual(
       [...used].filter((code) => !CODE.test(code)),
       [],
     );
   });
 
-  it('types PlanAdmissionIssue.code as exactly the issue codes of API.md §4', () => {
+  it('types PlanAdmissionIssue.code as exactly the issue codes of docs/api.md, "runtime.executePlan"', () => {
     assert.deepEqual([...issueCodes].sort(), [...API_ISSUE_CODES].sort());
   });
 

@@ -1,4 +1,4 @@
-// STYLE.md rules 5, 8, 10 and 21: the BUILT package, loaded the way users load it, ESM and
+// docs/decisions.md, "House rules": the BUILT package, loaded the way users load it, ESM and
 // CommonJS in one process. `npm test` builds first (pretest); run `npm run build` before running
 // this file alone.
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ const repo = (path: string) => fileURLToPath(new URL(`../../${path}`, import.met
 const ESM_ENTRY = repo('dist/esm/index.js');
 const CJS_ENTRY = repo('dist/cjs/index.js');
 
-// API.md §2, "Values exported from the root", in the order API.md lists them.
+// docs/api.md, "Values exported from the root", in the order docs/api.md lists them.
 const API_VALUES = [
   'OperatorRuntime',
   'operatorRuntime',
@@ -24,7 +24,7 @@ const API_VALUES = [
   'McpAdapter',
   'isPlanAdmissionError',
 ];
-// Listed in API.md §2 but not built yet. Asserted ABSENT, so this test fails when one lands: then
+// Listed in docs/api.md but not built yet. Asserted ABSENT, so this test fails when one lands: then
 // delete it from this set.
 const pendingFromApi = new Set<string>();
 const EXPECTED_NOW = API_VALUES.filter((name) => !pendingFromApi.has(name)).sort();
@@ -53,15 +53,15 @@ describe('the built package root (dist/esm and dist/cjs in one process)', () => 
     cjs = createRequire(import.meta.url)(CJS_ENTRY) as Root;
   });
 
-  it('exports exactly the values of API.md §2 from the ESM build', () => {
+  it('exports exactly the values of docs/api.md from the ESM build', () => {
     assert.deepEqual(Object.keys(esm).sort(), EXPECTED_NOW);
   });
 
-  it('exports exactly the values of API.md §2 from the CommonJS build', () => {
+  it('exports exactly the values of docs/api.md from the CommonJS build', () => {
     assert.deepEqual(Object.keys(cjs).sort(), EXPECTED_NOW);
   });
 
-  it('does not export the API.md values that are still pending (remove them from pendingFromApi when they land)', () => {
+  it('does not export the docs/api.md values that are still pending (remove them from pendingFromApi when they land)', () => {
     for (const name of pendingFromApi) {
       assert.equal(name in esm, false, `${name} is exported by the ESM build now`);
       assert.equal(name in cjs, false, `${name} is exported by the CommonJS build now`);
@@ -184,7 +184,7 @@ describe('the built package root (dist/esm and dist/cjs in one process)', () => 
 });
 
 describe('src/index.ts', () => {
-  it('holds only named export lines: no export *, no default export, no logic (STYLE.md rule 5)', () => {
+  it('holds only named export lines: no export *, no default export, no logic (docs/decisions.md, "House rules")', () => {
     const code = readFileSync(repo('src/index.ts'), 'utf8')
       .replace(/\/\*[\s\S]*?\*\//g, '')
       .replace(/\/\/.*$/gm, '');

@@ -1,4 +1,4 @@
-// ARCHITECTURE.md "Rules of the house" and STYLE.md rules 2, 6 and 19: file names, the import
+// docs/decisions.md, "House rules" "Rules of the house" and docs/decisions.md, "House rules": file names, the import
 // arrows, and a test twin for every source file.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -32,12 +32,12 @@ const CORE = ['src/plan/', 'src/capabilities/', 'src/authorization/', 'src/jobs/
 const EDGES = ['src/cli/', 'src/http/', 'src/builtins/'];
 const under = (file: string, areas: string[]) => areas.some((area) => file.startsWith(area));
 
-// STYLE.md rule 6: edge files reach the core only through the package root; they may use each
+// docs/decisions.md, "House rules": edge files reach the core only through the package root; they may use each
 // other and mcp/ (an adapter too, but public, so it cannot import the root's values itself).
 // The exceptions:
 const EDGE_INTERNALS_ALLOWED: Record<string, string> = {
   'src/http/legacy-routes.ts':
-    'the two LEGACY routes of API.md §11 are documented bypasses (SECURITY.md): they read the inventory and the decision check directly',
+    'the two LEGACY routes of README, "The warrant program" are documented bypasses (SECURITY.md): they read the inventory and the decision check directly',
 };
 
 // Internal modules every edge may use, and why.
@@ -59,7 +59,7 @@ const MCP_INTERNALS_ALLOWED: Record<string, string> = {
 /** The source file of an import path (imports name the built `.js`). */
 const toSource = (target: string): string => target.replace(/\.js$/, '.ts');
 
-// STYLE.md rule 19. A file with no test twin needs an entry here. `types` entries are checked to
+// docs/decisions.md, "House rules". A file with no test twin needs an entry here. `types` entries are checked to
 // hold no runtime code; `coveredBy` entries name the test that exercises them, which must exist.
 type NoTwin = { types: string } | { coveredBy: string; reason: string };
 const NO_TWIN: Record<string, NoTwin> = {
@@ -112,7 +112,7 @@ const NO_TWIN: Record<string, NoTwin> = {
   },
   'src/http/status-codes.ts': {
     coveredBy: 'test/http/server.test.ts',
-    reason: 'every status of API.md §11 is asserted over a socket',
+    reason: 'every status of README, "The warrant program" is asserted over a socket',
   },
   'src/http/parse-json-body.ts': {
     coveredBy: 'test/http/server.test.ts',
@@ -139,7 +139,7 @@ function holdsOnlyTypes(file: string): boolean {
 }
 
 describe('source layout', () => {
-  it('names every file under src/ in kebab-case .ts (STYLE.md rule 2)', () => {
+  it('names every file under src/ in kebab-case .ts (docs/decisions.md, "House rules")', () => {
     const bad = srcFiles.filter((file) => !/^[a-z0-9-]+\.ts$/.test(posix.basename(file)));
     assert.deepEqual(bad, []);
   });
@@ -219,7 +219,7 @@ describe('source layout', () => {
     assert.deepEqual(violations, []);
   });
 
-  it('lets cli/, http/ and builtins/ reach the core only through the package root (STYLE.md rule 6)', () => {
+  it('lets cli/, http/ and builtins/ reach the core only through the package root (docs/decisions.md, "House rules")', () => {
     const violations = sources
       .filter((file) => under(file, EDGES) && EDGE_INTERNALS_ALLOWED[file] === undefined)
       .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
@@ -234,7 +234,7 @@ describe('source layout', () => {
     assert.deepEqual(violations, []);
   });
 
-  it('gives every src file a test twin, or an allow-list entry with a reason (STYLE.md rule 19)', () => {
+  it('gives every src file a test twin, or an allow-list entry with a reason (docs/decisions.md, "House rules")', () => {
     const missing = sources
       .filter((file) => NO_TWIN[file] === undefined)
       .filter((file) => !twinsOf(file).some((twin) => existsSync(inRoot(twin))))

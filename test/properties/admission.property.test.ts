@@ -1,4 +1,4 @@
-// Property (b): admission rejects iff a rule of API.md §3-§5 is broken, and a rejected plan
+// Property (b): admission rejects iff a rule of docs/api.md (plans, admission, capabilities) is broken, and a rejected plan
 // leaves no trace: no job, no event, no authorizer call, no capability call.
 //
 // A case is a plan that starts out (mostly) valid and receives 0-3 injected violations:
@@ -6,10 +6,10 @@
 // fields, duplicate / empty / non-string ids, unknown or non-string capabilities, mismatched or
 // non-string pinned versions, missing / mistyped input fields, non-object inputs, and result
 // references to the step itself, to later or unknown steps, ambiguous or malformed ones. The
-// expected verdict and issues come from an oracle written here from API.md (and, where API.md
+// expected verdict and issues come from an oracle written here from docs/api.md (and, where docs/api.md
 // leaves the choice open, docs/decisions.md); it never calls into src/.
 //
-// The oracle predicts, per step, which issue codes MUST be reported; where API.md does not fix
+// The oracle predicts, per step, which issue codes MUST be reported; where docs/api.md does not fix
 // the code (a reference to no earlier step: INVALID_RESULT_REFERENCE or
 // RESULT_REFERENCE_NOT_EARLIER; a missing or non-string version: UNSUPPORTED_PLAN_VERSION or
 // INVALID_PLAN) it accepts either. Every reported issue must be one the oracle permits.
@@ -690,7 +690,7 @@ function concretize(spec: CaseSpec, capabilities: readonly Registered[]): Plan {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The oracle (API.md §3-§5, docs/decisions.md where API.md leaves a choice open).
+// The oracle (docs/api.md (plans, admission, capabilities), docs/decisions.md where docs/api.md leaves a choice open).
 
 interface ExpectedIssue {
   /** Undefined for plan-level issues. */
@@ -725,7 +725,7 @@ function collectReferenceTexts(value: Value, found: string[]): void {
   }
 }
 
-/** API.md §3: the id must be exactly one EARLIER step's id; path segments non-empty. */
+/** docs/api.md, "Plans and result references": the id must be exactly one EARLIER step's id; path segments non-empty. */
 function referenceCodes(text: string, earlierIds: ReadonlySet<string>): readonly Code[] {
   const fits: string[] = [];
   for (const id of earlierIds) {
@@ -760,7 +760,7 @@ function matchesType(type: FieldType, value: Value): boolean {
   }
 }
 
-/** API.md §5 field checks on an input root that is not a reference. */
+/** docs/api.md, "createCapability" field checks on an input root that is not a reference. */
 function inputCodes(input: Value | undefined, fields: readonly FieldRule[]): Code[] {
   if (fields.length === 0) return [];
   if (input === undefined || input.t === 'undef' || input.t === 'null') {
@@ -992,7 +992,7 @@ function checkIssues(
       .flatMap((candidate) => candidate.codes);
     assert.ok(permitted.includes(issue.code), `unexpected issue: ${context}`);
   }
-  // Plan-level issues first, then steps in order (API.md §4: "in step order").
+  // Plan-level issues first, then steps in order (docs/api.md, "runtime.executePlan": "in step order").
   const order = actual.map((issue) => issue.stepIndex ?? -1);
   assert.deepEqual(
     order,
@@ -1043,7 +1043,7 @@ describe('property: admission rejects exactly the plans that break a rule, and l
           } catch (error) {
             outcome = { admitted: false, error };
           }
-          // Capture reads each structural field exactly once (API.md §4).
+          // Capture reads each structural field exactly once (docs/api.md, "runtime.executePlan").
           for (const { proxy, keys } of checkedReads) {
             const reads = counts.get(proxy) ?? new Map<string, number>();
             for (const key of keys) {

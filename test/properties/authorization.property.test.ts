@@ -1,5 +1,5 @@
 // Property (a): a capability runs only after an own `decision: 'allow'` for that exact step and
-// that exact input object (API.md §7, spec §3 step 5 and §5).
+// that exact input object (docs/api.md, "new OperatorRuntime", "runtime.executePlan" and "createCapability").
 //
 // Each case is a valid plan of 1-6 steps over four registered capabilities (read / write /
 // destructive, with and without an input schema, hand-built and made by createCapability with
@@ -8,10 +8,10 @@
 // thenable, a proxy whose `decision` changes after the first read) or the default policy, and
 // a behaviour per capability call; in half the cases the caller's plan object is edited
 // (ids, capabilities, versions, input roots, order, version) while the job runs, which must
-// change nothing (API.md §4). A log records every authorizer call and every capability call in
-// order. An independent model of API.md predicts, step by step, whether the step resolves,
+// change nothing (docs/api.md, "runtime.executePlan"). A log records every authorizer call and every capability call in
+// order. An independent model of docs/api.md predicts, step by step, whether the step resolves,
 // validates, is authorized and runs, and what the job records. The identity promise checked is
-// the strongest API.md §7 makes: the authorizer's `context.input` IS (===) the object the
+// the strongest docs/api.md, "new OperatorRuntime" makes: the authorizer's `context.input` IS (===) the object the
 // capability receives; a step without references receives its submitted input root itself.
 // The context is also checked to be frozen (docs/decisions.md).
 import assert from 'node:assert/strict';
@@ -196,7 +196,7 @@ function registerCapabilities(runtime: OperatorRuntime): CapabilityUnderTest[] {
 
 type Delivery = 'sync' | 'promise' | 'later' | 'thenable';
 
-/** What an answer means under API.md §7 (the model's verdict). */
+/** What an answer means under docs/api.md, "new OperatorRuntime" (the model's verdict). */
 type Meaning =
   | { readonly kind: 'allow' }
   | { readonly kind: 'deny'; readonly reason: string | undefined }
@@ -312,7 +312,7 @@ const decisionArb: fc.Arbitrary<DecisionSpec> = fc.oneof(
   },
 );
 
-/** The model: what API.md §7 (and docs/decisions.md for thrown values) says an answer means. */
+/** The model: what docs/api.md, "new OperatorRuntime" (and docs/decisions.md for thrown values) says an answer means. */
 function meaningOf(spec: DecisionSpec): Meaning {
   switch (spec.kind) {
     case 'allow':
@@ -569,7 +569,7 @@ interface CaseSpec {
   /** Default policy (no authorizer) instead of the scripted, logging authorizer. */
   readonly defaultPolicy: boolean;
   readonly caller: ExecutionCaller | undefined;
-  /** Edit the submitted plan while the job runs: it must change nothing (API.md §4). */
+  /** Edit the submitted plan while the job runs: it must change nothing (docs/api.md, "runtime.executePlan"). */
   readonly meddle: boolean;
 }
 
@@ -673,7 +673,7 @@ function resolveModel(result: object, behaviour: Behaviour, path: RefPath): Mode
     case 'missing':
     case 'toString':
     case 'constructor':
-      // Not own properties of `{ n, v }`: the reference must not resolve (API.md §3).
+      // Not own properties of `{ n, v }`: the reference must not resolve (docs/api.md, "Plans and result references").
       return { ok: false };
   }
 }
@@ -975,7 +975,7 @@ function checkRun(
       assert.equal(cause?.type, 'capability.failed');
       assert.equal(failedStep?.startedAt, undefined);
     }
-    // API.md §8 event payloads, plus the input digest when a decision was made (docs/api.md,
+    // docs/api.md, "Jobs and events" event payloads, plus the input digest when a decision was made (docs/api.md,
     // "The decision record"): a step refused or failed in its capability was decided on.
     const decided = outcome.kind === 'refused' || outcome.kind === 'failed-in-capability';
     const inputDigest = failedStep?.decision?.inputDigest;
@@ -1001,7 +1001,7 @@ function checkRun(
   });
 }
 
-/** The capability's context and input for step `index`: identity as far as API.md promises. */
+/** The capability's context and input for step `index`: identity as far as docs/api.md promises. */
 function checkInvocation(
   spec: CaseSpec,
   index: number,

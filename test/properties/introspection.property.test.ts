@@ -1,6 +1,6 @@
 // Property (d): listCapabilities() / describeCapability() snapshots never alias registered data
-// (API.md §6, spec §2.3), and editing the objects a capability was registered from changes
-// nothing (API.md §5, docs/decisions.md "Registration snapshots").
+// (docs/api.md, "runtime.listCapabilities"), and editing the objects a capability was registered from changes
+// nothing (docs/api.md, "createCapability", docs/decisions.md "Registration snapshots").
 //
 // Capabilities are generated (hand-built objects and createCapability definitions; any version
 // including '', all risks, schemas with field names such as `constructor`, `toString`, `0`).
@@ -38,7 +38,7 @@ import { checkProperty, defineOwn, memoryRuntime, runLabel, settings } from './s
 type FieldType = CapabilityInputField['type'];
 
 // ---------------------------------------------------------------------------------------------
-// Generated capability specs and the descriptors API.md §6 says they must produce.
+// Generated capability specs and the descriptors docs/api.md, "runtime.listCapabilities" says they must produce.
 
 interface FieldSpec {
   readonly key: string;

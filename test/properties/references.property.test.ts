@@ -1,4 +1,4 @@
-// Property (c): result references read OWN properties only (API.md §3, spec §2.2).
+// Property (c): result references read OWN properties only (docs/api.md, "Plans and result references").
 //
 // Each case builds a step result from a generated description: plain objects, null-prototype
 // objects, objects inheriting from a prototype with its own properties, class instances,

@@ -283,7 +283,7 @@ describe('OperatorRuntime#executePlan() results and inputs', () => {
     assert.equal(seen[1], plainInput);
   });
 
-  it('sees an authorizer mutation of the input in the capability (no revalidation, spec §3 step 5)', async () => {
+  it('sees an authorizer mutation of the input in the capability (no revalidation, docs/api.md, "runtime.executePlan")', async () => {
     let received: unknown;
     const authorizer = recordingAuthorizer((context) => {
       (context.input as { amount: number }).amount = 1;

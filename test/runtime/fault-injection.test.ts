@@ -109,7 +109,7 @@ describe('fault injection: authorizers', () => {
     });
   }
 
-  it('lets an authorizer mutate the input it approves (spec §8: inputs are not deeply immutable) but never swap it', async () => {
+  it('lets an authorizer mutate the input it approves (docs/decisions.md: inputs are not deeply immutable) but never swap it', async () => {
     let received: unknown;
     const authorizer = recordingAuthorizer((context) => {
       assert.throws(() => {

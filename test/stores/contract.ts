@@ -1,4 +1,4 @@
-// STYLE.md rule 18: one contract suite for every store. Each store's test file only calls
+// docs/decisions.md, "House rules": one contract suite for every store. Each store's test file only calls
 // runJobStoreContract; the runtime drives the store through its public `store` option.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The shared durable store (`store: 'postgres://...'`, API.md §10), on `pg` with a pool, for
+ * The shared durable store (`store: 'postgres://...'`, README, "Stores"), on `pg` with a pool, for
  * several processes writing one database. Same record as the SQLite store (one row per job,
  * per step and per event; values as JSON text through toJsonSafe), with these differences:
  *

@@ -1,7 +1,7 @@
 /**
- * The embedded durable store (`store: 'sqlite:<file>'`, API.md §10), on better-sqlite3: one
+ * The embedded durable store (`store: 'sqlite:<file>'`, README, "Stores"), on better-sqlite3: one
  * connection per store, WAL, statements prepared once at open, and each state change one
- * synchronous `db.transaction` call (STYLE.md rule 17). Changes reported in the same turn of the
+ * synchronous `db.transaction` call (docs/decisions.md, "House rules"). Changes reported in the same turn of the
  * event loop (jobs in flight together) are committed together, each in its own savepoint (group
  * commit); the promise of a change settles only once it is committed, and the executor waits for
  * it, so a change is on disk before the runtime goes on (the "started" record before the
