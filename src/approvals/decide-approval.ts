@@ -1,8 +1,10 @@
 /**
  * Deciding approval requests and resuming their jobs (docs/api.md, "Approvals"). Every refusal
  * changes nothing. A request is consumed by exactly one decision: the consuming write happens
- * under a per-request claim taken synchronously, after the record was read again and found
- * still waiting. An approved step then runs through the executor's one step path, asked again
+ * under a per-request claim taken synchronously in this process, after the record was read
+ * again and found still waiting, and the store writes it only while the step is still stored
+ * waiting (`JobChange.claims`: a conditional update in SQLite and PostgreSQL), so decisions in
+ * other processes on the same store lose with APPROVAL_NOT_PENDING. An approved step then runs through the executor's one step path, asked again
  * with `context.approval`, bound to the recorded version and input digest.
  */
 import type { ApprovalGrant, ExecutionCaller } from '../authorization/authorizer.js';
@@ -107,6 +109,12 @@ export function checkDecisionArguments(value: unknown): CheckedDecision {
     decision,
     comment: comment as string | undefined,
   };
+}
+
+/** The store refused a claim: another decision (maybe another process) consumed the request. */
+function lostClaim(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return cause?.code === 'APPROVAL_NOT_PENDING';
 }
 
 /** A stored job as a running job: the record as stored, and a detached copy as the job face. */
@@ -245,7 +253,12 @@ export class ApprovalDesk {
       if (running === undefined) return;
       const index = running.record.steps.findIndex((step) => step.id === request.stepId);
       if (requestOf(running.record, index)?.inputDigest !== request.inputDigest) return;
-      await commitChange(running, expireApproval(running, index, isoNow()), host.deps);
+      try {
+        await commitChange(running, expireApproval(running, index, isoNow()), host.deps);
+      } catch (error) {
+        // Another process decided it first: nothing to expire.
+        if (!lostClaim(error)) throw error;
+      }
     });
   }
 
@@ -267,7 +280,12 @@ export class ApprovalDesk {
         args.decision === 'approve'
           ? grantApproval(running, index, at, args.approver.id)
           : rejectApproval(running, index, at, args.approver.id, args.comment);
-      await commitChange(running, change, host.deps);
+      try {
+        await commitChange(running, change, host.deps);
+      } catch (error) {
+        if (lostClaim(error)) return undefined;
+        throw error;
+      }
       return { running, index, grantedAt: at };
     });
     if (consumed === undefined) throw this.#notPending(args);

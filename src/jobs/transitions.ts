@@ -367,6 +367,8 @@ export function joinChanges(first: JobChange, second: JobChange): JobChange {
   };
   const decided = first.decided ?? second.decided;
   if (decided !== undefined) joined.decided = decided;
+  const claims = first.claims ?? second.claims;
+  if (claims !== undefined) joined.claims = claims;
   return joined;
 }
 
@@ -413,7 +415,7 @@ export function grantApproval(
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
   const event = append(running, 'approval.granted', at, { stepId: step.id, approver: approverId });
-  return { steps: [index], events: [event] };
+  return { steps: [index], claims: index, events: [event] };
 }
 
 /**
@@ -433,7 +435,7 @@ export function rejectApproval(
   const event = append(running, 'approval.rejected', at, data);
   const error = comment === undefined ? 'Approval rejected' : `Approval rejected: ${comment}`;
   const failed = endStep(running, index, at, { status: 'failed', error });
-  const change = joinChanges({ steps: [], events: [event] }, failed);
+  const change = joinChanges({ steps: [], claims: index, events: [event] }, failed);
   return joinChanges(change, failJob(running, at, error));
 }
 
@@ -441,7 +443,7 @@ export function rejectApproval(
 export function expireApproval(running: RunningJob, index: number, at: string): JobChange {
   const error = 'Approval expired';
   return joinChanges(
-    endStep(running, index, at, { status: 'failed', error }),
+    { ...endStep(running, index, at, { status: 'failed', error }), claims: index },
     failJob(running, at, error),
   );
 }
