@@ -445,8 +445,11 @@ export class SqliteJobStore implements JobStore {
     const claimed = change.claims;
     if (claimed !== undefined) {
       // Another process may have written this job since: its chain continues from the file.
+      // Its row is looked up now: a transaction that reads before it writes cannot take the
+      // write lock once another process has committed (SQLITE_BUSY_SNAPSHOT).
       this.#flush();
       this.#heads.delete(job.id);
+      this.#seqOf.set(job.id, this.#seq(job.id));
     }
     return this.#enqueue({
       ...(claimed === undefined
