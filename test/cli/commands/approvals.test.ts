@@ -3,7 +3,7 @@
 // the list shows the request; that command, as another caller, runs the write.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -71,6 +71,31 @@ describe('warrant approvals', () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /APPROVAL_NOT_PENDING/);
     assert.match(warrant(['approvals', '--fs-root', 'examples/data'], cwd).stdout, /no pending/);
+  });
+
+  it('npm start stops at the write and prints the command that approves it', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-start-'));
+    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    cpSync(resolve('scripts'), join(cwd, 'scripts'), { recursive: true });
+    symlinkSync(resolve('dist'), join(cwd, 'dist'));
+    symlinkSync(resolve('node_modules'), join(cwd, 'node_modules'));
+    const start = spawnSync(process.execPath, ['scripts/start.mjs'], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(start.status, 0, start.stderr);
+    assert.match(start.stderr, /write-copy \(fs\.write\) awaits approval/);
+    const line = start.stdout
+      .split('\n')
+      .find((text) => text.trim().startsWith('npm run warrant -- approvals approve'));
+    assert.ok(line !== undefined, start.stdout);
+    const words = (line.trim().match(/'[^']*'|\S+/g) ?? []).map((word) =>
+      word.startsWith("'") ? word.slice(1, -1) : word,
+    );
+    const approved = warrant(words.slice(4), cwd);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
   });
 
   it('refuses bad usage with exit 2', () => {
