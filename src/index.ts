@@ -4,7 +4,14 @@
  * @module
  */
 export { OperatorRuntime, operatorRuntime } from './runtime/operator-runtime.js';
-export type { OperatorRuntimeOptions, ExecutePlanOptions } from './runtime/operator-runtime.js';
+export type {
+  OperatorRuntimeOptions,
+  ExecutePlanOptions,
+  ApprovalListFilter,
+} from './runtime/operator-runtime.js';
+export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';
+export type { ApprovalRequest } from './approvals/approval-request.js';
+export type { ApprovalDecision } from './approvals/decide-approval.js';
 export { createCapability } from './capabilities/create-capability.js';
 export { TimeoutMiddleware } from './capabilities/timeout-middleware.js';
 export { LifecycleLoggingMiddleware } from './capabilities/lifecycle-logging-middleware.js';
@@ -31,6 +38,7 @@ export type {
   CapabilityAuthorizationContext,
   CapabilityAuthorizationDecision,
   ExecutionCaller,
+  ApprovalGrant,
 } from './authorization/authorizer.js';
 export type {
   Job,

@@ -15,11 +15,25 @@ export interface CapabilityAuthorizationContext {
   readonly capability: Readonly<{ name: string; version: string; risk: CapabilityRisk }>;
   readonly input: unknown;
   readonly caller?: ExecutionCaller;
+  /** The granted approval, when the step is asked about again after approval (docs/api.md). */
+  readonly approval?: ApprovalGrant;
+}
+
+/** A granted approval, as the authorizer sees it on the second ask. */
+export interface ApprovalGrant {
+  /** The approver's frozen snapshot. */
+  readonly approver: ExecutionCaller;
+  /** ISO 8601. */
+  readonly grantedAt: string;
+  readonly inputDigest: string;
 }
 
 /** Only an own `decision: 'allow'` lets a step run; anything else fails closed (docs/api.md, "new OperatorRuntime"). */
 export type CapabilityAuthorizationDecision =
-  { decision: 'allow' } | { decision: 'deny'; reason?: string };
+  | { decision: 'allow' }
+  | { decision: 'deny'; reason?: string }
+  /** Only with the runtime's `approvals` option; otherwise malformed (fails closed). */
+  | { decision: 'require_approval'; reason?: string };
 
 /** Decides, per step, whether the caller may run this capability with this input. */
 export interface ExecutionAuthorizer {

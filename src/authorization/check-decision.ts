@@ -9,7 +9,8 @@
 export type CheckedDecision =
   | { readonly kind: 'allow' }
   | { readonly kind: 'deny'; readonly reason: string | undefined }
-  | { readonly kind: 'invalid' };
+  | { readonly kind: 'invalid' }
+  | { readonly kind: 'require_approval'; readonly reason: string | undefined };
 
 const ALLOW: CheckedDecision = Object.freeze({ kind: 'allow' });
 const INVALID: CheckedDecision = Object.freeze({ kind: 'invalid' });
@@ -24,19 +25,23 @@ function readOwn(target: object, key: string): { value: unknown } | undefined {
   return { value: getter === undefined ? undefined : Reflect.apply(getter, target, []) };
 }
 
-export function checkDecision(value: unknown): CheckedDecision {
+/**
+ * `require_approval` is a decision only when the runtime has approvals on (`approvals`);
+ * otherwise it is malformed like any unknown value (docs/api.md, "Approvals").
+ */
+export function checkDecision(value: unknown, approvals = false): CheckedDecision {
   try {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
     const decision = readOwn(value, 'decision');
     if (decision === undefined) return INVALID;
     if (decision.value === 'allow') return ALLOW;
-    if (decision.value !== 'deny') return INVALID;
+    const requiresApproval = approvals && decision.value === 'require_approval';
+    if (decision.value !== 'deny' && !requiresApproval) return INVALID;
     // A reason is optional; when present it must be an own string (or undefined), read once.
     const reason = readOwn(value, 'reason');
-    if (reason === undefined || reason.value === undefined) {
-      return { kind: 'deny', reason: undefined };
-    }
-    return typeof reason.value === 'string' ? { kind: 'deny', reason: reason.value } : INVALID;
+    const kind = requiresApproval ? 'require_approval' : 'deny';
+    if (reason === undefined || reason.value === undefined) return { kind, reason: undefined };
+    return typeof reason.value === 'string' ? { kind, reason: reason.value } : INVALID;
   } catch {
     return INVALID;
   }

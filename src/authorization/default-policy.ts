@@ -22,3 +22,26 @@ export const defaultAuthorizer: ExecutionAuthorizer = Object.freeze({
     return capability.risk === 'write' ? DENY_WRITE : DENY_DESTRUCTIVE;
   },
 });
+
+const REQUIRE_WRITE: CapabilityAuthorizationDecision = Object.freeze({
+  decision: 'require_approval',
+  reason: 'Write capability requires explicit approval.',
+});
+const REQUIRE_DESTRUCTIVE: CapabilityAuthorizationDecision = Object.freeze({
+  decision: 'require_approval',
+  reason: 'Destructive capability requires explicit approval.',
+});
+
+/**
+ * The default policy with approvals on: reads allowed; writes and destructive work require
+ * approval, and are allowed once the context carries a granted approval (docs/api.md).
+ */
+export const defaultApprovalAuthorizer: ExecutionAuthorizer = Object.freeze({
+  authorize({
+    capability,
+    approval,
+  }: CapabilityAuthorizationContext): CapabilityAuthorizationDecision {
+    if (capability.risk === 'read' || approval !== undefined) return ALLOW;
+    return capability.risk === 'write' ? REQUIRE_WRITE : REQUIRE_DESTRUCTIVE;
+  },
+});

@@ -7,7 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CapabilityModule, ExecutionAuthorizer } from '../index.js';
+import type { ApproverPolicy, CapabilityModule, ExecutionAuthorizer } from '../index.js';
 import { checkInputFile } from './input-file.js';
 import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
@@ -143,6 +143,29 @@ export async function loadAuthorizer(file: string): Promise<ExecutionAuthorizer>
     // A proxy whose trap throws has no name; the authorizer still runs (and fails closed).
   }
   return wrapper;
+}
+
+/** The approver policy of an `--approvers` file: a default export `{ canApprove(approver, request) }`. */
+export async function loadApprover(file: string): Promise<ApproverPolicy> {
+  const { value: exported } = await importDefault(file, '--approvers');
+  let callable: boolean;
+  try {
+    callable =
+      typeof exported === 'object' &&
+      exported !== null &&
+      typeof (exported as ApproverPolicy).canApprove === 'function';
+  } catch (error) {
+    throw new UsageError(
+      `--approvers ${file}: the default export cannot be read (${firstLine(error)})`,
+    );
+  }
+  if (!callable) {
+    throw new UsageError(
+      `--approvers ${file}: the default export must be an object with a canApprove(approver, request) method`,
+    );
+  }
+  const policy = exported as ApproverPolicy;
+  return { canApprove: (approver, request) => policy.canApprove(approver, request) };
 }
 
 /**

@@ -5,6 +5,7 @@
  * usage (options, files, modules, a store that cannot be opened) or a plan refused at
  * admission. Errors are one line, never a stack trace.
  */
+import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
 import { jobsCommand } from './commands/jobs.js';
 import { runCommand } from './commands/run.js';
@@ -19,6 +20,8 @@ Commands:
   serve                  serve plans over HTTP on 127.0.0.1
   mcp                    serve capabilities to an MCP client over stdio
   jobs [list|show <id>]  job history and audit trail
+  approvals [approve|reject <jobId> <stepId> --digest <d>]
+                         pending approval requests, and deciding one
   capabilities [name]    what is registered (introspection)
 
 Run "warrant <command> --help" for the options of a command.
@@ -39,6 +42,7 @@ const commands: Record<string, Command> = {
   serve: serveCommand,
   mcp,
   jobs: jobsCommand,
+  approvals: approvalsCommand,
   capabilities: capabilitiesCommand,
 };
 

@@ -10,12 +10,13 @@ import { createHttpModule } from '../builtins/http-module.js';
 import { createSystemModule } from '../builtins/system-module.js';
 import {
   OperatorRuntime,
+  type ApproverPolicy,
   type CapabilityModule,
   type CapabilityRisk,
   type OperatorRuntimeOptions,
 } from '../index.js';
 import { createMcpCapability } from '../mcp/outbound.js';
-import { loadAuthorizer, loadCapabilityModules } from './load-modules.js';
+import { loadApprover, loadAuthorizer, loadCapabilityModules } from './load-modules.js';
 import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 
@@ -30,6 +31,8 @@ export const runtimeOptions = {
   store: { type: 'string' },
   'fs-root': { type: 'string' },
   'http-allow': { type: 'string' },
+  approvals: { type: 'boolean' },
+  approvers: { type: 'string' },
 } as const;
 
 export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
@@ -39,6 +42,12 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
   --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
                         is created) or a postgres:// URL (?statement_timeout=<ms>, default
                         30000); opened at start-up (default ${DEFAULT_STORE})
+  --approvals           human approval (README "Approvals"): the default policy asks
+                        approval for writes and destructive work; an authorizer may
+                        answer require_approval
+  --approvers <file>    with --approvals: the approver policy (default export
+                        { canApprove(approver, request) }); default: any caller but the
+                        one who submitted the plan
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
   --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
                         host allows ports 80 and 443, host:port (or [::1]:port) that port
@@ -56,7 +65,15 @@ export interface RuntimeFlags {
   store?: string;
   'fs-root'?: string;
   'http-allow'?: string;
+  approvals?: boolean;
+  approvers?: string;
 }
+
+/**
+ * The program's default approver policy: any caller may decide; the runtime itself refuses the
+ * caller who submitted the plan (APPROVAL_SELF_APPROVAL).
+ */
+const anyoneButRequester: ApproverPolicy = Object.freeze({ canApprove: () => true });
 
 /** The only directory the program creates for a SQLite store: `./.warrant/` (the default's). */
 const STORE_DIRECTORY = '.warrant';
@@ -146,6 +163,14 @@ export async function createProgramRuntime(
   const downstream = mcpModules(flags);
   const options: OperatorRuntimeOptions = { ...extra, store };
   if (flags.authorizer !== undefined) options.authorizer = await loadAuthorizer(flags.authorizer);
+  if (flags.approvers !== undefined && flags.approvals !== true)
+    throw new UsageError('--approvers needs --approvals');
+  if (flags.approvals === true) {
+    options.approvals = {
+      approver:
+        flags.approvers === undefined ? anyoneButRequester : await loadApprover(flags.approvers),
+    };
+  }
   const modules = await loadCapabilityModules(flags.module ?? []);
   // The constructor checks the options and opens nothing.
   const runtime = createRuntime(options);

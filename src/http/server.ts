@@ -35,7 +35,7 @@ import {
   type GateRefusal,
 } from './request-gate.js';
 import { toJsonSafe } from '../jobs/json-value.js';
-import { admissionStatus, failedJobStatus } from './status-codes.js';
+import { admissionStatus, approvalRefusalStatus, failedJobStatus } from './status-codes.js';
 
 export interface HttpServerOptions {
   /** The authentication mode (`createAuthenticator` of `src/http/auth/`): every route but
@@ -329,6 +329,12 @@ export function createHttpServer(
             result: toJsonSafe(job.result),
           };
         }
+        // Stopped for approval (the runtime's approvals option): accepted, nothing ran yet.
+        if (job.status === 'awaiting_approval') {
+          return reply
+            .code(202)
+            .send({ capability: name, risk: descriptor.risk, jobId: job.id, job: jobAnswer(job) });
+        }
         return reply
           .code(failedJobStatus(job))
           .send({ error: oneLineError(job.error ?? 'Execution failed'), jobId: job.id });
@@ -347,6 +353,7 @@ export function createHttpServer(
         caller: await caller(request),
       });
       if (job.status === 'completed') return reply.code(201).send(jobAnswer(job));
+      if (job.status === 'awaiting_approval') return reply.code(202).send(jobAnswer(job));
       return reply
         .code(failedJobStatus(job))
         .send({ error: oneLineError(job.error ?? 'Execution failed'), job: jobAnswer(job) });
@@ -383,6 +390,7 @@ export function createHttpServer(
   });
 
   registerVerifyRoute(app, runtime);
+  registerApprovalRoutes(app, runtime, caller);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       callerOf: caller,
@@ -400,6 +408,56 @@ export function createHttpServer(
     authorizer: options.legacyAuthorizer,
   });
   return app;
+}
+
+/**
+ * `GET /api/approvals` (pending requests; `?jobId=` one job's) and
+ * `POST /api/jobs/:id/steps/:stepId/approval` `{ decision, inputDigest, comment? }`, decided by
+ * the request's caller as approver: 200 with the job at its next stop, or the refusal's status
+ * (approvalRefusalStatus). Nothing in the body names the approver.
+ */
+function registerApprovalRoutes(
+  app: FastifyInstance,
+  runtime: OperatorRuntime,
+  callerOf: (
+    request: FastifyRequest,
+  ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>,
+): void {
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    '/api/approvals',
+    async (request) => {
+      const { jobId } = request.query;
+      return runtime.listApprovals(jobId === undefined ? {} : { jobId });
+    },
+  );
+  app.post<{ Params: { id: string; stepId: string }; Body: unknown }>(
+    '/api/jobs/:id/steps/:stepId/approval',
+    async (request, reply) => {
+      const body: unknown = request.body;
+      if (!isObject(body))
+        return reply
+          .code(400)
+          .send({ error: 'Body must be a JSON object { decision, inputDigest, comment? }' });
+      const approver = await callerOf(request);
+      if (approver === undefined)
+        return reply.code(403).send({ error: 'An approval needs an identified approver' });
+      try {
+        const job = await runtime.decideApproval({
+          jobId: request.params.id,
+          stepId: request.params.stepId,
+          inputDigest: body.inputDigest as string,
+          approver,
+          decision: body.decision as 'approve' | 'reject',
+          ...(body.comment === undefined ? {} : { comment: body.comment as string }),
+        });
+        return jobAnswer(job);
+      } catch (error) {
+        const status = approvalRefusalStatus((error as { code?: unknown } | null)?.code);
+        if (status === undefined) throw error;
+        return reply.code(status).send({ error: oneLineError((error as Error).message) });
+      }
+    },
+  );
 }
 
 /**

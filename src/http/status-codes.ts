@@ -12,3 +12,27 @@ export function admissionStatus(issues: readonly PlanAdmissionIssue[]): 400 | 40
 export function failedJobStatus(job: Job): 403 | 500 {
   return job.events.some((event) => event.type === 'capability.denied') ? 403 : 500;
 }
+
+/**
+ * The status of a refused approval decision (docs/api.md, "runtime.decideApproval"): 404 unknown,
+ * 409 not pending or another digest, 403 forbidden or self-approval, 410 expired, 400 malformed;
+ * undefined for any other error (not a refusal).
+ */
+export function approvalRefusalStatus(code: unknown): 400 | 403 | 404 | 409 | 410 | undefined {
+  switch (code) {
+    case 'APPROVAL_NOT_FOUND':
+      return 404;
+    case 'APPROVAL_NOT_PENDING':
+    case 'APPROVAL_DIGEST_MISMATCH':
+      return 409;
+    case 'APPROVAL_FORBIDDEN':
+    case 'APPROVAL_SELF_APPROVAL':
+      return 403;
+    case 'APPROVAL_EXPIRED':
+      return 410;
+    case 'APPROVAL_DECISION_INVALID':
+      return 400;
+    default:
+      return undefined;
+  }
+}

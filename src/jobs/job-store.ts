@@ -10,6 +10,14 @@ export interface JobChange {
   readonly steps: readonly number[];
   /** The step (one of `steps`) whose decision, and resolved input, this change recorded. */
   readonly decided?: number;
+  /**
+   * The step whose approval request this change consumes (a decision on it, or its expiry). A
+   * store writes such a change only while that step is still stored `awaiting_approval`, checked
+   * and set in one atomic step (a conditional update in SQL); otherwise it writes nothing and
+   * rejects with APPROVAL_NOT_PENDING. So of concurrent decisions, in any number of processes
+   * sharing the store, exactly one is written (docs/decisions.md, "Approvals").
+   */
+  readonly claims?: number;
   readonly events: readonly JobEvent[];
 }
 

@@ -1,8 +1,10 @@
 /** The job record (docs/api.md, "Jobs and events"): the audit trail of one admitted plan. */
 import type { ExecutionCaller } from '../authorization/authorizer.js';
 
-export type JobStatus = 'created' | 'executing' | 'completed' | 'failed';
-export type JobStepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+/** `awaiting_approval` only with the runtime's `approvals` option (docs/api.md, "Approvals"). */
+export type JobStatus = 'created' | 'executing' | 'awaiting_approval' | 'completed' | 'failed';
+export type JobStepStatus =
+  'pending' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'skipped';
 export type JobOutcome = 'success' | 'failed';
 
 export type JobEventType =
@@ -13,7 +15,10 @@ export type JobEventType =
   | 'capability.denied'
   | 'capability.failed'
   | 'job.completed'
-  | 'job.failed';
+  | 'job.failed'
+  | 'approval.requested'
+  | 'approval.granted'
+  | 'approval.rejected';
 
 export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'job.created',
@@ -24,6 +29,9 @@ export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'capability.failed',
   'job.completed',
   'job.failed',
+  'approval.requested',
+  'approval.granted',
+  'approval.rejected',
 ]);
 
 export interface JobEvent {
@@ -37,7 +45,7 @@ export interface JobEvent {
 
 /**
  * How a decision came out: `invalid` is a malformed answer, `error` an authorizer that threw or
- * rejected. (`approval_required` is reserved for approvals.)
+ * rejected; `approval_required` a step stopped for approval (runtime option `approvals`).
  */
 export type DecisionOutcome = 'allow' | 'deny' | 'invalid' | 'error' | 'approval_required';
 

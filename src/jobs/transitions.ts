@@ -72,7 +72,13 @@ export type StepEnd =
       readonly risk: CapabilityRisk;
       readonly decided: Decided;
     }
-  | { readonly status: 'failed'; readonly error: string; readonly decided?: Decided };
+  | { readonly status: 'failed'; readonly error: string; readonly decided?: Decided }
+  | {
+      readonly status: 'awaiting_approval';
+      readonly risk: CapabilityRisk;
+      readonly decided: Decided;
+      readonly expiresAt: string;
+    };
 
 const NO_STEPS: readonly number[] = Object.freeze([]);
 
@@ -254,7 +260,12 @@ export function startStep(
  * The step ended: completed with its result (recorded now), denied, or failed. A failure carries
  * the input digest when a decision was made on the step, now (`end.decided`) or when it started.
  */
-export function endStep(running: RunningJob, index: number, at: string, end: StepEnd): JobChange {
+export function endStep(
+  running: RunningJob,
+  index: number,
+  at: string,
+  end: Exclude<StepEnd, { readonly status: 'awaiting_approval' }>,
+): JobChange {
   const step = running.job.steps[index] as JobStep;
   const recorded = running.record.steps[index] as JobStep;
   step.completedAt = recorded.completedAt = at;
@@ -356,5 +367,83 @@ export function joinChanges(first: JobChange, second: JobChange): JobChange {
   };
   const decided = first.decided ?? second.decided;
   if (decided !== undefined) joined.decided = decided;
+  const claims = first.claims ?? second.claims;
+  if (claims !== undefined) joined.claims = claims;
   return joined;
+}
+
+/**
+ * The authorizer asked for approval: the step and the job wait (`awaiting_approval`), with
+ * `approval.requested`. Nothing was invoked (docs/api.md, "Approvals").
+ */
+export function awaitApproval(
+  running: RunningJob,
+  index: number,
+  at: string,
+  end: Extract<StepEnd, { readonly status: 'awaiting_approval' }>,
+): JobChange {
+  const inputDigest = decide(running, index, end.decided);
+  setStatus(running, index, 'awaiting_approval');
+  running.job.status = running.record.status = 'awaiting_approval';
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const data: Record<string, unknown> = {
+    stepId: step.id,
+    capability: step.capability,
+    capabilityVersion: end.decided.capabilityVersion,
+    risk: end.risk,
+    inputDigest,
+  };
+  if (end.decided.reason !== undefined) data.reason = end.decided.reason;
+  data.expiresAt = end.expiresAt;
+  const event = append(running, 'approval.requested', at, data);
+  return { steps: [index], decided: index, events: [event] };
+}
+
+/**
+ * A waiting step was approved: it is pending again and the job executing, with
+ * `approval.granted`. The step then runs through the executor like any other.
+ */
+export function grantApproval(
+  running: RunningJob,
+  index: number,
+  at: string,
+  approverId: string,
+): JobChange {
+  setStatus(running, index, 'pending');
+  running.job.status = running.record.status = 'executing';
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const event = append(running, 'approval.granted', at, { stepId: step.id, approver: approverId });
+  return { steps: [index], claims: index, events: [event] };
+}
+
+/**
+ * A waiting step was rejected: `approval.rejected`, the step fails with `Approval rejected`
+ * (and the comment), later steps are skipped and the job fails; one change.
+ */
+export function rejectApproval(
+  running: RunningJob,
+  index: number,
+  at: string,
+  approverId: string,
+  comment: string | undefined,
+): JobChange {
+  const step = running.record.steps[index] as JobStep;
+  const data: Record<string, unknown> = { stepId: step.id, approver: approverId };
+  if (comment !== undefined) data.comment = comment;
+  const event = append(running, 'approval.rejected', at, data);
+  const error = comment === undefined ? 'Approval rejected' : `Approval rejected: ${comment}`;
+  const failed = endStep(running, index, at, { status: 'failed', error });
+  const change = joinChanges({ steps: [], claims: index, events: [event] }, failed);
+  return joinChanges(change, failJob(running, at, error));
+}
+
+/** A waiting step's request expired: the step fails with `Approval expired`, so does the job. */
+export function expireApproval(running: RunningJob, index: number, at: string): JobChange {
+  const error = 'Approval expired';
+  return joinChanges(
+    { ...endStep(running, index, at, { status: 'failed', error }), claims: index },
+    failJob(running, at, error),
+  );
 }

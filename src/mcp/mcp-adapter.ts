@@ -210,6 +210,13 @@ export class McpAdapter {
     try {
       const caller = await this.#resolveCaller(name, context);
       const job = await this.#runtime.executePlan(plan, { caller });
+      // Stopped for approval (the runtime's approvals option): an error the client can act on.
+      if (job.status === 'awaiting_approval') {
+        const waiting = job.steps.find((step) => step.status === 'awaiting_approval');
+        return errorResult(
+          oneLineError(`Awaiting approval: job ${job.id}, step ${waiting?.id ?? 'call'}`),
+        );
+      }
       // A denial or a failure is recorded in the job; its error is the step's message.
       if (job.status !== 'completed')
         return errorResult(oneLineError(job.error ?? 'Execution failed'));

@@ -6,7 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { authorizerName } from '../authorization/authorizer-name.js';
-import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
+import type {
+  ApprovalGrant,
+  CapabilityAuthorizationContext,
+  ExecutionAuthorizer,
+  ExecutionCaller,
+} from '../authorization/authorizer.js';
 import { checkDecision } from '../authorization/check-decision.js';
 import type { ExecutionContext, ExecutionLogger } from '../capabilities/capability.js';
 import { checkInput } from '../capabilities/input-schema.js';
@@ -17,6 +22,7 @@ import { isoNow as now } from '../jobs/clock.js';
 import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
 import {
+  awaitApproval,
   completeJob,
   createJob,
   endStep,
@@ -38,10 +44,20 @@ export interface ExecutorDependencies {
   readonly logger: ExecutionLogger;
   /** Given to every capability context; only middleware (timeouts) derives aborting signals. */
   readonly signal: AbortSignal;
+  /** Present when the runtime has approvals on: how long a request waits (ms). */
+  readonly approvals?: { readonly ttlMs: number };
+}
+
+/** A granted approval for one step, as the resumed run checks it (docs/api.md, "Approvals"). */
+export interface StepApproval {
+  readonly grant: ApprovalGrant;
+  /** The registered version the request was made for. */
+  readonly capabilityVersion: string;
 }
 
 const NOT_PERMITTED = 'Capability not permitted: ';
 const INVALID_DECISION = 'Invalid authorization decision';
+const APPROVAL_NOT_ENOUGH = 'Approval required again after approval was granted';
 
 /** A store fault is the one failure that rejects `executePlan` after admission (docs/api.md, "Jobs and events"). */
 function storeFailure(error: unknown): Error {
@@ -117,6 +133,7 @@ async function runStep(
   results: readonly unknown[],
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
+  approval: StepApproval | undefined,
 ): Promise<StepEnd> {
   const { capability } = step;
   const { running } = run;
@@ -143,14 +160,27 @@ async function runStep(
   }
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
-  const authorization = Object.freeze({
+  const recordedInput = recordValue(input, 'input');
+  const asked: CapabilityAuthorizationContext = {
     jobId,
     stepId: step.id,
     capability: capability.identity,
     input,
     caller,
-  });
-  const recordedInput = recordValue(input, 'input');
+  };
+  if (approval !== undefined) {
+    // The approval is bound to the exact action: the same version, the same input as authorized.
+    if (capability.version !== approval.capabilityVersion) {
+      return {
+        status: 'failed',
+        error: `Capability version changed since approval was requested: ${capability.name}@${approval.capabilityVersion} is now ${capability.version}`,
+      };
+    }
+    if (recordedInput.digest !== approval.grant.inputDigest)
+      return { status: 'failed', error: 'Input changed since approval was requested' };
+    (asked as { approval?: ApprovalGrant }).approval = approval.grant;
+  }
+  const authorization = Object.freeze(asked);
   const decided = (outcome: DecisionOutcome, reason?: string): Decided => ({
     outcome,
     reason,
@@ -170,7 +200,18 @@ async function runStep(
     const message = describeThrown(error);
     return { status: 'failed', error: message, decided: decided('error', message) };
   }
-  const checked = checkDecision(decision);
+  const checked = checkDecision(decision, deps.approvals !== undefined);
+  if (checked.kind === 'require_approval') {
+    if (approval !== undefined) {
+      // Asked again with the approval and still no: a denial, never a second request.
+      const reason = checked.reason ?? APPROVAL_NOT_ENOUGH;
+      return { status: 'denied', reason, risk: capability.risk, decided: decided('deny', reason) };
+    }
+    const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
+    const requested = decided('approval_required', checked.reason);
+    const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
+    return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
+  }
   if (checked.kind === 'deny') {
     const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
     return { status: 'denied', reason, risk: capability.risk, decided: decided('deny', reason) };
@@ -218,15 +259,45 @@ export async function executeAdmittedPlan(
   } catch (error) {
     throw storeFailure(error);
   }
-  let pending = run.publish(created.events);
+  const pending = run.publish(created.events);
   if (pending !== undefined) await pending;
+  return runSteps(run, plan, 0, [], caller, deps, undefined);
+}
 
+/**
+ * Runs the plan's steps from `from` on, `results` holding the results of the steps before it;
+ * `approval` is the granted approval of step `from`. Stops at the first step that does not
+ * complete, or that waits for approval.
+ */
+async function runSteps(
+  run: JobRun,
+  plan: AdmittedPlan,
+  from: number,
+  results: unknown[],
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  approval: StepApproval | undefined,
+): Promise<Job> {
+  const { running } = run;
   const { job } = running;
-  const results: unknown[] = [];
   const last = plan.steps.length - 1;
-  for (const step of plan.steps) {
-    const end = await runStep(run, step, results, caller, deps);
+  let pending: Promise<void> | undefined;
+  for (let index = from; index <= last; index++) {
+    const step = plan.steps[index] as AdmittedStep;
+    const end = await runStep(
+      run,
+      step,
+      results,
+      caller,
+      deps,
+      index === from ? approval : undefined,
+    );
     const endedAt = now();
+    if (end.status === 'awaiting_approval') {
+      pending = run.commit(awaitApproval(running, step.index, endedAt, end));
+      if (pending !== undefined) await pending;
+      return job;
+    }
     let change = endStep(running, step.index, endedAt, end);
     if (end.status === 'completed') {
       results.push(end.result);
@@ -245,4 +316,30 @@ export async function executeAdmittedPlan(
   pending = run.commit(completeJob(running, now()));
   if (pending !== undefined) await pending;
   return job;
+}
+
+/**
+ * Goes on with a job whose step `from` was approved (its `approval.granted` change already
+ * written): the step runs through the same path as every other, then the rest of the plan.
+ */
+export async function resumeApprovedJob(
+  running: RunningJob,
+  plan: AdmittedPlan,
+  from: number,
+  results: unknown[],
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  approval: StepApproval,
+): Promise<Job> {
+  return runSteps(new JobRun(running, deps), plan, from, results, caller, deps, approval);
+}
+
+/** Writes one change of a job outside a run (a decision on an approval), then publishes it. */
+export async function commitChange(
+  running: RunningJob,
+  change: JobChange,
+  deps: ExecutorDependencies,
+): Promise<void> {
+  const pending = new JobRun(running, deps).commit(change);
+  if (pending !== undefined) await pending;
 }

@@ -1,5 +1,12 @@
+import type { ApprovalRequest } from '../approvals/approval-request.js';
+import {
+  checkApprovalsOption,
+  type ApprovalsConfig,
+  type ApprovalsOptions,
+} from '../approvals/approver-policy.js';
+import { ApprovalDesk, type ApprovalDecision } from '../approvals/decide-approval.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
-import { defaultAuthorizer } from '../authorization/default-policy.js';
+import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import type {
   CapabilityDescriptor,
   CapabilityModule,
@@ -44,6 +51,16 @@ export interface OperatorRuntimeOptions {
    * `WARRANT_AUDIT_KEY` environment variable, else none (plain SHA-256).
    */
   auditKey?: string;
+  /**
+   * Human approval bound to the exact action (docs/api.md, "Approvals"): authorizers may answer
+   * `require_approval`, and the default policy asks approval for writes and destructive work.
+   */
+  approvals?: ApprovalsOptions;
+}
+
+/** Filter of `runtime.listApprovals()`. */
+export interface ApprovalListFilter {
+  jobId?: string;
 }
 
 /** Options of one `executePlan` call. */
@@ -150,6 +167,18 @@ function checkFilter(filter: unknown): JobListFilter {
   return checked;
 }
 
+/** The `jobId` of a `listApprovals` filter (JOB_FILTER_INVALID when malformed). */
+function checkApprovalFilter(filter: unknown): string | undefined {
+  const fail = (problem: string) =>
+    createError(TypeError, 'JOB_FILTER_INVALID', `listApprovals() filter ${problem}`);
+  if (typeof filter !== 'object' || filter === null)
+    throw fail(`must be an object, got ${describeValue(filter)}`);
+  const jobId = readField(filter, 'jobId', (problem) => fail(`.jobId ${problem}`));
+  if (jobId !== undefined && typeof jobId !== 'string')
+    throw fail(`.jobId must be a string, got ${describeValue(jobId)}`);
+  return jobId;
+}
+
 /**
  * Reads `executePlan` options once. Options that are not an object, or whose `caller` cannot be
  * read (a throwing getter or proxy trap), are EXECUTE_OPTIONS_INVALID.
@@ -178,6 +207,8 @@ export class OperatorRuntime {
   readonly #maxJobs: number;
   readonly #maxPlanSteps: number;
   readonly #auditKey: string | undefined;
+  readonly #approvals: ApprovalsConfig | undefined;
+  readonly #desk: ApprovalDesk | undefined;
   readonly #logger: ExecutionLogger;
   readonly #bus: EventBus;
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
@@ -205,6 +236,7 @@ export class OperatorRuntime {
     const logger = option('logger') as ExecutionLogger | undefined;
     const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
     const auditKey = option('auditKey') as string | undefined;
+    const approvals = option('approvals');
     if (
       authorizer !== undefined &&
       (typeof authorizer !== 'object' ||
@@ -232,7 +264,10 @@ export class OperatorRuntime {
     }
     checkStoreOption(store);
     this.#auditKey = checkAuditKey(auditKey);
-    this.#authorizer = authorizer ?? defaultAuthorizer;
+    this.#approvals = checkApprovalsOption(approvals);
+    this.#desk = this.#approvals === undefined ? undefined : new ApprovalDesk(this.#approvals);
+    this.#authorizer =
+      authorizer ?? (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
     this.#storeOption = store;
     this.#store = (options as InternalOptions)[GIVEN_STORE];
     this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
@@ -323,6 +358,36 @@ export class OperatorRuntime {
   }
 
   /**
+   * Pending approval requests (docs/api.md, "Approvals"); expired ones are failed, not listed.
+   * Without the `approvals` option there are none.
+   */
+  async listApprovals(filter: ApprovalListFilter = {}): Promise<ApprovalRequest[]> {
+    this.#assertOpen();
+    const jobId = checkApprovalFilter(filter);
+    if (this.#desk === undefined) return [];
+    return this.#desk.list(this.#approvalHost(), jobId);
+  }
+
+  /**
+   * Approves or rejects one pending request; resolves with the job at its next stop (completed,
+   * failed, or awaiting the next approval).
+   * @throws APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING, APPROVAL_DIGEST_MISMATCH,
+   * APPROVAL_SELF_APPROVAL, APPROVAL_FORBIDDEN, APPROVAL_EXPIRED (nothing changed, except that an
+   * expired request fails its step and job); APPROVAL_DECISION_INVALID for malformed arguments.
+   */
+  async decideApproval(decision: ApprovalDecision): Promise<Job> {
+    this.#assertOpen();
+    if (this.#desk === undefined) {
+      throw createError(
+        Error,
+        'APPROVAL_NOT_FOUND',
+        'No approval request: this runtime has no approvals option',
+      );
+    }
+    return this.#track(this.#desk.decide(this.#approvalHost(), decision));
+  }
+
+  /**
    * Stops admitting (later `executePlan`, `getJob` and `listJobs` calls reject with
    * RUNTIME_CLOSED), lets the jobs already running reach their end, every step run and recorded,
    * then releases the store. Resolves once the store is released; every call returns the same
@@ -369,15 +434,27 @@ export class OperatorRuntime {
   #executorDependencies(): ExecutorDependencies {
     const store = this.#openStore();
     if (this.#dependencies?.store !== store) {
-      this.#dependencies = {
+      const dependencies: ExecutorDependencies = {
         store,
         bus: this.#bus,
         authorizer: this.#authorizer,
         logger: this.#logger,
         signal: this.#signal,
       };
+      this.#dependencies =
+        this.#approvals === undefined
+          ? dependencies
+          : { ...dependencies, approvals: { ttlMs: this.#approvals.ttlMs } };
     }
     return this.#dependencies;
+  }
+
+  #approvalHost() {
+    const inventory = capabilityInventory();
+    return {
+      deps: this.#executorDependencies(),
+      lookup: (name: string) => inventory.get(name),
+    };
   }
 }
 

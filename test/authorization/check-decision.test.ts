@@ -112,3 +112,31 @@ describe('checkDecision()', () => {
     assert.deepEqual([decisionReads, reasonReads], [1, 1]);
   });
 });
+
+describe('checkDecision() with approvals', () => {
+  it('reads require_approval (and its reason) only when approvals are on', () => {
+    assert.deepEqual(checkDecision({ decision: 'require_approval' }), { kind: 'invalid' });
+    assert.deepEqual(checkDecision({ decision: 'require_approval', reason: 'r' }, false), {
+      kind: 'invalid',
+    });
+    assert.deepEqual(checkDecision({ decision: 'require_approval' }, true), {
+      kind: 'require_approval',
+      reason: undefined,
+    });
+    assert.deepEqual(checkDecision({ decision: 'require_approval', reason: 'r' }, true), {
+      kind: 'require_approval',
+      reason: 'r',
+    });
+    assert.deepEqual(checkDecision({ decision: 'require_approval', reason: 1 }, true), {
+      kind: 'invalid',
+    });
+    assert.deepEqual(
+      checkDecision(Object.create({ decision: 'require_approval' }) as object, true),
+      { kind: 'invalid' },
+    );
+    assert.deepEqual(checkDecision({ decision: 'deny' }, true), {
+      kind: 'deny',
+      reason: undefined,
+    });
+  });
+});

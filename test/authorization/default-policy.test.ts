@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultAuthorizer } from '../../src/authorization/default-policy.js';
+import {
+  defaultApprovalAuthorizer,
+  defaultAuthorizer,
+} from '../../src/authorization/default-policy.js';
 
 const ask = (risk: 'read' | 'write' | 'destructive') =>
   defaultAuthorizer.authorize({
@@ -21,5 +24,32 @@ describe('default policy', () => {
       decision: 'deny',
       reason: 'Destructive capability requires explicit approval.',
     });
+  });
+});
+
+describe('the default policy with approvals on', () => {
+  const askApproval = (risk: 'read' | 'write' | 'destructive', approved: boolean) =>
+    defaultApprovalAuthorizer.authorize({
+      jobId: 'j',
+      stepId: 's',
+      capability: { name: 'c', version: '1', risk },
+      input: {},
+      ...(approved
+        ? { approval: { approver: { id: 'b' }, grantedAt: 'now', inputDigest: 'sha256:0' } }
+        : {}),
+    });
+
+  it('allows reads, asks approval for writes and destructive work, allows them once approved', () => {
+    assert.deepEqual(askApproval('read', false), { decision: 'allow' });
+    assert.deepEqual(askApproval('write', false), {
+      decision: 'require_approval',
+      reason: 'Write capability requires explicit approval.',
+    });
+    assert.deepEqual(askApproval('destructive', false), {
+      decision: 'require_approval',
+      reason: 'Destructive capability requires explicit approval.',
+    });
+    assert.deepEqual(askApproval('write', true), { decision: 'allow' });
+    assert.deepEqual(askApproval('destructive', true), { decision: 'allow' });
   });
 });

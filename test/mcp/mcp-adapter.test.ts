@@ -362,3 +362,25 @@ describe('McpAdapter callers', () => {
     assert.equal(textOf(result), 'Internal error');
   });
 });
+
+describe('McpAdapter with approvals', () => {
+  it('answers a tool call that stops for approval with isError naming the job and step', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    let wrote = 0;
+    const [tool] = register(runtime, {
+      risk: 'write',
+      execute: () => {
+        wrote += 1;
+        return { ok: true };
+      },
+    }) as [string];
+    const { client } = await connect(new McpAdapter(runtime));
+    const result = (await client.callTool({ name: tool, arguments: {} })) as CallToolResult;
+    assert.equal(result.isError, true);
+    const [request] = await runtime.listApprovals();
+    assert.equal(textOf(result), `Awaiting approval: job ${request?.jobId}, step call`);
+    assert.equal(wrote, 0);
+    await runtime.close();
+  });
+});

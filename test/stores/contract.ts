@@ -23,6 +23,7 @@ import {
 } from '../../src/jobs/transitions.js';
 import { digestRecorded, recordValue } from '../../src/jobs/recorded-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
+import { runApprovalContract } from './approvals-contract.js';
 
 export interface StoreUnderTest {
   readonly name: string;
@@ -251,6 +252,8 @@ export function runJobStoreContract(store: StoreUnderTest): void {
       input: { n: index },
     })),
   });
+
+  runApprovalContract(store);
 
   describe(`${store.name} store contract`, () => {
     it('stores a completed job and gives it back with its steps, result and events in order', async () => {

@@ -26,7 +26,8 @@ Admits and executes an ExecutionPlan. Progress goes to stderr as each step ends;
 table follows. The plan, --module and --authorizer files must be regular files of at most
 10 MiB. Exit codes: 0 job completed; 1 job failed, or the job never settled (an authorizer or
 a capability whose promise never settles: the line names the step); 2 plan refused at
-admission, or bad usage (options, files, modules, a store that cannot be opened).
+admission, or bad usage (options, files, modules, a store that cannot be opened); 3 the job
+awaits approval (--approvals): the command that approves it is printed.
 
 The authorizer sees the caller of --caller, by default { id: 'cli:<os user name>' }.
 
@@ -76,6 +77,42 @@ class JobPosition {
   }
 }
 
+/** A shell word: kept as it is when plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command that approves the waiting step, with the options the decision needs to run it
+ * (store, modules, authorizer, approvers); the approver is the caller of `--caller`, someone
+ * other than the submitter.
+ */
+function approveCommand(job: Job, flags: RuntimeFlags): string {
+  const step = job.steps.find((waiting) => waiting.status === 'awaiting_approval');
+  if (step?.decision === undefined) return '';
+  const words = [
+    'warrant',
+    'approvals',
+    'approve',
+    job.id,
+    step.id,
+    '--digest',
+    step.decision.inputDigest,
+  ];
+  for (const module of flags.module ?? []) words.push('--module', module);
+  for (const [name, value] of [
+    ['store', flags.store],
+    ['authorizer', flags.authorizer],
+    ['approvers', flags.approvers],
+    ['fs-root', flags['fs-root']],
+    ['http-allow', flags['http-allow']],
+  ] as const) {
+    if (value !== undefined) words.push(`--${name}`, value);
+  }
+  words.push('--caller', '{"id":"<approver>"}');
+  return `\nstep ${step.id} awaits approval; to approve it:\n  ${words.map(shellWord).join(' ')}\n`;
+}
+
 export async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
@@ -120,6 +157,12 @@ export async function runCommand(args: readonly string[]): Promise<number> {
       line.decision = 'deny';
       process.stderr.write(`  ✖ ${stepId} (${capability}) denied: ${String(event.data?.reason)}\n`);
     }
+    if (event.type === 'approval.requested') {
+      line.decision = 'approval';
+      process.stderr.write(
+        `  ⏸ ${stepId} (${capability}) awaits approval: ${String(event.data?.reason ?? 'approval required')}\n`,
+      );
+    }
     if (event.type === 'capability.failed')
       process.stderr.write(
         `  ✖ ${stepId} (${capability}) failed${took}: ${String(event.data?.error)}\n`,
@@ -153,8 +196,11 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     process.stderr.write(
       `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${job.error}`}\n`,
     );
+    if (job.status === 'awaiting_approval')
+      process.stderr.write(approveCommand(job, values as RuntimeFlags));
     if (values.json) process.stdout.write(`${JSON.stringify(toJsonSafe(job), null, 2)}\n`);
     else process.stdout.write(`${job.id}\n`);
+    if (job.status === 'awaiting_approval') return 3;
     return job.status === 'completed' ? 0 : 1;
   } finally {
     await closeMcpConnections();

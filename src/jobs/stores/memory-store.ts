@@ -20,7 +20,8 @@ export class MemoryJobStore implements JobStore {
   }
 
   update(_job: Job, _change: JobChange): void {
-    // The job object is the record; nothing to copy.
+    // The job object is the record; nothing to copy. A change that claims an approval request
+    // (JobChange.claims) was checked and set on this very object, synchronously, by its caller.
   }
 
   get(id: string): Job | undefined {

@@ -135,6 +135,16 @@ WITH job AS (
 )
 SELECT seq FROM job`;
 
+/**
+ * The check-and-set of a decision on an approval request. Under READ COMMITTED a concurrent
+ * claim waits for the row lock, then finds the step no longer waiting: exactly one claim of any
+ * number of processes on the database updates a row.
+ */
+const CLAIM_STEP = `
+UPDATE warrant_job_steps SET status = $3
+WHERE job_seq = (SELECT seq FROM warrant_jobs WHERE id = $1) AND position = $2
+  AND status = 'awaiting_approval'`;
+
 /** A job row with its steps and events, read in one statement (one snapshot). */
 const JOB_COLUMNS = `
 SELECT j.id, j.status, j.goal, j.created_at, j.updated_at, j.fixed, j.state,
@@ -424,6 +434,7 @@ export class PostgresJobStore implements JobStore {
   }
 
   async update(job: Job, change: JobChange): Promise<void> {
+    if (change.claims !== undefined) return this.#claim(job, change, change.claims);
     // Encoded now, before anything is awaited: the change as it is when it happens.
     const values = [
       job.id,
@@ -442,6 +453,47 @@ export class PostgresJobStore implements JobStore {
     );
     if (rowCount === 0)
       throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(job.id)} in the PostgreSQL store`);
+  }
+
+  /**
+   * Writes a change that consumes an approval request, in one transaction that first claims the
+   * step (CLAIM_STEP); the chain continues from the stored head, read after the claim, since
+   * another process may have written the job.
+   */
+  async #claim(job: Job, change: JobChange, position: number): Promise<void> {
+    const values = [
+      job.id,
+      job.status,
+      job.updatedAt,
+      jobState(job),
+      ...changedStepColumns(job, change),
+    ];
+    const status = (job.steps[position] as JobStep).status;
+    const first = job.events.length - change.events.length;
+    await this.#whenReady();
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const claimed = await client.query(CLAIM_STEP, [job.id, position, status]);
+      if (claimed.rowCount !== 1) {
+        throw storeError(
+          'APPROVAL_NOT_PENDING',
+          `Step ${position} of job ${JSON.stringify(job.id)} no longer awaits approval`,
+        );
+      }
+      const { rows } = await client.query<{ hash: string | null }>(LAST_HASH, [job.id]);
+      this.#heads.delete(job.id);
+      const hashes = this.#chain(job.id, rows[0]?.hash ?? '', change.events, isFinished(job));
+      values.push(...eventColumns(change.events, first, hashes));
+      await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
+      await client.query('COMMIT');
+    } catch (error) {
+      this.#heads.delete(job.id);
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async get(id: string): Promise<Job | undefined> {

@@ -153,6 +153,8 @@ interface EncodedChange {
   readonly events: readonly string[];
   /** The chain hash of each of `events`. */
   readonly hashes: readonly string[];
+  /** The change consumes the approval request of the step at this position (JobChange). */
+  readonly claims?: { readonly position: number; readonly status: string };
 }
 
 /** A change waiting for the next group commit, and how to settle its promise. */
@@ -178,6 +180,7 @@ export class SqliteJobStore implements JobStore {
   readonly #updateJob: Database.Statement;
   readonly #upsertStep: Database.Statement;
   readonly #insertEvent: Database.Statement;
+  readonly #claimStep: Database.Statement;
   readonly #jobById: Database.Statement;
   readonly #stepsOf: Database.Statement;
   readonly #eventsOf: Database.Statement;
@@ -237,6 +240,11 @@ export class SqliteJobStore implements JobStore {
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status,
          state = excluded.state, decision = coalesce(excluded.decision, job_steps.decision)`,
+    );
+    // The check-and-set of a decision on an approval request: SQLite runs one writer at a time,
+    // so of concurrent claims (any process on this file) exactly one finds the step waiting.
+    this.#claimStep = db.prepare(
+      "UPDATE job_steps SET status = ? WHERE job_seq = ? AND position = ? AND status = 'awaiting_approval'",
     );
     this.#insertEvent = db.prepare(
       'INSERT INTO job_events (job_seq, position, event, hash) VALUES (?, ?, ?, ?)',
@@ -330,6 +338,16 @@ export class SqliteJobStore implements JobStore {
       this.#seqOf.set(change.id, seq);
     } else {
       seq = this.#seq(change.id);
+      const { claims } = change;
+      if (
+        claims !== undefined &&
+        this.#claimStep.run(claims.status, seq, claims.position).changes !== 1
+      ) {
+        throw storeError(
+          'APPROVAL_NOT_PENDING',
+          `Step ${claims.position} of job ${JSON.stringify(change.id)} no longer awaits approval`,
+        );
+      }
       this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
     }
     const { steps, firstEvent } = change;
@@ -424,7 +442,19 @@ export class SqliteJobStore implements JobStore {
     for (const position of change.steps)
       pushStep(steps, position, job.steps[position] as JobStep, position === change.decided);
     const finished = isFinished(job);
+    const claimed = change.claims;
+    if (claimed !== undefined) {
+      // Another process may have written this job since: its chain continues from the file.
+      // Its row is looked up now: a transaction that reads before it writes cannot take the
+      // write lock once another process has committed (SQLITE_BUSY_SNAPSHOT).
+      this.#flush();
+      this.#heads.delete(job.id);
+      this.#seqOf.set(job.id, this.#seq(job.id));
+    }
     return this.#enqueue({
+      ...(claimed === undefined
+        ? {}
+        : { claims: { position: claimed, status: (job.steps[claimed] as JobStep).status } }),
       id: job.id,
       job: undefined,
       status: job.status,

@@ -1,0 +1,86 @@
+/**
+ * Approval requests as the job record holds them (docs/api.md, "Approvals"): a step waiting
+ * with status `awaiting_approval`, its decision `approval_required`, and the job's last
+ * `approval.requested` event for it. Nothing is kept beside the record, so every store holds
+ * requests durably and any process with the same store finds them.
+ */
+import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { CapabilityRisk } from '../capabilities/risk.js';
+import type { Job, JobStep } from '../jobs/job.js';
+
+/** A pending request, as `listApprovals` answers it and the approver policy sees it. */
+export interface ApprovalRequest {
+  readonly jobId: string;
+  readonly stepId: string;
+  readonly capability: string;
+  readonly capabilityVersion: string;
+  readonly risk: CapabilityRisk;
+  /** The input as authorized, as recorded. */
+  readonly input: unknown;
+  readonly inputDigest: string;
+  readonly reason?: string;
+  /** The caller who submitted the plan. */
+  readonly caller?: ExecutionCaller;
+  /** ISO 8601. */
+  readonly requestedAt: string;
+  /** ISO 8601. */
+  readonly expiresAt: string;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/**
+ * The request of the step at `index`, when it waits for approval; a detached, frozen copy of
+ * what is recorded.
+ */
+export function requestOf(job: Job, index: number): ApprovalRequest | undefined {
+  const step = job.steps[index] as JobStep | undefined;
+  if (step?.status !== 'awaiting_approval' || step.decision === undefined) return undefined;
+  let requested: Readonly<Record<string, unknown>> | undefined;
+  let requestedAt = '';
+  for (let at = job.events.length - 1; at >= 0; at--) {
+    const event = job.events[at];
+    if (event?.type === 'approval.requested' && event.data?.stepId === step.id) {
+      requested = event.data;
+      requestedAt = event.timestamp;
+      break;
+    }
+  }
+  if (requested === undefined) return undefined;
+  const input = 'resolvedInput' in step ? step.resolvedInput : step.input;
+  const request: Record<string, unknown> = {
+    jobId: job.id,
+    stepId: step.id,
+    capability: step.capability,
+    capabilityVersion: step.decision.capabilityVersion,
+    risk: requested.risk,
+    input: structuredClone(input),
+    inputDigest: step.decision.inputDigest,
+  };
+  if (step.decision.reason !== undefined) request.reason = step.decision.reason;
+  if (job.caller !== undefined) request.caller = structuredClone(job.caller);
+  request.requestedAt = requestedAt;
+  request.expiresAt = requested.expiresAt;
+  return deepFreeze(request as unknown as ApprovalRequest);
+}
+
+/** Indexes of the job's steps that wait for approval. */
+export function waitingSteps(job: Job): number[] {
+  const found: number[] = [];
+  job.steps.forEach((step, index) => {
+    if (step.status === 'awaiting_approval') found.push(index);
+  });
+  return found;
+}
+
+/** True once the request is past its `expiresAt` at time `nowMs`. */
+export function isExpired(request: ApprovalRequest, nowMs: number): boolean {
+  const expires = Date.parse(request.expiresAt);
+  return !(nowMs < expires);
+}

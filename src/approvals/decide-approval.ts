@@ -1,0 +1,331 @@
+/**
+ * Deciding approval requests and resuming their jobs (docs/api.md, "Approvals"). Every refusal
+ * changes nothing. A request is consumed by exactly one decision: the consuming write happens
+ * under a per-request claim taken synchronously in this process, after the record was read
+ * again and found still waiting, and the store writes it only while the step is still stored
+ * waiting (`JobChange.claims`: a conditional update in SQLite and PostgreSQL), so decisions in
+ * other processes on the same store lose with APPROVAL_NOT_PENDING. An approved step then runs through the executor's one step path, asked again
+ * with `context.approval`, bound to the recorded version and input digest.
+ */
+import type { ApprovalGrant, ExecutionCaller } from '../authorization/authorizer.js';
+import type { RegisteredCapability } from '../capabilities/inventory.js';
+import { describeThrown, describeValue } from '../errors/describe-value.js';
+import { readField } from '../errors/hostile-reads.js';
+import { createError } from '../errors/warrant-error.js';
+import { isoNow } from '../jobs/clock.js';
+import type { Job, JobStep } from '../jobs/job.js';
+import {
+  endStep,
+  expireApproval,
+  failJob,
+  grantApproval,
+  joinChanges,
+  rejectApproval,
+  type RunningJob,
+} from '../jobs/transitions.js';
+import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
+import { captureSubmission } from '../plan/capture.js';
+import { snapshotCaller } from '../runtime/caller-snapshot.js';
+import { commitChange, resumeApprovedJob, type ExecutorDependencies } from '../runtime/executor.js';
+import { isExpired, requestOf, waitingSteps, type ApprovalRequest } from './approval-request.js';
+import { askApprover, type ApprovalsConfig } from './approver-policy.js';
+
+/** Arguments of `runtime.decideApproval()`. */
+export interface ApprovalDecision {
+  jobId: string;
+  stepId: string;
+  /** The digest of the request being decided, as `listApprovals` gave it. */
+  inputDigest: string;
+  /** Who decides: a caller (JSON data) with a string `id`. */
+  approver: ExecutionCaller;
+  decision: 'approve' | 'reject';
+  comment?: string;
+}
+
+interface CheckedDecision {
+  readonly jobId: string;
+  readonly stepId: string;
+  readonly inputDigest: string;
+  readonly approver: ExecutionCaller & { readonly id: string };
+  readonly decision: 'approve' | 'reject';
+  readonly comment: string | undefined;
+}
+
+/** What deciding needs of the runtime. */
+export interface ApprovalHost {
+  readonly deps: ExecutorDependencies;
+  readonly lookup: (name: string) => RegisteredCapability | undefined;
+}
+
+function invalid(message: string): TypeError {
+  return createError(TypeError, 'APPROVAL_DECISION_INVALID', message);
+}
+
+function refusal(code: string, message: string): Error {
+  return createError(Error, code, message);
+}
+
+/** Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. */
+export function checkDecisionArguments(value: unknown): CheckedDecision {
+  if (typeof value !== 'object' || value === null) {
+    throw invalid(`decideApproval() takes an object, got ${describeValue(value)}`);
+  }
+  const field = (key: keyof ApprovalDecision): unknown =>
+    readField(value, key, (problem) => invalid(`decideApproval() ${key} ${problem}`));
+  const jobId = field('jobId');
+  const stepId = field('stepId');
+  const inputDigest = field('inputDigest');
+  const approver = field('approver');
+  const decision = field('decision');
+  const comment = field('comment');
+  for (const [name, text] of [
+    ['jobId', jobId],
+    ['stepId', stepId],
+    ['inputDigest', inputDigest],
+  ] as const) {
+    if (typeof text !== 'string')
+      throw invalid(`decideApproval() ${name} must be a string, got ${describeValue(text)}`);
+  }
+  if (decision !== 'approve' && decision !== 'reject') {
+    throw invalid(
+      `decideApproval() decision must be 'approve' or 'reject', got ${describeValue(decision)}`,
+    );
+  }
+  if (comment !== undefined && typeof comment !== 'string')
+    throw invalid(`decideApproval() comment must be a string, got ${describeValue(comment)}`);
+  let snapshot: ExecutionCaller | undefined;
+  try {
+    snapshot = snapshotCaller(approver);
+  } catch (error) {
+    throw invalid(`decideApproval() approver: ${describeThrown(error)}`);
+  }
+  if (snapshot === undefined || typeof snapshot.id !== 'string' || snapshot.id === '')
+    throw invalid('decideApproval() approver must be a caller with a non-empty string id');
+  return {
+    jobId: jobId as string,
+    stepId: stepId as string,
+    inputDigest: inputDigest as string,
+    approver: snapshot as ExecutionCaller & { readonly id: string },
+    decision,
+    comment: comment as string | undefined,
+  };
+}
+
+/** The store refused a claim: another decision (maybe another process) consumed the request. */
+function lostClaim(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return cause?.code === 'APPROVAL_NOT_PENDING';
+}
+
+/** A stored job as a running job: the record as stored, and a detached copy as the job face. */
+async function load(deps: ExecutorDependencies, jobId: string): Promise<RunningJob | undefined> {
+  const record = await deps.store.get(jobId);
+  if (record === undefined) return undefined;
+  return { record, job: structuredClone(record) };
+}
+
+/** The plan of a stored job, admitted again against what is registered now. */
+function admitRecorded(record: Job, lookup: ApprovalHost['lookup']): AdmittedPlan {
+  const plan: Record<string, unknown> = {
+    version: '1.0',
+    goal: record.goal,
+    steps: record.steps.map((step: JobStep) => {
+      const submitted: Record<string, unknown> = { id: step.id, capability: step.capability };
+      if (step.capabilityVersion !== undefined)
+        submitted.capabilityVersion = step.capabilityVersion;
+      if ('input' in step) submitted.input = step.input;
+      if (step.reason !== undefined) submitted.reason = step.reason;
+      if (step.idempotencyKey !== undefined) submitted.idempotencyKey = step.idempotencyKey;
+      return submitted;
+    }),
+  };
+  if (record.planId !== undefined) plan.id = record.planId;
+  if (record.metadata !== undefined) plan.metadata = record.metadata;
+  if (record.idempotencyKey !== undefined) plan.idempotencyKey = record.idempotencyKey;
+  return admitPlan(captureSubmission(plan, Number.MAX_SAFE_INTEGER), lookup);
+}
+
+/** Pending requests and decisions on them, for one runtime. */
+export class ApprovalDesk {
+  readonly #config: ApprovalsConfig;
+  /** Requests being consumed now, `jobId\nstepId`: the synchronous claim of one decision. */
+  readonly #claimed = new Set<string>();
+
+  constructor(config: ApprovalsConfig) {
+    this.#config = config;
+  }
+
+  /** Pending requests, oldest job last; expired ones are failed on the way, not listed. */
+  async list(host: ApprovalHost, jobId: string | undefined): Promise<ApprovalRequest[]> {
+    const { store } = host.deps;
+    let jobs: Job[];
+    if (jobId === undefined) {
+      jobs = await store.list({ status: 'awaiting_approval' });
+    } else {
+      const job = await store.get(jobId);
+      jobs = job === undefined ? [] : [job];
+    }
+    const found: ApprovalRequest[] = [];
+    for (const job of jobs) {
+      for (const index of waitingSteps(job)) {
+        const request = requestOf(job, index);
+        if (request === undefined) continue;
+        if (isExpired(request, Date.now())) {
+          await this.#expire(host, request);
+          continue;
+        }
+        found.push(request);
+      }
+    }
+    return found;
+  }
+
+  /** Decides one request; resolves with the job at its next stop. */
+  async decide(host: ApprovalHost, value: unknown): Promise<Job> {
+    const args = checkDecisionArguments(value);
+    const job = await host.deps.store.get(args.jobId);
+    const index = job?.steps.findIndex((step) => step.id === args.stepId) ?? -1;
+    if (job === undefined || index < 0) {
+      throw refusal(
+        'APPROVAL_NOT_FOUND',
+        `No approval request for step ${JSON.stringify(args.stepId)} of job ${JSON.stringify(args.jobId)}`,
+      );
+    }
+    const request = requestOf(job, index);
+    if (request === undefined) throw this.#notPending(args);
+    if (isExpired(request, Date.now())) {
+      await this.#expire(host, request);
+      throw refusal(
+        'APPROVAL_EXPIRED',
+        `The approval request of step ${JSON.stringify(args.stepId)} expired at ${request.expiresAt}`,
+      );
+    }
+    if (args.inputDigest !== request.inputDigest) {
+      throw refusal(
+        'APPROVAL_DIGEST_MISMATCH',
+        `The digest ${JSON.stringify(args.inputDigest)} is not the one requested for step ${JSON.stringify(args.stepId)}`,
+      );
+    }
+    if (job.caller?.id !== undefined && job.caller.id === args.approver.id) {
+      throw refusal(
+        'APPROVAL_SELF_APPROVAL',
+        `The caller who submitted job ${JSON.stringify(args.jobId)} cannot decide its approval`,
+      );
+    }
+    if (!(await askApprover(this.#config.approver, args.approver, request))) {
+      throw refusal(
+        'APPROVAL_FORBIDDEN',
+        `Approver ${JSON.stringify(args.approver.id)} may not decide this request`,
+      );
+    }
+    const consumed = await this.#consume(host, args);
+    if (args.decision === 'reject') return consumed.running.job;
+    return this.#resume(host, consumed.running, consumed.index, args, consumed.grantedAt);
+  }
+
+  #notPending(args: CheckedDecision): Error {
+    return refusal(
+      'APPROVAL_NOT_PENDING',
+      `Step ${JSON.stringify(args.stepId)} of job ${JSON.stringify(args.jobId)} does not await approval`,
+    );
+  }
+
+  /** Runs `write` holding the claim on the request, or reports that another decision holds it. */
+  async #withClaim<T>(
+    jobId: string,
+    stepId: string,
+    write: () => Promise<T>,
+  ): Promise<T | undefined> {
+    const key = `${jobId}\n${stepId}`;
+    if (this.#claimed.has(key)) return undefined;
+    this.#claimed.add(key);
+    try {
+      return await write();
+    } finally {
+      this.#claimed.delete(key);
+    }
+  }
+
+  /** Fails an expired request's step and job, unless another decision consumed it first. */
+  async #expire(host: ApprovalHost, request: ApprovalRequest): Promise<void> {
+    await this.#withClaim(request.jobId, request.stepId, async () => {
+      const running = await load(host.deps, request.jobId);
+      if (running === undefined) return;
+      const index = running.record.steps.findIndex((step) => step.id === request.stepId);
+      if (requestOf(running.record, index)?.inputDigest !== request.inputDigest) return;
+      try {
+        await commitChange(running, expireApproval(running, index, isoNow()), host.deps);
+      } catch (error) {
+        // Another process decided it first: nothing to expire.
+        if (!lostClaim(error)) throw error;
+      }
+    });
+  }
+
+  /** The one write that consumes the request: granted, or rejected (the job fails). */
+  async #consume(
+    host: ApprovalHost,
+    args: CheckedDecision,
+  ): Promise<{ running: RunningJob; index: number; grantedAt: string }> {
+    const consumed = await this.#withClaim(args.jobId, args.stepId, async () => {
+      const running = await load(host.deps, args.jobId);
+      const index = running?.record.steps.findIndex((step) => step.id === args.stepId) ?? -1;
+      if (
+        running === undefined ||
+        requestOf(running.record, index)?.inputDigest !== args.inputDigest
+      )
+        return undefined;
+      const at = isoNow();
+      const change =
+        args.decision === 'approve'
+          ? grantApproval(running, index, at, args.approver.id)
+          : rejectApproval(running, index, at, args.approver.id, args.comment);
+      try {
+        await commitChange(running, change, host.deps);
+      } catch (error) {
+        if (lostClaim(error)) return undefined;
+        throw error;
+      }
+      return { running, index, grantedAt: at };
+    });
+    if (consumed === undefined) throw this.#notPending(args);
+    return consumed;
+  }
+
+  /** Runs the approved step, bound to the request, and the rest of the plan. */
+  async #resume(
+    host: ApprovalHost,
+    running: RunningJob,
+    index: number,
+    args: CheckedDecision,
+    grantedAt: string,
+  ): Promise<Job> {
+    const { record } = running;
+    const step = record.steps[index] as JobStep;
+    const capabilityVersion = step.decision?.capabilityVersion as string;
+    let plan: AdmittedPlan;
+    try {
+      const registered = host.lookup(step.capability);
+      if (registered === undefined)
+        throw new Error(`Capability ${step.capability} is no longer registered`);
+      plan = admitRecorded(record, host.lookup);
+    } catch (error) {
+      const at = isoNow();
+      const message = `The approved step can no longer run: ${describeThrown(error)}`;
+      const failed = endStep(running, index, at, { status: 'failed', error: message });
+      await commitChange(running, joinChanges(failed, failJob(running, at, message)), host.deps);
+      return running.job;
+    }
+    const results = record.steps.slice(0, index).map((done) => done.result);
+    const caller = snapshotCaller(record.caller);
+    const grant: ApprovalGrant = Object.freeze({
+      approver: args.approver,
+      grantedAt,
+      inputDigest: args.inputDigest,
+    });
+    return resumeApprovedJob(running, plan, index, results, caller, host.deps, {
+      grant,
+      capabilityVersion,
+    });
+  }
+}

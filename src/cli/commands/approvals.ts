@@ -1,0 +1,121 @@
+/**
+ * `warrant approvals [list]` and `warrant approvals approve|reject <jobId> <stepId> --digest <d>`:
+ * pending approval requests of a store, and deciding one as the caller of `--caller`
+ * (README "Approvals"). The runtime runs with approvals on; `--approvers` names the policy.
+ */
+import type { ApprovalRequest, Job } from '../../index.js';
+import { toJsonSafe } from '../../jobs/json-value.js';
+import { closeMcpConnections } from '../../mcp/outbound.js';
+import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
+import { formatTable } from '../format-table.js';
+import { parseCommand, text } from '../parse.js';
+import {
+  createProgramRuntime,
+  runtimeOptions,
+  runtimeOptionsHelp,
+  type RuntimeFlags,
+} from '../program-runtime.js';
+import { UsageError } from '../usage-error.js';
+
+export const approvalsHelp = `Usage: warrant approvals [list] [options] [--json]
+       warrant approvals approve|reject <jobId> <stepId> --digest <d> [--comment <c>] [options]
+
+Lists the pending approval requests of the store, or decides one as the caller of --caller
+(the approver; never the caller who submitted the plan). --digest is the request's inputDigest:
+you approve exactly that input. An approved step runs here, so give the same --module,
+--authorizer and --store as the run that stopped. Approvals are on (--approvals is implied).
+Exit codes: 0 listed, or decided and the job completed (or rejected as asked); 1 the decision
+was refused (the line names the code) or the job failed; 2 bad usage; 3 the job stopped at the
+next approval.
+
+Options:
+${runtimeOptionsHelp}
+${callerOptionHelp}
+                        (default { "id": "cli:<os user name>" })
+  --digest <d>          the inputDigest of the request (approve, reject)
+  --comment <c>         a comment recorded with the decision
+  --json                print the requests, or the job, as JSON on stdout
+  -h, --help            show this help`;
+
+function listLines(requests: readonly ApprovalRequest[]): string {
+  if (requests.length === 0) return 'no pending approvals';
+  return formatTable(
+    ['job', 'step', 'capability', 'risk', 'requested by', 'expires', 'digest'],
+    requests.map((request) => [
+      request.jobId,
+      request.stepId,
+      `${request.capability}@${request.capabilityVersion}`,
+      request.risk,
+      request.caller?.id ?? '-',
+      request.expiresAt,
+      request.inputDigest,
+    ]),
+  );
+}
+
+/** The exit code of a decided job: 0 completed (or a rejection, as asked), 3 waiting, else 1. */
+function decidedExit(job: Job, decision: 'approve' | 'reject'): number {
+  if (job.status === 'awaiting_approval') return 3;
+  if (decision === 'reject') return 0;
+  return job.status === 'completed' ? 0 : 1;
+}
+
+export async function approvalsCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, {
+    ...runtimeOptions,
+    caller: { type: 'string' },
+    digest: { type: 'string' },
+    comment: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    console.log(approvalsHelp);
+    return 0;
+  }
+  const [action = 'list', jobId, stepId, extra] = positionals;
+  if (!['list', 'approve', 'reject'].includes(action) || extra !== undefined)
+    throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
+  if (action === 'list' && jobId !== undefined)
+    throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
+  const digest = text(values, 'digest');
+  if (action !== 'list' && (jobId === undefined || stepId === undefined || digest === undefined))
+    throw new UsageError(`warrant approvals ${action} <jobId> <stepId> --digest <d>`);
+  const approver = callerOf(text(values, 'caller'), () => ({ id: `cli:${osUserName()}` }));
+  const flags: RuntimeFlags = { ...(values as RuntimeFlags), approvals: true };
+  const runtime = await createProgramRuntime(flags);
+  try {
+    if (action === 'list') {
+      const requests = await runtime.listApprovals();
+      if (values.json) process.stdout.write(`${JSON.stringify(toJsonSafe(requests), null, 2)}\n`);
+      else process.stdout.write(`${listLines(requests)}\n`);
+      return 0;
+    }
+    const decision = action as 'approve' | 'reject';
+    const comment = text(values, 'comment');
+    let job: Job;
+    try {
+      job = await runtime.decideApproval({
+        jobId: jobId as string,
+        stepId: stepId as string,
+        inputDigest: digest as string,
+        approver,
+        decision,
+        ...(comment === undefined ? {} : { comment }),
+      });
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code !== 'string' || !code.startsWith('APPROVAL_')) throw error;
+      process.stderr.write(`warrant: ${code}: ${(error as Error).message}\n`);
+      return 1;
+    }
+    process.stderr.write(
+      `job ${job.id} ${job.status}${job.error === undefined ? '' : `: ${job.error}`}\n`,
+    );
+    if (values.json) process.stdout.write(`${JSON.stringify(toJsonSafe(job), null, 2)}\n`);
+    else process.stdout.write(`${job.id}\n`);
+    return decidedExit(job, decision);
+  } finally {
+    await closeMcpConnections();
+    await runtime.close();
+  }
+}

@@ -1,0 +1,107 @@
+// `warrant run --approvals` and `warrant approvals` through the real executable on the SQLite
+// store (README "Approvals"): the run stops with exit 3 and prints the command that approves;
+// the list shows the request; that command, as another caller, runs the write.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+
+const bin = resolve('dist/esm/cli/main.js');
+
+function warrant(args: string[], cwd: string) {
+  const child = spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+/** The words of the printed approve command (plain words, and one single-quoted --caller). */
+function printedCommand(stderr: string): string[] {
+  const line = stderr.split('\n').find((text) => text.trim().startsWith('warrant approvals'));
+  assert.ok(line !== undefined, stderr);
+  const words = line.trim().match(/'[^']*'|\S+/g) ?? [];
+  return words.map((word) => (word.startsWith("'") ? word.slice(1, -1) : word));
+}
+
+describe('warrant approvals', () => {
+  it('run --approvals exits 3 with the approve command; approving as another caller runs the write', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-cli-'));
+    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    const run = warrant(
+      ['run', 'examples/plans/hello.json', '--fs-root', 'examples/data', '--approvals'],
+      cwd,
+    );
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /write-copy \(fs\.write\) awaits approval/);
+    assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
+    const jobId = run.stdout.trim();
+
+    const list = warrant(['approvals', '--fs-root', 'examples/data'], cwd);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, new RegExp(`${jobId}\\s+write-copy\\s+fs\\.write@`));
+
+    const words = printedCommand(run.stderr);
+    assert.deepEqual(words.slice(0, 5), ['warrant', 'approvals', 'approve', jobId, 'write-copy']);
+    const args = words.slice(1).map((word) => word.replace('<approver>', 'reviewer'));
+    const shown = JSON.parse(warrant(['jobs', 'show', jobId, '--json'], cwd).stdout) as {
+      caller?: { id?: string };
+    };
+    const submitter = JSON.stringify({ id: shown.caller?.id });
+    const self = warrant(
+      args.map((word) => (word === '{"id":"reviewer"}' ? submitter : word)),
+      cwd,
+    );
+    assert.equal(self.code, 1);
+    assert.match(self.stderr, /APPROVAL_SELF_APPROVAL/);
+    const wrong = warrant(
+      args.map((word) => (word.startsWith('sha256:') ? `sha256:${'0'.repeat(64)}` : word)),
+      cwd,
+    );
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /APPROVAL_DIGEST_MISMATCH/);
+    const approved = warrant(args, cwd);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(approved.stderr, /completed/);
+    assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
+    const again = warrant(args, cwd);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /APPROVAL_NOT_PENDING/);
+    assert.match(warrant(['approvals', '--fs-root', 'examples/data'], cwd).stdout, /no pending/);
+  });
+
+  it('npm start stops at the write and prints the command that approves it', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-start-'));
+    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    cpSync(resolve('scripts'), join(cwd, 'scripts'), { recursive: true });
+    symlinkSync(resolve('dist'), join(cwd, 'dist'));
+    symlinkSync(resolve('node_modules'), join(cwd, 'node_modules'));
+    const start = spawnSync(process.execPath, ['scripts/start.mjs'], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(start.status, 0, start.stderr);
+    assert.match(start.stderr, /write-copy \(fs\.write\) awaits approval/);
+    const line = start.stdout
+      .split('\n')
+      .find((text) => text.trim().startsWith('npm run warrant -- approvals approve'));
+    assert.ok(line !== undefined, start.stdout);
+    const words = (line.trim().match(/'[^']*'|\S+/g) ?? []).map((word) =>
+      word.startsWith("'") ? word.slice(1, -1) : word,
+    );
+    const approved = warrant(words.slice(4), cwd);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
+  });
+
+  it('refuses bad usage with exit 2', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-usage-'));
+    const store = `sqlite:${join(cwd, 'jobs.db')}`;
+    assert.equal(warrant(['approvals', 'approve', 'x', '--store', store], cwd).code, 2);
+    assert.equal(warrant(['approvals', 'maybe', '--store', store], cwd).code, 2);
+  });
+});

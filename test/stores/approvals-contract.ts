@@ -1,0 +1,192 @@
+// Approvals on every store (docs/decisions.md, "Approvals"): a request is consumed by exactly
+// one decision, concurrent decisions through several runtimes on one durable store have one
+// winner, a waiting job survives a restart, and a store fault during a decision leaves the
+// request pending. Run by runJobStoreContract for memory, SQLite and PostgreSQL.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import {
+  OperatorRuntime,
+  createCapability,
+  type ApproverPolicy,
+  type ExecutionPlan,
+  type Job,
+} from '../../src/index.js';
+import type { JobChange, JobStore } from '../../src/jobs/job-store.js';
+import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
+import { uniqueName } from '../support/runtime-fixtures.js';
+import type { StoreUnderTest } from './contract.js';
+
+const anyone: ApproverPolicy = { canApprove: () => true };
+
+export function runApprovalContract(store: StoreUnderTest): void {
+  const runtimes: OperatorRuntime[] = [];
+  after(async () => {
+    for (const runtime of runtimes) await runtime.close();
+  });
+  const invoked: unknown[] = [];
+  const read = uniqueName('approve.read');
+  const write = uniqueName('approve.write');
+  new OperatorRuntime().use({
+    manifest: { name: uniqueName('approve-module'), version: '1', capabilities: [read, write] },
+    capabilities: [
+      createCapability({
+        name: read,
+        version: '1',
+        description: 'reads',
+        risk: 'read',
+        execute: () => ({ value: 7 }),
+      }),
+      createCapability({
+        name: write,
+        version: '1',
+        description: 'writes',
+        risk: 'write',
+        execute: ({ input }) => {
+          invoked.push(input);
+          return { ok: true };
+        },
+      }),
+    ],
+  });
+  const plan = (tag: string): ExecutionPlan => ({
+    version: '1.0',
+    goal: `approvals ${tag}`,
+    steps: [
+      { id: 'a', capability: read, input: {} },
+      { id: 'b', capability: write, input: { tag, n: { $ref: 'steps.a.result.value' } } },
+      { id: 'c', capability: read, input: {} },
+    ],
+  });
+  const runtimeOn = (option: string) => {
+    const runtime = new OperatorRuntime({ store: option, approvals: { approver: anyone } });
+    runtimes.push(runtime);
+    return runtime;
+  };
+  const approve = (runtime: OperatorRuntime, job: Job, approver = 'bob') =>
+    runtime.decideApproval({
+      jobId: job.id,
+      stepId: 'b',
+      inputDigest: job.steps[1]?.decision?.inputDigest ?? '',
+      approver: { id: approver },
+      decision: 'approve',
+    });
+  const timesInvoked = (tag: string) =>
+    invoked.filter((input) => (input as { tag?: string }).tag === tag).length;
+
+  describe(`${store.name} store: approvals`, () => {
+    it('keeps a waiting job as recorded and consumes its request once', async () => {
+      const runtime = runtimeOn(await store.freshStoreOption());
+      const job = await runtime.executePlan(plan('once'), { caller: { id: 'alice' } });
+      assert.equal(job.status, 'awaiting_approval');
+      const stored = await runtime.getJob(job.id);
+      assert.equal(stored?.status, 'awaiting_approval');
+      assert.equal(stored?.steps[1]?.status, 'awaiting_approval');
+      assert.equal(stored?.steps[2]?.status, 'pending');
+      assert.deepEqual(
+        (await runtime.listJobs({ status: 'awaiting_approval' })).map((found) => found.id),
+        [job.id],
+      );
+      const done = await approve(runtime, job);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(
+        (await runtime.getJob(job.id))?.steps.map((step) => step.status),
+        ['completed', 'completed', 'completed'],
+      );
+      await assert.rejects(approve(runtime, job), { code: 'APPROVAL_NOT_PENDING' });
+      assert.equal(timesInvoked('once'), 1);
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: done.events.length });
+    });
+
+    it('concurrent decisions, several runtimes on one store: exactly one winner', async () => {
+      const option = await store.freshStoreOption();
+      const first = runtimeOn(option);
+      // The memory store is one runtime's own: there, the runtimes are one.
+      const many =
+        store.reopen === undefined
+          ? [first, first, first]
+          : [first, runtimeOn(option), runtimeOn(option)];
+      const job = await first.executePlan(plan('race'), { caller: { id: 'alice' } });
+      const outcomes = await Promise.allSettled(
+        many.flatMap((runtime, index) => [
+          approve(runtime, job, `approver-${index}`),
+          runtime.decideApproval({
+            jobId: job.id,
+            stepId: 'b',
+            inputDigest: job.steps[1]?.decision?.inputDigest ?? '',
+            approver: { id: `rejecter-${index}` },
+            decision: 'reject',
+          }),
+        ]),
+      );
+      const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+      assert.equal(won.length, 1, JSON.stringify(outcomes.map((outcome) => outcome.status)));
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected')
+          assert.equal((outcome.reason as { code?: string }).code, 'APPROVAL_NOT_PENDING');
+      }
+      const winner = (won[0] as PromiseFulfilledResult<Job>).value;
+      assert.equal(timesInvoked('race'), winner.status === 'completed' ? 1 : 0);
+      const stored = (await first.getJob(job.id)) as Job;
+      assert.equal(stored.status, winner.status);
+      const decisions = stored.events.filter((event) => event.type.startsWith('approval.'));
+      assert.deepEqual(decisions.map((event) => event.type).slice(0, 1), ['approval.requested']);
+      assert.equal(decisions.length, 2);
+      assert.deepEqual(await first.verifyJob(job.id), { ok: true, events: stored.events.length });
+    });
+
+    if (store.reopen !== undefined) {
+      const reopen = store.reopen;
+      it('a waiting job survives a restart: listed and resumed by a new runtime', async () => {
+        const option = await store.freshStoreOption();
+        const before = runtimeOn(option);
+        const job = await before.executePlan(plan('restart'), { caller: { id: 'alice' } });
+        await before.close();
+        const afterRestart = runtimeOn(option);
+        const [request] = await afterRestart.listApprovals();
+        assert.equal(request?.jobId, job.id);
+        assert.deepEqual(request?.input, { tag: 'restart', n: 7 });
+        assert.deepEqual(request?.caller, { id: 'alice' });
+        const done = await approve(afterRestart, job);
+        assert.equal(done.status, 'completed');
+        assert.equal(timesInvoked('restart'), 1);
+        assert.deepEqual(await afterRestart.verifyJob(job.id), {
+          ok: true,
+          events: done.events.length,
+        });
+      });
+
+      it('a store fault during a decision leaves the request pending; nothing runs', async () => {
+        const option = await store.freshStoreOption();
+        const submitter = runtimeOn(option);
+        const job = await submitter.executePlan(plan('fault'), { caller: { id: 'alice' } });
+        const real = reopen(option);
+        let faults = 1;
+        const faulty: JobStore = {
+          create: (created) => real.create(created),
+          update: (updated: Job, change: JobChange) => {
+            if (change.claims !== undefined && faults-- > 0)
+              return Promise.reject(new Error('disk on fire'));
+            return real.update(updated, change);
+          },
+          get: (id) => real.get(id),
+          list: (filter) => real.list(filter),
+          close: () => real.close(),
+        };
+        const deciding = runtimeOnStore(faulty, { approvals: { approver: anyone } });
+        runtimes.push(deciding);
+        await assert.rejects(approve(deciding, job), { code: 'JOB_STORE_FAILED' });
+        assert.equal(timesInvoked('fault'), 0);
+        const [request] = await submitter.listApprovals();
+        assert.equal(request?.jobId, job.id);
+        assert.equal((await submitter.getJob(job.id))?.status, 'awaiting_approval');
+        const done = await approve(deciding, job);
+        assert.equal(done.status, 'completed');
+        assert.equal(timesInvoked('fault'), 1);
+        assert.deepEqual(await submitter.verifyJob(job.id), {
+          ok: true,
+          events: done.events.length,
+        });
+      });
+    }
+  });
+}
