@@ -1,10 +1,13 @@
 // Approvals, as a property (issue 18 "Tests"): over generated plans, approver policies and
 // interleavings of decisions (approve, reject, a wrong digest, the submitter, two decisions at
-// once), a capability that needs approval runs only after exactly one granted approval for that
+// once, a restart of the runtime on the same SQLite file between decisions), a capability that needs approval runs only after exactly one granted approval for that
 // exact job, step, version and input digest, by an approver the policy allows other than the
 // submitter, and at most once.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
   OperatorRuntime,
@@ -61,7 +64,12 @@ const actionArb = fc.record({
   decision: fc.constantFrom('approve' as const, 'reject' as const),
   digestOk: fc.boolean(),
   pair: fc.boolean(),
+  restart: fc.boolean(),
 });
+
+const directory = mkdtempSync(join(tmpdir(), 'warrant-approvals-property-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+let runs = 0;
 
 describe('approvals property', () => {
   it(`runs a step that needs approval only after one granted approval for exactly it (${runLabel})`, async () => {
@@ -73,11 +81,17 @@ describe('approvals property', () => {
         fc.array(actionArb, { maxLength: 6 }),
         async (steps, allowed, submitter, actions) => {
           invoked.length = 0;
-          const runtime = new OperatorRuntime({
-            approvals: {
-              approver: { canApprove: (approver) => allowed.includes(approver.id as never) },
-            },
-          });
+          // Each run has its own SQLite file; a restart opens a new runtime on it, which must
+          // list the pending requests and resume the job as if nothing had happened.
+          const store = `sqlite:${join(directory, `run-${(runs += 1)}.db`)}`;
+          const open = () =>
+            new OperatorRuntime({
+              store,
+              approvals: {
+                approver: { canApprove: (approver) => allowed.includes(approver.id as never) },
+              },
+            });
+          let runtime = open();
           try {
             const plan: ExecutionPlan = {
               version: '1.0',
@@ -93,6 +107,14 @@ describe('approvals property', () => {
             const job = await runtime.executePlan(plan, { caller: { id: submitter } });
             let decided = 0;
             for (const action of actions) {
+              if (action.restart) {
+                const key = (r: { stepId: string; inputDigest: string }) =>
+                  `${r.stepId} ${r.inputDigest}`;
+                const before = (await runtime.listApprovals()).map(key);
+                await runtime.close();
+                runtime = open();
+                assert.deepEqual((await runtime.listApprovals()).map(key), before);
+              }
               const pending = await runtime.listApprovals();
               const request = pending[action.pick % Math.max(1, pending.length)];
               if (request === undefined) break;
