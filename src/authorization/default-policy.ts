@@ -5,14 +5,16 @@ import type {
 } from './authorizer.js';
 
 // docs/api.md, "new OperatorRuntime": the exact messages of the default policy.
+const WRITE_REASON = 'Write capability requires explicit approval.';
+const DESTRUCTIVE_REASON = 'Destructive capability requires explicit approval.';
 const ALLOW: CapabilityAuthorizationDecision = Object.freeze({ decision: 'allow' });
 const DENY_WRITE: CapabilityAuthorizationDecision = Object.freeze({
   decision: 'deny',
-  reason: 'Write capability requires explicit approval.',
+  reason: WRITE_REASON,
 });
 const DENY_DESTRUCTIVE: CapabilityAuthorizationDecision = Object.freeze({
   decision: 'deny',
-  reason: 'Destructive capability requires explicit approval.',
+  reason: DESTRUCTIVE_REASON,
 });
 
 /** Reads are allowed; writes and destructive work are denied until the host configures otherwise. */
@@ -23,13 +25,14 @@ export const defaultAuthorizer: ExecutionAuthorizer = Object.freeze({
   },
 });
 
+// With approvals on, the same reasons now name what the step waits for.
 const REQUIRE_WRITE: CapabilityAuthorizationDecision = Object.freeze({
   decision: 'require_approval',
-  reason: 'Write capability requires explicit approval.',
+  reason: WRITE_REASON,
 });
 const REQUIRE_DESTRUCTIVE: CapabilityAuthorizationDecision = Object.freeze({
   decision: 'require_approval',
-  reason: 'Destructive capability requires explicit approval.',
+  reason: DESTRUCTIVE_REASON,
 });
 
 /**

@@ -6,13 +6,17 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { SignJWT, exportJWK, exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
-import { signToken, tempDir, unsecuredToken } from '../http/auth/fixtures/helpers.js';
+import {
+  selfSignedCertificate,
+  signToken,
+  tempDir,
+  unsecuredToken,
+} from '../http/auth/fixtures/helpers.js';
 import {
   call,
   jobsOf,
@@ -341,39 +345,13 @@ describe('warrant serve with JWT', () => {
     let certFile = '';
     let jwks = '';
     before(async () => {
-      certFile = join(dir.path, 'cert.pem');
-      const keyFile = join(dir.path, 'tls-key.pem');
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:P-256',
-          '-nodes',
-          '-keyout',
-          keyFile,
-          '-out',
-          certFile,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=127.0.0.1',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1',
-        ],
-        { stdio: 'pipe', timeout: 30_000 },
-      );
-      server = createServer(
-        { key: readFileSync(keyFile), cert: readFileSync(certFile) },
-        (req, res) => {
-          if (req.url === '/jwks.json')
-            res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
-          else res.writeHead(404).end('not found');
-        },
-      );
+      const tls = selfSignedCertificate(dir.path);
+      certFile = tls.certFile;
+      server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+        if (req.url === '/jwks.json')
+          res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+        else res.writeHead(404).end('not found');
+      });
       await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
       base = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
     });

@@ -2,16 +2,14 @@
 // here by openssl; the child process trusts it through NODE_EXTRA_CA_CERTS (Node's fetch takes
 // no CA option). Nothing leaves the machine.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:https';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { AuthResult } from '../../../src/http/auth/index.js';
 import { CHALLENGE_INVALID_TOKEN } from '../../../src/http/auth/index.js';
-import { signToken, tempDir } from './fixtures/helpers.js';
+import { selfSignedCertificate, signToken, tempDir } from './fixtures/helpers.js';
 
 const CLIENT = fileURLToPath(new URL('./fixtures/jwks-client.ts', import.meta.url));
 const dir = tempDir();
@@ -39,44 +37,16 @@ function runClient(scenarios: unknown[], trustCertificate: boolean): Promise<Aut
 }
 
 before(async () => {
-  certFile = join(dir.path, 'cert.pem');
-  const keyFile = join(dir.path, 'key.pem');
-  // A missing openssl fails here, with the reason, rather than skipping the https path.
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'pipe', timeout: 30_000 },
-  );
-  server = createServer(
-    { key: readFileSync(keyFile), cert: readFileSync(certFile) },
-    (req, res) => {
-      const path = req.url ?? '';
-      hits[path] = (hits[path] ?? 0) + 1;
-      if (path === '/jwks.json')
-        res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
-      else if (path === '/slow')
-        return; // never answers: the client's time-out must end the wait
-      else res.writeHead(404).end('not found');
-    },
-  );
+  const tls = selfSignedCertificate(dir.path);
+  certFile = tls.certFile;
+  server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    const path = req.url ?? '';
+    hits[path] = (hits[path] ?? 0) + 1;
+    if (path === '/jwks.json') res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+    else if (path === '/slow')
+      return; // never answers: the client's time-out must end the wait
+    else res.writeHead(404).end('not found');
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   assert.ok(address !== null && typeof address === 'object');
