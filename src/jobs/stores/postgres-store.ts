@@ -35,7 +35,7 @@ import {
   decodeStep,
   encode,
   encodeText,
-  jobFixed,
+  jobRow,
   jobState,
   stepDecision,
   stepFixed,
@@ -400,13 +400,7 @@ export class PostgresJobStore implements JobStore {
     // Encoded now, before anything is awaited: the job as it is when it is created.
     const hashes = this.#chain(job.id, '', job.events, isFinished(job));
     const values = [
-      job.id,
-      job.status,
-      encodeText(job.goal),
-      job.createdAt,
-      job.updatedAt,
-      jobFixed(job),
-      jobState(job),
+      ...jobRow(job),
       ...stepColumns(job, job.steps.keys()),
       ...eventColumns(job.events, 0, hashes),
     ];

@@ -42,6 +42,22 @@ export function jobState(job: Job): string {
   });
 }
 
+/**
+ * The row of a new job in both SQL stores, in their column order: id, status, goal, created_at,
+ * updated_at, fixed, state.
+ */
+export function jobRow(job: Job): string[] {
+  return [
+    job.id,
+    job.status,
+    encodeText(job.goal),
+    job.createdAt,
+    job.updatedAt,
+    jobFixed(job),
+    jobState(job),
+  ];
+}
+
 /** Written once, at creation. */
 export function stepFixed(step: JobStep): string {
   return encode({

@@ -23,7 +23,7 @@ import {
   decodeStep,
   encode,
   encodeText,
-  jobFixed,
+  jobRow,
   jobState,
   stepDecision,
   stepFixed,
@@ -417,15 +417,7 @@ export class SqliteJobStore implements JobStore {
     job.steps.forEach((step, position) => pushStep(steps, position, step, false));
     return this.#enqueue({
       id: job.id,
-      job: [
-        job.id,
-        job.status,
-        encodeText(job.goal),
-        job.createdAt,
-        job.updatedAt,
-        jobFixed(job),
-        jobState(job),
-      ],
+      job: jobRow(job),
       status: job.status,
       updatedAt: job.updatedAt,
       state: '',
