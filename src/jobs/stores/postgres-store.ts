@@ -296,6 +296,11 @@ export interface PostgresStoreOptions {
   readonly auditKey?: string | undefined;
 }
 
+/** The job row and step columns of a change (UPDATE_JOB's parameters before its events). */
+function changeValues(job: Job, change: JobChange): unknown[] {
+  return [job.id, job.status, job.updatedAt, jobState(job), ...changedStepColumns(job, change)];
+}
+
 export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
@@ -430,13 +435,7 @@ export class PostgresJobStore implements JobStore {
   async update(job: Job, change: JobChange): Promise<void> {
     if (change.claims !== undefined) return this.#claim(job, change, change.claims);
     // Encoded now, before anything is awaited: the change as it is when it happens.
-    const values = [
-      job.id,
-      job.status,
-      job.updatedAt,
-      jobState(job),
-      ...changedStepColumns(job, change),
-    ];
+    const values = changeValues(job, change);
     const first = job.events.length - change.events.length;
     const previous = this.#heads.get(job.id) ?? (await this.#storedHead(job.id));
     const hashes = this.#chain(job.id, previous, change.events, isFinished(job));
@@ -455,13 +454,7 @@ export class PostgresJobStore implements JobStore {
    * another process may have written the job.
    */
   async #claim(job: Job, change: JobChange, position: number): Promise<void> {
-    const values = [
-      job.id,
-      job.status,
-      job.updatedAt,
-      jobState(job),
-      ...changedStepColumns(job, change),
-    ];
+    const values = changeValues(job, change);
     const status = (job.steps[position] as JobStep).status;
     const first = job.events.length - change.events.length;
     await this.#whenReady();
