@@ -4,7 +4,7 @@
  * a job, an event, an authorizer call or a capability call exists.
  */
 import { checkInput } from '../capabilities/input-schema.js';
-import type { RegisteredCapability } from '../capabilities/inventory.js';
+import { capabilityInventory, type RegisteredCapability } from '../capabilities/inventory.js';
 import {
   MAX_QUOTED_CHARS,
   boundText,
@@ -24,6 +24,7 @@ import {
   referenceText,
   type LocatedReference,
 } from './references.js';
+import { nameSuggester, type Suggester } from './suggest-name.js';
 
 export interface AdmittedStep {
   readonly index: number;
@@ -113,6 +114,7 @@ function admitStep(
   idIndex: Map<string, number>,
   lookup: Lookup,
   issues: Issue[],
+  suggest: Suggester,
 ): AdmittedStep | undefined {
   const { index } = step;
   if (!step.isObject) {
@@ -177,10 +179,13 @@ function admitStep(
   } else {
     registered = lookup(capability.value);
     if (registered === undefined) {
+      const close = suggest(capability.value);
       report(
         issues,
         'UNKNOWN_CAPABILITY',
-        `${label}: capability ${describeValue(capability.value)} is not registered`,
+        `${label}: capability ${describeValue(capability.value)} is not registered${
+          close === undefined ? '' : `; did you mean ${quoteText(close)}?`
+        }`,
         'capability',
         index,
         id,
@@ -297,8 +302,22 @@ function admitStep(
 
 const NO_REFERENCES: readonly LocatedReference[] = Object.freeze([]);
 
-/** Validates a captured submission; returns the admitted plan or throws PlanAdmissionError. */
-export function admitPlan(submission: CapturedSubmission, lookup: Lookup): AdmittedPlan {
+/** The registered names, for "did you mean" (read only when a capability is unknown). */
+function registeredNames(): string[] {
+  return capabilityInventory()
+    .list()
+    .map((record) => record.name);
+}
+
+/**
+ * Validates a captured submission; returns the admitted plan or throws PlanAdmissionError.
+ * `names` lists the registered names an unknown capability may be close to.
+ */
+export function admitPlan(
+  submission: CapturedSubmission,
+  lookup: Lookup,
+  names: () => readonly string[] = registeredNames,
+): AdmittedPlan {
   const issues: Issue[] = [];
   if (!submission.isObject) {
     const failure = submission.readFailure;
@@ -353,8 +372,9 @@ export function admitPlan(submission: CapturedSubmission, lookup: Lookup): Admit
     }
   }
   const steps: AdmittedStep[] = [];
+  const suggest = nameSuggester(names);
   for (const step of submission.steps) {
-    const admitted = admitStep(step, idIndex, lookup, issues);
+    const admitted = admitStep(step, idIndex, lookup, issues, suggest);
     if (admitted !== undefined) steps.push(admitted);
   }
   if (issues.length > 0) throw new PlanAdmissionError(issues);
