@@ -72,10 +72,17 @@ describe('warrant run', () => {
       join(fixtures, 'modules.mjs'),
     ]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /✔ hello \(system\.echo\) allowed, completed in [\d.]+ ms/);
+    const jobId = run.stdout.trim();
+    assert.match(jobId, /^[0-9a-f-]{36}$/);
+    // Not a terminal: the job id first, then a line as each step starts.
+    assert.deepEqual(run.stderr.split('\n').slice(0, 3), [
+      `job ${jobId}: 2 steps`,
+      '[1/2] running system.echo (hello) ...',
+      '[2/2] running fixture.count (count) ...',
+    ]);
     assert.match(run.stderr, /step\s+capability\s+decision\s+status\s+duration/);
+    assert.match(run.stderr, /hello\s+system\.echo\s+allow\s+completed\s+[\d.]+ ms/);
     assert.match(run.stderr, /count\s+fixture\.count\s+allow\s+completed/);
-    assert.match(run.stdout.trim(), /^[0-9a-f-]{36}$/);
   });
 
   it('prints the job as JSON with --json', () => {
@@ -110,7 +117,7 @@ describe('warrant run', () => {
     assert.equal(denied.code, 1);
     assert.match(
       denied.stderr,
-      /✖ w \(fs\.write\) denied: Write capability requires explicit approval\./,
+      /✖ \[1\/1\] w \(fs\.write\) denied: Write capability requires explicit approval\./,
     );
     assert.match(denied.stderr, /w\s+fs\.write\s+deny\s+failed/);
     const failed = warrant([
@@ -172,6 +179,61 @@ describe('warrant run', () => {
     assert.match(run.stderr, /Plan refused at admission \(PLAN_ADMISSION_REJECTED\)/);
     assert.match(run.stderr, /UNKNOWN_CAPABILITY/);
     assert.match(run.stderr, /DUPLICATE_STEP_ID/);
+  });
+
+  it('with --json, prints an admission refusal as { error, code, issues } on stdout, and suggests a close name', () => {
+    const run = warrant([
+      'run',
+      planFile({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: 'system.ecoh', input: { message: 'x' } },
+          { id: 'a', capability: 'system.echo', input: { message: 'x' } },
+        ],
+      }),
+      '--store',
+      'memory',
+      '--json',
+    ]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), {
+      error:
+        'Execution plan failed validation: steps[0] "a": capability "system.ecoh" is not registered; did you mean "system.echo"?; steps[1] "a": id is already used by steps[0]; step ids must be unique within a plan',
+      code: 'PLAN_ADMISSION_REJECTED',
+      issues: [
+        {
+          code: 'UNKNOWN_CAPABILITY',
+          message:
+            'steps[0] "a": capability "system.ecoh" is not registered; did you mean "system.echo"?',
+          stepIndex: 0,
+          stepId: 'a',
+          field: 'capability',
+        },
+        {
+          code: 'DUPLICATE_STEP_ID',
+          message:
+            'steps[1] "a": id is already used by steps[0]; step ids must be unique within a plan',
+          stepIndex: 1,
+          stepId: 'a',
+          field: 'id',
+        },
+      ],
+    });
+    assert.match(run.stderr, /did you mean "system\.echo"\?/);
+  });
+
+  it('summarises a long plan instead of a row per step', () => {
+    const steps = Array.from({ length: 60 }, (_, index) => ({
+      id: `e${index + 1}`,
+      capability: 'system.echo',
+      input: { message: 'x' },
+    }));
+    const run = warrant(['run', planFile({ version: '1.0', steps }), '--store', 'memory']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /\[60\/60\] running system\.echo \(e60\) \.\.\./);
+    assert.match(run.stderr, /^\.\.\. 50 more/m);
+    assert.match(run.stderr, /^60 steps: 60 completed$/m);
+    assert.doesNotMatch(run.stderr, /^e30\s/m);
   });
 
   it('exits 2 with one line for a missing file, invalid JSON, a bad module, a bad option', () => {

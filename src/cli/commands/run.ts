@@ -5,6 +5,7 @@ import {
   type Job,
   type RuntimeEvent,
 } from '../../index.js';
+import { MAX_ISSUE_CHARS, type PlanAdmissionError } from '../../plan/plan-admission-error.js';
 import { toJsonSafe } from '../../jobs/json-value.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
@@ -15,15 +16,19 @@ import {
   runtimeOptionsHelp,
   type RuntimeFlags,
 } from '../program-runtime.js';
-import { formatTable } from '../format-table.js';
 import { readInputFile } from '../input-file.js';
+import { printable, RunProgress } from '../run-progress.js';
+import { summaryTable } from '../run-summary.js';
 import { waitingFor } from '../unsettled.js';
 import { firstLine, UsageError } from '../usage-error.js';
 
 export const runHelp = `Usage: warrant run <plan.json> [options]
 
-Admits and executes an ExecutionPlan. Progress goes to stderr as each step ends; a summary
-table follows. The plan, --module and --authorizer files must be regular files of at most
+Admits and executes an ExecutionPlan. Progress goes to stderr: the job id first, then each
+step as it starts ("[3/200] running fs.read (read-3)"; on a terminal one live line with the
+elapsed time, otherwise a line per step) and each step denied, failed or awaiting approval; a
+summary table follows (for more than 20 steps: the first and last 5, the steps that did not
+complete, and a count per status). Stdout gets the job id. The plan, --module and --authorizer files must be regular files of at most
 10 MiB. Exit codes: 0 job completed; 1 job failed, or the job never settled (an authorizer or
 a capability whose promise never settles: the line names the step); 2 plan refused at
 admission, or bad usage (options, files, modules, a store that cannot be opened); 3 the job
@@ -35,14 +40,9 @@ Options:
 ${runtimeOptionsHelp}
 ${callerOptionHelp}
                         (default { "id": "cli:<os user name>" })
-  --json                print the job as JSON on stdout
+  --json                print the job as JSON on stdout; a plan refused at admission
+                        prints { "error", "code", "issues" } (as over HTTP) instead
   -h, --help            show this help`;
-
-interface StepLine {
-  decision: string;
-  started?: number;
-  durationMs?: number;
-}
 
 /** Where the job is, from its events: to name what never settled when the event loop drains. */
 class JobPosition {
@@ -75,6 +75,25 @@ class JobPosition {
           }`;
     return `the job never settled: ${where} (job ${this.#jobId})`;
   }
+}
+
+/** The step ids of an admitted plan, in order (admission checked that they are strings). */
+function stepIdsOf(plan: ExecutionPlan): string[] {
+  const steps: unknown = plan.steps;
+  return Array.isArray(steps)
+    ? steps.map((step: unknown) => {
+        const id = (step as { id?: unknown } | null)?.id;
+        return typeof id === 'string' ? id : '';
+      })
+    : [];
+}
+
+/**
+ * An admission refusal as `--json` prints it on stdout: `{ error, code, issues }`, the shape of
+ * the HTTP answer to a refused plan plus the error's code (README "The `warrant` program").
+ */
+export function admissionJson(error: PlanAdmissionError): string {
+  return JSON.stringify({ error: error.message, code: error.code, issues: error.issues }, null, 2);
 }
 
 /** A shell word: kept as it is when plain, else single-quoted. */
@@ -135,40 +154,12 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     throw new UsageError(`${file} is not valid JSON: ${firstLine(error)}`);
   }
   const runtime = await createProgramRuntime(values as RuntimeFlags);
-  const lines = new Map<string, StepLine>();
   const position = new JobPosition(plan);
-  const progress = (event: RuntimeEvent): void => {
+  const progress = new RunProgress({ stream: process.stderr, stepIds: stepIdsOf(plan) });
+  runtime.subscribe('*', (event) => {
     position.observe(event);
-    const stepId = event.stepId;
-    if (stepId === undefined) return;
-    const line = lines.get(stepId) ?? { decision: '-' };
-    lines.set(stepId, line);
-    const capability = String(event.data?.capability ?? '');
-    if (event.type === 'capability.started') {
-      line.decision = 'allow';
-      line.started = performance.now();
-      return;
-    }
-    if (line.started !== undefined) line.durationMs = performance.now() - line.started;
-    const took = line.durationMs === undefined ? '' : ` in ${line.durationMs.toFixed(1)} ms`;
-    if (event.type === 'capability.completed')
-      process.stderr.write(`  ✔ ${stepId} (${capability}) allowed, completed${took}\n`);
-    if (event.type === 'capability.denied') {
-      line.decision = 'deny';
-      process.stderr.write(`  ✖ ${stepId} (${capability}) denied: ${String(event.data?.reason)}\n`);
-    }
-    if (event.type === 'approval.requested') {
-      line.decision = 'approval';
-      process.stderr.write(
-        `  ⏸ ${stepId} (${capability}) awaits approval: ${String(event.data?.reason ?? 'approval required')}\n`,
-      );
-    }
-    if (event.type === 'capability.failed')
-      process.stderr.write(
-        `  ✖ ${stepId} (${capability}) failed${took}: ${String(event.data?.error)}\n`,
-      );
-  };
-  runtime.subscribe('*', progress);
+    progress.observe(event);
+  });
   try {
     let job: Job;
     try {
@@ -177,24 +168,16 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
       process.stderr.write(`Plan refused at admission (${error.code}):\n`);
-      for (const issue of error.issues) process.stderr.write(`  ${issue.code}: ${issue.message}\n`);
+      for (const issue of error.issues)
+        process.stderr.write(`  ${issue.code}: ${printable(issue.message, MAX_ISSUE_CHARS)}\n`);
+      if (values.json) process.stdout.write(`${admissionJson(error)}\n`);
       return 2;
+    } finally {
+      progress.finish();
     }
-    const rows = job.steps.map((step) => {
-      const line = lines.get(step.id);
-      return [
-        step.id,
-        step.capability,
-        line?.decision ?? '-',
-        step.status,
-        line?.durationMs === undefined ? '-' : `${line.durationMs.toFixed(1)} ms`,
-      ];
-    });
+    process.stderr.write(`\n${summaryTable(job, progress.durations)}\n`);
     process.stderr.write(
-      `\n${formatTable(['step', 'capability', 'decision', 'status', 'duration'], rows)}\n`,
-    );
-    process.stderr.write(
-      `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${job.error}`}\n`,
+      `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_ISSUE_CHARS)}`}\n`,
     );
     if (job.status === 'awaiting_approval')
       process.stderr.write(approveCommand(job, values as RuntimeFlags));
