@@ -48,7 +48,8 @@ Options:
                         bound to loopback (other names get 421; repeatable or comma-separated)
   --insecure-no-auth    serve a non-loopback address without authentication (anyone who
                         reaches it runs plans as { id: 'http' })
-  --legacy-routes       enable the two ungoverned legacy routes (see SECURITY notes in README)
+  --legacy-routes       enable the two ungoverned legacy routes, known bypasses of the
+                        authorizer or of admission (SECURITY.md, in the package)
 ${runtimeOptionsHelp}
   -h, --help            show this help
 
