@@ -222,6 +222,23 @@ describe('warrant run', () => {
     assert.match(run.stderr, /did you mean "system\.echo"\?/);
   });
 
+  it('loads a TypeScript --module file through tsx', () => {
+    const run = warrant([
+      'run',
+      planFile({
+        version: '1.0',
+        steps: [{ id: 's', capability: 'typed.shout', input: { text: 'quiet' } }],
+      }),
+      '--store',
+      'memory',
+      '--module',
+      join(fixtures, 'typed-module.ts'),
+      '--json',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual((JSON.parse(run.stdout) as { result: unknown }).result, { text: 'QUIET' });
+  });
+
   it('summarises a long plan instead of a row per step', () => {
     const steps = Array.from({ length: 60 }, (_, index) => ({
       id: `e${index + 1}`,

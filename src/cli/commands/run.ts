@@ -3,9 +3,9 @@ import {
   isPlanAdmissionError,
   type ExecutionPlan,
   type Job,
+  type PlanAdmissionError,
   type RuntimeEvent,
 } from '../../index.js';
-import { MAX_ISSUE_CHARS, type PlanAdmissionError } from '../../plan/plan-admission-error.js';
 import { toJsonSafe } from '../../jobs/json-value.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
@@ -21,6 +21,9 @@ import { printable, RunProgress } from '../run-progress.js';
 import { summaryTable } from '../run-summary.js';
 import { waitingFor } from '../unsettled.js';
 import { firstLine, UsageError } from '../usage-error.js';
+
+/** Longest admission issue or job error shown on stderr (issue texts are bounded to 500). */
+const MAX_SHOWN_ERROR_CHARS = 500;
 
 export const runHelp = `Usage: warrant run <plan.json> [options]
 
@@ -169,7 +172,9 @@ export async function runCommand(args: readonly string[]): Promise<number> {
       if (!isPlanAdmissionError(error)) throw error;
       process.stderr.write(`Plan refused at admission (${error.code}):\n`);
       for (const issue of error.issues)
-        process.stderr.write(`  ${issue.code}: ${printable(issue.message, MAX_ISSUE_CHARS)}\n`);
+        process.stderr.write(
+          `  ${issue.code}: ${printable(issue.message, MAX_SHOWN_ERROR_CHARS)}\n`,
+        );
       if (values.json) process.stdout.write(`${admissionJson(error)}\n`);
       return 2;
     } finally {
@@ -177,7 +182,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     }
     process.stderr.write(`\n${summaryTable(job, progress.durations)}\n`);
     process.stderr.write(
-      `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_ISSUE_CHARS)}`}\n`,
+      `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_SHOWN_ERROR_CHARS)}`}\n`,
     );
     if (job.status === 'awaiting_approval')
       process.stderr.write(approveCommand(job, values as RuntimeFlags));
