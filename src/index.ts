@@ -18,7 +18,7 @@ export { LifecycleLoggingMiddleware } from './capabilities/lifecycle-logging-mid
 export { McpAdapter } from './mcp/mcp-adapter.js';
 export type { McpAdapterOptions, McpCallerRequest } from './mcp/mcp-adapter.js';
 export { isPlanAdmissionError } from './plan/plan-admission-error.js';
-export type { PlanAdmissionIssue } from './plan/plan-admission-error.js';
+export type { PlanAdmissionError, PlanAdmissionIssue } from './plan/plan-admission-error.js';
 export type { ExecutionPlan, ExecutionStep, ResultReference } from './plan/execution-plan.js';
 export type {
   Capability,
@@ -53,4 +53,4 @@ export type {
   DecisionOutcome,
 } from './jobs/job.js';
 export type { JobVerification } from './jobs/verify-record.js';
-export type { RuntimeEvent } from './events/runtime-event.js';
+export type { RuntimeEvent, RuntimeEventHandler } from './events/runtime-event.js';
