@@ -38,7 +38,9 @@ export const runtimeOptions = {
 export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
   --authorizer <file>   authorizer (default export { authorize(context) }); default policy:
                         reads allowed, writes and destructive work denied
-                        (module and authorizer files: regular files of at most 10 MiB)
+                        (module and authorizer files: regular files of at most 10 MiB;
+                        .ts, .mts, .cts and .tsx files are loaded through tsx, which must
+                        be installed in your project: npm i -D tsx)
   --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
                         is created) or a postgres:// URL (?statement_timeout=<ms>, default
                         30000); opened at start-up (default ${DEFAULT_STORE})

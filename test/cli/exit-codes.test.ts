@@ -45,6 +45,14 @@ function oneLine(stderr: string, pattern: RegExp, context: string): void {
   assert.doesNotMatch(stderr, /\n\s+at /, `${context}: no stack trace`);
 }
 
+/** `warrant run` prints its progress first (the job id, each step started): the error is last. */
+function progressThenOneLine(stderr: string, progress: RegExp[], pattern: RegExp, context: string) {
+  const lines = stderr.trimEnd().split('\n');
+  assert.equal(lines.length, progress.length + 1, `${context}: ${stderr}`);
+  progress.forEach((line, index) => assert.match(lines[index] as string, line, context));
+  oneLine(`${lines.at(-1)}\n`, pattern, context);
+}
+
 const capability = (name: string, execute: string, risk = 'read') =>
   `{ name: '${name}', version: '1.0.0', description: 'test', risk: '${risk}', execute: ${execute} }`;
 const moduleOf = (name: string, declared: string[], capabilities: string[]) =>
@@ -87,8 +95,9 @@ describe('warrant run: work that never settles exits 1, naming it', () => {
       files['hang.mjs'],
     ]);
     assert.equal(run.code, 1, run.stderr);
-    oneLine(
+    progressThenOneLine(
       run.stderr,
+      [/^job [0-9a-f-]{36}: 1 step$/, /^\[1\/1\] running fixture\.hang \(x\) \.\.\.$/],
       /^warrant run: the job never settled: step "x" \(capability "fixture\.hang"\) is still running \(job [0-9a-f-]{36}\)$/,
       'capability',
     );
@@ -107,8 +116,9 @@ describe('warrant run: work that never settles exits 1, naming it', () => {
       files['authorizer-hangs.mjs'],
     ]);
     assert.equal(run.code, 1, run.stderr);
-    oneLine(
+    progressThenOneLine(
       run.stderr,
+      [/^job [0-9a-f-]{36}: 1 step$/],
       /the job never settled: step "x" \(capability "fixture\.hang"\) is still waiting for the authorizer/,
       'authorizer',
     );

@@ -166,7 +166,11 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   try {
     let job: Job;
     try {
-      waitingFor(() => position.describe());
+      waitingFor(() => {
+        // Asked only when the event loop drains with the job unsettled: the live line goes first.
+        progress.finish();
+        return position.describe();
+      });
       job = await runtime.executePlan(plan, { caller });
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
