@@ -2,8 +2,9 @@
  * The embedded durable store (`store: 'sqlite:<file>'`, README, "Stores"), on better-sqlite3: one
  * connection per store, WAL, statements prepared once at open, and each state change one
  * synchronous `db.transaction` call (docs/decisions.md, "House rules"). Changes reported in the same turn of the
- * event loop (jobs in flight together) are committed together, each in its own savepoint (group
- * commit); the promise of a change settles only once it is committed, and the executor waits for
+ * event loop (jobs in flight together) are committed together in one transaction (group commit;
+ * when a change of it fails, the batch runs again with one savepoint per change, so that change
+ * alone fails); the promise of a change settles only once it is committed, and the executor waits for
  * it, so a change is on disk before the runtime goes on (the "started" record before the
  * capability runs).
  *
@@ -196,6 +197,7 @@ export class SqliteJobStore implements JobStore {
   readonly #hashesOf: Database.Statement;
   readonly #listQueries = new Map<string, Database.Statement>();
   readonly #one: (pending: PendingWrite) => void;
+  readonly #together: (writes: PendingWrite[]) => void;
   readonly #batch: (writes: PendingWrite[]) => void;
   #pending: PendingWrite[] = [];
   #flushScheduled = false;
@@ -273,8 +275,13 @@ export class SqliteJobStore implements JobStore {
       .raw();
     this.#snapshot = db.transaction((read: () => Job[]) => read());
 
-    // One savepoint per change inside a batch: a change that fails leaves the others alone.
     this.#one = db.transaction((pending: PendingWrite) => this.#write(pending.change));
+    // A batch first runs as one transaction with no savepoint; if a change fails, nothing of it
+    // is kept and it runs again with one savepoint per change, so a change that fails leaves
+    // the others alone (the savepoints cost about as much as the statements of a change).
+    this.#together = db.transaction((writes: PendingWrite[]) => {
+      for (const pending of writes) this.#write(pending.change);
+    });
     this.#batch = db.transaction((writes: PendingWrite[]) => {
       for (const pending of writes) {
         try {
@@ -314,7 +321,7 @@ export class SqliteJobStore implements JobStore {
     this.#pending = [];
     try {
       if (writes.length === 1) this.#one(writes[0] as PendingWrite);
-      else this.#batch(writes);
+      else this.#commitBatch(writes);
     } catch (error) {
       for (const pending of writes) pending.error ??= error;
     }
@@ -329,6 +336,19 @@ export class SqliteJobStore implements JobStore {
       }
     }
   };
+
+  /** Commits several changes: together, or each in its own savepoint once one has failed. */
+  #commitBatch(writes: PendingWrite[]): void {
+    try {
+      this.#together(writes);
+      return;
+    } catch {
+      // Rolled back as a whole: the job rows it inserted are not there.
+      for (const pending of writes)
+        if (pending.change.job !== undefined) this.#seqOf.delete(pending.change.id);
+    }
+    this.#batch(writes);
+  }
 
   /** Runs the statements of one queued change (inside a transaction or savepoint). */
   #write(change: EncodedChange): void {
