@@ -3,6 +3,7 @@
 // server started here, or WARRANT_TEST_POSTGRES_URL. These tests never skip.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -214,6 +215,84 @@ describe('PostgresJobStore specifics', () => {
     } finally {
       await writer.close();
       await reader.close();
+    }
+  });
+});
+
+describe('PostgreSQL group commit', () => {
+  /** Runs `work` counting the statements every pg pool of this process sends meanwhile. */
+  async function countingStatements<T>(work: () => Promise<T>): Promise<[T, number]> {
+    const original = pg.Pool.prototype.query;
+    let statements = 0;
+    pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+      statements++;
+      return (original as (...rest: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      return [await work(), statements];
+    } finally {
+      pg.Pool.prototype.query = original;
+    }
+  }
+
+  it('writes the changes of jobs in flight together: 16 jobs at once in far fewer than 3 statements each', async () => {
+    const url = await (await postgres()).createDatabase();
+    const runtime = new OperatorRuntime({ store: url });
+    try {
+      await runtime.listJobs();
+      const [jobs, statements] = await countingStatements(() =>
+        Promise.all(
+          Array.from({ length: 16 }, (_, index) => runtime.executePlan(oneStep(`group ${index}`))),
+        ),
+      );
+      assert.equal(jobs.filter((job) => job.status === 'completed').length, 16);
+      // One statement per change would be 48 (created, step started, ended, for each job).
+      assert.ok(statements <= 12, `${statements} statements for 16 jobs in flight`);
+      for (const job of jobs) {
+        const stored = (await runtime.getJob(job.id)) as Job;
+        assert.deepEqual(
+          stored.events.map((event) => event.type),
+          [
+            'job.created',
+            'execution.started',
+            'capability.started',
+            'capability.completed',
+            'job.completed',
+          ],
+        );
+        assert.equal((await runtime.verifyJob(job.id))?.ok, true);
+      }
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('fails only the change at fault in a batch: a duplicate job and an unknown job, the others written', async () => {
+    const url = await (await postgres()).createDatabase();
+    const runtime = new OperatorRuntime({ store: url });
+    const store = new PostgresJobStore(url);
+    try {
+      const existing = (await runtime.executePlan(oneStep('existing'))) as Job;
+      const fresh = { ...existing, id: randomUUID(), goal: 'fresh' };
+      const unknown = { ...existing, id: randomUUID() };
+      // The three are reported in one turn, so they share one batch.
+      const settled = await Promise.allSettled([
+        store.create(existing),
+        store.create(fresh),
+        store.update(unknown, { steps: [], events: [] }),
+      ]);
+      assert.equal(settled[0].status, 'rejected');
+      assert.equal(settled[1].status, 'fulfilled');
+      assert.equal(settled[2].status, 'rejected');
+      assert.equal(
+        ((settled[2] as PromiseRejectedResult).reason as { code?: string }).code,
+        'JOB_NOT_FOUND',
+      );
+      assert.equal((await store.get(fresh.id))?.goal, 'fresh');
+      assert.equal((await store.get(unknown.id)) === undefined, true);
+    } finally {
+      await store.close();
+      await runtime.close();
     }
   });
 });

@@ -3,9 +3,12 @@
  * several processes writing one database. Same record as the SQLite store (one row per job,
  * per step and per event; values as JSON text through toJsonSafe), with these differences:
  *
- * - every state change is ONE SQL statement (data-modifying CTEs over unnested arrays), so it
- *   is atomic and costs one round trip; the executor awaits it before it goes on, so the
- *   "started" record is committed before the capability is invoked;
+ * - every state change is written by ONE SQL statement (data-modifying CTEs over unnested
+ *   arrays), so it is atomic; the changes of jobs in flight together are written by one such
+ *   statement (group commit: WRITE_BATCH, one round trip and one commit for all of them, one
+ *   batch at a time per store), and a change's promise settles only once its statement has
+ *   committed; the executor awaits it before it goes on, so the "started" record is committed
+ *   before the capability is invoked;
  * - the schema is created on first use under a transaction-scoped advisory lock, so processes
  *   that start together do not race on `CREATE TABLE`;
  * - jobs are listed by `created_at` (the runtime's ISO timestamp) and then by the identity
@@ -136,6 +139,39 @@ WITH job AS (
 SELECT seq FROM job`;
 
 /**
+ * The changes of several jobs (at most one change per job) in one statement: the new jobs'
+ * rows, the changed jobs' rows, then the steps and events of both, each array holding the job
+ * id of its row. Returns the id of every changed job found (a missing one is JOB_NOT_FOUND).
+ */
+const WRITE_BATCH = `
+WITH created AS (
+  INSERT INTO warrant_jobs (id, status, goal, created_at, updated_at, fixed, state)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+  RETURNING seq, id
+), changed AS (
+  UPDATE warrant_jobs j SET status = c.status, updated_at = c.updated_at, state = c.state
+  FROM unnest($8::text[], $9::text[], $10::text[], $11::text[]) AS c (id, status, updated_at, state)
+  WHERE j.id = c.id
+  RETURNING j.seq, j.id
+), written AS (
+  SELECT seq, id FROM created UNION ALL SELECT seq, id FROM changed
+), steps AS (
+  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state, decision)
+  SELECT w.seq, s.position, s.capability, s.status, s.fixed, s.state, s.decision
+  FROM unnest($12::text[], $13::int[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+    AS s (id, position, capability, status, fixed, state, decision)
+  JOIN written w ON w.id = s.id
+  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state,
+    decision = COALESCE(excluded.decision, warrant_job_steps.decision)
+), events AS (
+  INSERT INTO warrant_job_events (job_seq, position, event, hash)
+  SELECT w.seq, e.position, e.event, e.hash
+  FROM unnest($19::text[], $20::int[], $21::text[], $22::text[]) AS e (id, position, event, hash)
+  JOIN written w ON w.id = e.id
+)
+SELECT id FROM changed`;
+
+/**
  * The check-and-set of a decision on an approval request. Under READ COMMITTED a concurrent
  * claim waits for the row lock, then finds the step no longer waiting: exactly one claim of any
  * number of processes on the database updates a row.
@@ -183,33 +219,159 @@ interface JobRow {
   events: string[];
 }
 
-/** The five step arrays of CREATE_JOB for every step of a new job (none is decided yet). */
-function stepColumns(job: Job, positions: Iterable<number>): unknown[] {
-  const columns: [number[], string[], string[], string[], string[]] = [[], [], [], [], []];
+/** The step rows a change writes, as columns. */
+interface StepColumns {
+  readonly positions: number[];
+  readonly capabilities: string[];
+  readonly statuses: string[];
+  readonly fixed: string[];
+  readonly states: string[];
+  /** The decision only for the step whose decision the change recorded (NULL keeps the column). */
+  readonly decisions: (string | null)[];
+}
+
+/** The events a change appends, as columns. */
+interface EventColumns {
+  readonly positions: number[];
+  readonly events: string[];
+  readonly hashes: string[];
+}
+
+/** One change of a job, its values already encoded (when it happened). */
+interface EncodedChange {
+  readonly id: string;
+  /** The row of a new job (jobRow); undefined for a change of a job already created. */
+  readonly row: readonly string[] | undefined;
+  readonly status: string;
+  readonly updatedAt: string;
+  readonly state: string;
+  readonly steps: StepColumns;
+  readonly events: EventColumns;
+}
+
+function stepColumns(job: Job, positions: Iterable<number>, decided?: number): StepColumns {
+  const columns: StepColumns = {
+    positions: [],
+    capabilities: [],
+    statuses: [],
+    fixed: [],
+    states: [],
+    decisions: [],
+  };
   for (const position of positions) {
     const step = job.steps[position] as JobStep;
-    columns[0].push(position);
-    columns[1].push(encodeText(step.capability));
-    columns[2].push(step.status);
-    columns[3].push(stepFixed(step));
-    columns[4].push(stepState(step));
+    columns.positions.push(position);
+    columns.capabilities.push(encodeText(step.capability));
+    columns.statuses.push(step.status);
+    columns.fixed.push(stepFixed(step));
+    columns.states.push(stepState(step));
+    columns.decisions.push(position === decided ? stepDecision(step) : null);
   }
   return columns;
 }
 
-/**
- * The six step arrays of UPDATE_JOB for the steps a change names; the decision only for the
- * step whose decision the change recorded (NULL keeps the column as it is).
- */
-function changedStepColumns(job: Job, change: JobChange): unknown[] {
-  const decisions = change.steps.map((position) =>
-    position === change.decided ? stepDecision(job.steps[position] as JobStep) : null,
-  );
-  return [...stepColumns(job, change.steps), decisions];
+function eventColumns(events: readonly JobEvent[], first: number, hashes: string[]): EventColumns {
+  return {
+    positions: events.map((_, offset) => first + offset),
+    events: events.map((event) => encode(event)),
+    hashes,
+  };
 }
 
-function eventColumns(events: readonly JobEvent[], first: number, hashes: string[]): unknown[] {
-  return [events.map((_, offset) => first + offset), events.map((event) => encode(event)), hashes];
+/** CREATE_JOB's parameters for a new job (none of its steps is decided yet). */
+function createValues(change: EncodedChange, row: readonly string[]): unknown[] {
+  const { steps, events } = change;
+  return [
+    ...row,
+    steps.positions,
+    steps.capabilities,
+    steps.statuses,
+    steps.fixed,
+    steps.states,
+    events.positions,
+    events.events,
+    events.hashes,
+  ];
+}
+
+/** UPDATE_JOB's parameters for a change of a job already created. */
+function updateValues(change: EncodedChange): unknown[] {
+  const { steps, events } = change;
+  return [
+    change.id,
+    change.status,
+    change.updatedAt,
+    change.state,
+    steps.positions,
+    steps.capabilities,
+    steps.statuses,
+    steps.fixed,
+    steps.states,
+    steps.decisions,
+    events.positions,
+    events.events,
+    events.hashes,
+  ];
+}
+
+/** WRITE_BATCH's parameters for changes of distinct jobs. */
+function batchValues(changes: readonly EncodedChange[]): unknown[] {
+  const created: string[][] = [[], [], [], [], [], [], []];
+  const changed: string[][] = [[], [], [], []];
+  const steps: unknown[][] = [[], [], [], [], [], [], []];
+  const events: unknown[][] = [[], [], [], []];
+  for (const change of changes) {
+    const { id, row } = change;
+    if (row === undefined) {
+      changed[0]?.push(id);
+      changed[1]?.push(change.status);
+      changed[2]?.push(change.updatedAt);
+      changed[3]?.push(change.state);
+    } else {
+      row.forEach((value, column) => created[column]?.push(value));
+    }
+    const s = change.steps;
+    s.positions.forEach((position, index) => {
+      steps[0]?.push(id);
+      steps[1]?.push(position);
+      steps[2]?.push(s.capabilities[index]);
+      steps[3]?.push(s.statuses[index]);
+      steps[4]?.push(s.fixed[index]);
+      steps[5]?.push(s.states[index]);
+      steps[6]?.push(s.decisions[index]);
+    });
+    const e = change.events;
+    e.positions.forEach((position, index) => {
+      events[0]?.push(id);
+      events[1]?.push(position);
+      events[2]?.push(e.events[index]);
+      events[3]?.push(e.hashes[index]);
+    });
+  }
+  return [...created, ...changed, ...steps, ...events];
+}
+
+/** A change waiting for the next group commit, and how to settle its promise. */
+interface QueuedWrite {
+  readonly change: EncodedChange;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Changes committed together: at most one per job, so one statement can write them all. */
+interface Batch {
+  readonly writes: QueuedWrite[];
+  readonly ids: Set<string>;
+}
+
+/**
+ * True for an error about the data of a statement (SQLSTATE classes 22 and 23): in a batch it
+ * may come from one change alone, so the changes are then written one by one. Any other error
+ * (connection, time-out, server) fails every change of the batch.
+ */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 function toJob(row: JobRow): Job {
@@ -284,6 +446,10 @@ function storeError(code: string, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
 
+function notFound(id: string): Error {
+  return storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(id)} in the PostgreSQL store`);
+}
+
 export interface PostgresStoreOptions {
   /** Connections in this process's pool (default 4). */
   readonly poolSize?: number;
@@ -296,11 +462,6 @@ export interface PostgresStoreOptions {
   readonly auditKey?: string | undefined;
 }
 
-/** The job row and step columns of a change (UPDATE_JOB's parameters before its events). */
-function changeValues(job: Job, change: JobChange): unknown[] {
-  return [job.id, job.status, job.updatedAt, jobState(job), ...changedStepColumns(job, change)];
-}
-
 export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
@@ -308,6 +469,11 @@ export class PostgresJobStore implements JobStore {
   readonly #auditKey: string | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads = new Map<string, string>();
+  /** Batches waiting to be written, in order; changes join the last one. */
+  readonly #queue: Batch[] = [];
+  /** A batch is being written (one at a time: the next one gathers meanwhile). */
+  #writing = false;
+  #drainScheduled = false;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
@@ -401,28 +567,118 @@ export class PostgresJobStore implements JobStore {
     return hashes;
   }
 
-  async create(job: Job): Promise<void> {
+  create(job: Job): Promise<void> {
     // Encoded now, before anything is awaited: the job as it is when it is created.
     const hashes = this.#chain(job.id, '', job.events, isFinished(job));
-    const values = [
-      ...jobRow(job),
-      ...stepColumns(job, job.steps.keys()),
-      ...eventColumns(job.events, 0, hashes),
-    ];
-    await this.#whenReady();
-    await this.#write(job.id, () =>
-      this.#pool.query({ name: 'warrant_create_job', text: CREATE_JOB, values }),
-    );
+    return this.#enqueue({
+      id: job.id,
+      row: jobRow(job),
+      status: job.status,
+      updatedAt: job.updatedAt,
+      state: '',
+      steps: stepColumns(job, job.steps.keys()),
+      events: eventColumns(job.events, 0, hashes),
+    });
   }
 
-  /** Runs a write; after a failed one the executor writes nothing more for that job. */
-  async #write<T>(id: string, write: () => Promise<T>): Promise<T> {
+  /**
+   * Queues one change and returns a promise settled once it is committed. Changes reported
+   * while a batch is written, or in the same turn of the event loop, are written together by
+   * the next batch (group commit); a second change of a job already in that batch waits for the
+   * batch after it.
+   */
+  #enqueue(change: EncodedChange): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let batch = this.#queue.at(-1);
+      if (batch === undefined || batch.ids.has(change.id)) {
+        batch = { writes: [], ids: new Set() };
+        this.#queue.push(batch);
+      }
+      batch.writes.push({ change, resolve, reject });
+      batch.ids.add(change.id);
+      this.#scheduleDrain();
+    });
+  }
+
+  /** Writes the next batch on the next turn, once no batch is being written. */
+  #scheduleDrain(): void {
+    if (this.#writing || this.#drainScheduled || this.#queue.length === 0) return;
+    this.#drainScheduled = true;
+    setImmediate(this.#drain);
+  }
+
+  readonly #drain = (): void => {
+    this.#drainScheduled = false;
+    const batch = this.#queue.shift();
+    if (batch === undefined) return;
+    this.#writing = true;
+    void this.#commit(batch.writes).finally(() => {
+      this.#writing = false;
+      this.#scheduleDrain();
+    });
+  };
+
+  /** Writes a batch; settles every change of it, never rejects. */
+  async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
-      return await write();
+      await this.#whenReady();
     } catch (error) {
-      this.#heads.delete(id);
-      throw error;
+      for (const write of writes) this.#fail(write, error);
+      return;
     }
+    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite);
+    let found: Set<string>;
+    try {
+      const { rows } = await this.#pool.query<{ id: string }>({
+        name: 'warrant_write_batch',
+        text: WRITE_BATCH,
+        values: batchValues(writes.map((write) => write.change)),
+      });
+      found = new Set(rows.map((row) => row.id));
+    } catch (error) {
+      if (!isDataError(error)) {
+        for (const write of writes) this.#fail(write, error);
+        return;
+      }
+      // Nothing of the batch was written: each change alone, in order, so only its own fails.
+      for (const write of writes) await this.#writeOne(write);
+      return;
+    }
+    for (const write of writes) {
+      const { change } = write;
+      if (change.row === undefined && !found.has(change.id)) this.#fail(write, notFound(change.id));
+      else write.resolve();
+    }
+  }
+
+  /** Writes one change by its own statement; settles it, never rejects. */
+  async #writeOne(write: QueuedWrite): Promise<void> {
+    const { change } = write;
+    try {
+      if (change.row !== undefined) {
+        await this.#pool.query({
+          name: 'warrant_create_job',
+          text: CREATE_JOB,
+          values: createValues(change, change.row),
+        });
+      } else {
+        const { rowCount } = await this.#pool.query({
+          name: 'warrant_update_job',
+          text: UPDATE_JOB,
+          values: updateValues(change),
+        });
+        if (rowCount === 0) throw notFound(change.id);
+      }
+      write.resolve();
+    } catch (error) {
+      this.#fail(write, error);
+    }
+  }
+
+  /** After a failed change the executor writes nothing more for that job. */
+  #fail(write: QueuedWrite, error: unknown): void {
+    this.#heads.delete(write.change.id);
+    write.reject(error);
   }
 
   /** The last stored chain hash of a job this store did not create (none today). */
@@ -435,17 +691,19 @@ export class PostgresJobStore implements JobStore {
   async update(job: Job, change: JobChange): Promise<void> {
     if (change.claims !== undefined) return this.#claim(job, change, change.claims);
     // Encoded now, before anything is awaited: the change as it is when it happens.
-    const values = changeValues(job, change);
+    const steps = stepColumns(job, change.steps, change.decided);
     const first = job.events.length - change.events.length;
     const previous = this.#heads.get(job.id) ?? (await this.#storedHead(job.id));
     const hashes = this.#chain(job.id, previous, change.events, isFinished(job));
-    values.push(...eventColumns(change.events, first, hashes));
-    await this.#whenReady();
-    const { rowCount } = await this.#write(job.id, () =>
-      this.#pool.query({ name: 'warrant_update_job', text: UPDATE_JOB, values }),
-    );
-    if (rowCount === 0)
-      throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(job.id)} in the PostgreSQL store`);
+    return this.#enqueue({
+      id: job.id,
+      row: undefined,
+      status: job.status,
+      updatedAt: job.updatedAt,
+      state: jobState(job),
+      steps,
+      events: eventColumns(change.events, first, hashes),
+    });
   }
 
   /**
@@ -454,7 +712,7 @@ export class PostgresJobStore implements JobStore {
    * another process may have written the job.
    */
   async #claim(job: Job, change: JobChange, position: number): Promise<void> {
-    const values = changeValues(job, change);
+    const steps = stepColumns(job, change.steps, change.decided);
     const status = (job.steps[position] as JobStep).status;
     const first = job.events.length - change.events.length;
     await this.#whenReady();
@@ -471,7 +729,15 @@ export class PostgresJobStore implements JobStore {
       const { rows } = await client.query<{ hash: string | null }>(LAST_HASH, [job.id]);
       this.#heads.delete(job.id);
       const hashes = this.#chain(job.id, rows[0]?.hash ?? '', change.events, isFinished(job));
-      values.push(...eventColumns(change.events, first, hashes));
+      const values = updateValues({
+        id: job.id,
+        row: undefined,
+        status: job.status,
+        updatedAt: job.updatedAt,
+        state: jobState(job),
+        steps,
+        events: eventColumns(change.events, first, hashes),
+      });
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
       await client.query('COMMIT');
     } catch (error) {
@@ -540,6 +806,8 @@ export class PostgresJobStore implements JobStore {
   }
 
   async close(): Promise<void> {
+    // Changes already reported are written first (each write is bounded by the time-outs).
+    while (this.#writing || this.#queue.length > 0) await new Promise(setImmediate);
     if (!this.#pool.ended) await this.#pool.end();
   }
 }

@@ -1,9 +1,10 @@
 /**
  * The embedded durable store (`store: 'sqlite:<file>'`, README, "Stores"), on better-sqlite3: one
- * connection per store, WAL, statements prepared once at open, and each state change one
+ * connection per store, WAL, statements prepared once (at open, or on first use), and each state change one
  * synchronous `db.transaction` call (docs/decisions.md, "House rules"). Changes reported in the same turn of the
- * event loop (jobs in flight together) are committed together, each in its own savepoint (group
- * commit); the promise of a change settles only once it is committed, and the executor waits for
+ * event loop (jobs in flight together) are committed together in one transaction (group commit;
+ * when a change of it fails, the batch runs again with one savepoint per change, so that change
+ * alone fails); the promise of a change settles only once it is committed, and the executor waits for
  * it, so a change is on disk before the runtime goes on (the "started" record before the
  * capability runs).
  *
@@ -116,6 +117,18 @@ const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
 /** Values of one step row: position, capability, status, fixed, state, decision. */
 const STEP_VALUES = 6;
 
+/** Values of one event row: job_seq, position, event, hash. */
+const EVENT_VALUES = 4;
+
+/** Rows written by one multi-row statement at most (7 x 32 parameters for steps). */
+const ROWS_PER_STATEMENT = 32;
+
+/** `(?, ?), (?, ?)` for `rows` rows of `width` values. */
+function placeholders(rows: number, width: number): string {
+  const row = `(${Array.from({ length: width }, () => '?').join(', ')})`;
+  return Array.from({ length: rows }, () => row).join(', ');
+}
+
 /**
  * Appends a step row's values to `into`; the decision column only when this change recorded it
  * (NULL leaves the column as it is).
@@ -178,8 +191,6 @@ export class SqliteJobStore implements JobStore {
   readonly #db: Database.Database;
   readonly #insertJob: Database.Statement;
   readonly #updateJob: Database.Statement;
-  readonly #upsertStep: Database.Statement;
-  readonly #insertEvent: Database.Statement;
   readonly #claimStep: Database.Statement;
   readonly #jobById: Database.Statement;
   readonly #stepsOf: Database.Statement;
@@ -195,7 +206,11 @@ export class SqliteJobStore implements JobStore {
   readonly #lastHash: Database.Statement;
   readonly #hashesOf: Database.Statement;
   readonly #listQueries = new Map<string, Database.Statement>();
+  /** The multi-row step and event statements, by their number of rows (prepared when first used). */
+  readonly #stepStatements: Database.Statement[] = [];
+  readonly #eventStatements: Database.Statement[] = [];
   readonly #one: (pending: PendingWrite) => void;
+  readonly #together: (writes: PendingWrite[]) => void;
   readonly #batch: (writes: PendingWrite[]) => void;
   #pending: PendingWrite[] = [];
   #flushScheduled = false;
@@ -235,19 +250,10 @@ export class SqliteJobStore implements JobStore {
     this.#updateJob = db.prepare(
       'UPDATE jobs SET status = ?, updated_at = ?, state = ? WHERE seq = ?',
     );
-    this.#upsertStep = db.prepare(
-      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state, decision)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status,
-         state = excluded.state, decision = coalesce(excluded.decision, job_steps.decision)`,
-    );
     // The check-and-set of a decision on an approval request: SQLite runs one writer at a time,
     // so of concurrent claims (any process on this file) exactly one finds the step waiting.
     this.#claimStep = db.prepare(
       "UPDATE job_steps SET status = ? WHERE job_seq = ? AND position = ? AND status = 'awaiting_approval'",
-    );
-    this.#insertEvent = db.prepare(
-      'INSERT INTO job_events (job_seq, position, event, hash) VALUES (?, ?, ?, ?)',
     );
     this.#lastHash = db
       .prepare(
@@ -273,8 +279,13 @@ export class SqliteJobStore implements JobStore {
       .raw();
     this.#snapshot = db.transaction((read: () => Job[]) => read());
 
-    // One savepoint per change inside a batch: a change that fails leaves the others alone.
     this.#one = db.transaction((pending: PendingWrite) => this.#write(pending.change));
+    // A batch first runs as one transaction with no savepoint; if a change fails, nothing of it
+    // is kept and it runs again with one savepoint per change, so a change that fails leaves
+    // the others alone (the savepoints cost about as much as the statements of a change).
+    this.#together = db.transaction((writes: PendingWrite[]) =>
+      this.#writeAll(writes.map((pending) => pending.change)),
+    );
     this.#batch = db.transaction((writes: PendingWrite[]) => {
       for (const pending of writes) {
         try {
@@ -314,7 +325,7 @@ export class SqliteJobStore implements JobStore {
     this.#pending = [];
     try {
       if (writes.length === 1) this.#one(writes[0] as PendingWrite);
-      else this.#batch(writes);
+      else this.#commitBatch(writes);
     } catch (error) {
       for (const pending of writes) pending.error ??= error;
     }
@@ -330,43 +341,101 @@ export class SqliteJobStore implements JobStore {
     }
   };
 
+  /** Commits several changes: together, or each in its own savepoint once one has failed. */
+  #commitBatch(writes: PendingWrite[]): void {
+    try {
+      this.#together(writes);
+      return;
+    } catch {
+      // Rolled back as a whole: the job rows it inserted are not there.
+      for (const pending of writes)
+        if (pending.change.job !== undefined) this.#seqOf.delete(pending.change.id);
+    }
+    this.#batch(writes);
+  }
+
   /** Runs the statements of one queued change (inside a transaction or savepoint). */
   #write(change: EncodedChange): void {
-    let seq: number;
-    if (change.job !== undefined) {
-      seq = Number(this.#insertJob.run(...change.job).lastInsertRowid);
-      this.#seqOf.set(change.id, seq);
-    } else {
-      seq = this.#seq(change.id);
-      const { claims } = change;
-      if (
-        claims !== undefined &&
-        this.#claimStep.run(claims.status, seq, claims.position).changes !== 1
-      ) {
-        throw storeError(
-          'APPROVAL_NOT_PENDING',
-          `Step ${claims.position} of job ${JSON.stringify(change.id)} no longer awaits approval`,
-        );
+    this.#writeAll([change]);
+  }
+
+  /**
+   * Runs the statements of queued changes, in order (inside one transaction or savepoint): each
+   * job row on its own, then the step rows and the event rows of all of them by multi-row
+   * statements (ROWS_PER_STATEMENT rows each), rather than one statement per row.
+   */
+  #writeAll(changes: readonly EncodedChange[]): void {
+    const steps: (string | number | null)[] = [];
+    const events: (string | number)[] = [];
+    for (const change of changes) {
+      const seq = this.#writeJobRow(change);
+      const changed = change.steps;
+      for (let index = 0; index < changed.length; index += STEP_VALUES) {
+        steps.push(seq);
+        for (let column = 0; column < STEP_VALUES; column++)
+          steps.push(changed[index + column] as string | number | null);
       }
-      this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
-    }
-    const { steps, firstEvent } = change;
-    for (let index = 0; index < steps.length; index += STEP_VALUES) {
-      this.#upsertStep.run(
-        seq,
-        steps[index],
-        steps[index + 1],
-        steps[index + 2],
-        steps[index + 3],
-        steps[index + 4],
-        steps[index + 5],
+      const { firstEvent, hashes } = change;
+      change.events.forEach((event, offset) =>
+        events.push(seq, firstEvent + offset, event, hashes[offset] as string),
       );
     }
-    change.events.forEach((event, offset) =>
-      this.#insertEvent.run(seq, firstEvent + offset, event, change.hashes[offset]),
-    );
-    if (change.finished) this.#seqOf.delete(change.id);
+    this.#runRows(this.#stepRows, steps, STEP_VALUES + 1);
+    this.#runRows(this.#eventRows, events, EVENT_VALUES);
+    for (const change of changes) if (change.finished) this.#seqOf.delete(change.id);
   }
+
+  /** Inserts or updates the job row of a change (claiming its step first); returns its seq. */
+  #writeJobRow(change: EncodedChange): number {
+    if (change.job !== undefined) {
+      const seq = Number(this.#insertJob.run(...change.job).lastInsertRowid);
+      this.#seqOf.set(change.id, seq);
+      return seq;
+    }
+    const seq = this.#seq(change.id);
+    const { claims } = change;
+    if (
+      claims !== undefined &&
+      this.#claimStep.run(claims.status, seq, claims.position).changes !== 1
+    ) {
+      throw storeError(
+        'APPROVAL_NOT_PENDING',
+        `Step ${claims.position} of job ${JSON.stringify(change.id)} no longer awaits approval`,
+      );
+    }
+    this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
+    return seq;
+  }
+
+  /** Runs `statementFor(rows)` over `values`, `width` values a row, at most ROWS_PER_STATEMENT rows a run. */
+  #runRows(
+    statementFor: (rows: number) => Database.Statement,
+    values: readonly (string | number | null)[],
+    width: number,
+  ): void {
+    const rows = values.length / width;
+    for (let from = 0; from < rows; from += ROWS_PER_STATEMENT) {
+      const count = Math.min(ROWS_PER_STATEMENT, rows - from);
+      statementFor(count).run(
+        count === rows ? values : values.slice(from * width, (from + count) * width),
+      );
+    }
+  }
+
+  /** The upsert of `rows` step rows (the decision column kept when the row gives NULL). */
+  readonly #stepRows = (rows: number): Database.Statement =>
+    (this.#stepStatements[rows] ??= this.#db.prepare(
+      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state, decision)
+       VALUES ${placeholders(rows, STEP_VALUES + 1)}
+       ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status,
+         state = excluded.state, decision = coalesce(excluded.decision, job_steps.decision)`,
+    ));
+
+  /** The insert of `rows` event rows. */
+  readonly #eventRows = (rows: number): Database.Statement =>
+    (this.#eventStatements[rows] ??= this.#db.prepare(
+      `INSERT INTO job_events (job_seq, position, event, hash) VALUES ${placeholders(rows, EVENT_VALUES)}`,
+    ));
 
   #migrate(file: string): void {
     const db = this.#db;
