@@ -72,12 +72,12 @@ describe('capabilities named after Object.prototype members', () => {
   it('are served by McpAdapter: listed and called, while unknown names stay unknown', async () => {
     const adapter = new McpAdapter(runtime);
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-    await adapter.server.connect(serverTransport);
+    await adapter.connect(serverTransport);
     const client = new Client({ name: 'prototype-names', version: '1.0.0' });
     await client.connect(clientTransport);
     closers.push(async () => {
       await client.close();
-      await adapter.server.close();
+      await adapter.close();
     });
     const { tools } = await client.listTools();
     assert.deepEqual(
