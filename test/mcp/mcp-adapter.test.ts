@@ -6,6 +6,7 @@ import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type AuthInfo } from '@modelcontextprotocol/server';
 import {
   McpAdapter,
+  createCapability,
   type CapabilityAuthorizationContext,
   type ExecutionCaller,
   type McpAdapterOptions,
@@ -16,6 +17,7 @@ import {
   recordingAuthorizer,
   register,
   runtimeWith,
+  uniqueName,
 } from '../support/runtime-fixtures.js';
 
 interface Connected {
@@ -168,7 +170,7 @@ describe('new McpAdapter(runtime, options?)', () => {
 
   it('lists the inventory as it was at construction', async () => {
     const adapter = new McpAdapter(runtime);
-    const [later] = register(runtime, { execute: counting('later', 1) });
+    const [later] = register(runtime, { execute: counting('later', 1) }) as [string];
     const { client } = await connect(adapter);
     const { tools } = await client.listTools();
     assert.equal(
@@ -391,5 +393,92 @@ describe('McpAdapter with approvals', () => {
     assert.equal(textOf(result), `Awaiting approval: job ${request?.jobId}, step call`);
     assert.equal(wrote, 0);
     await runtime.close();
+  });
+});
+
+describe('McpAdapter output schemas', () => {
+  const runtime = runtimeWith({ store: 'memory' });
+  const objectSchema = {
+    type: 'object',
+    properties: { total: { type: 'number' } },
+    required: ['total'],
+  };
+  const [typed, listed, broken, untyped] = register(
+    runtime,
+    { outputSchema: objectSchema, execute: () => ({ total: 3 }) },
+    { outputSchema: { type: 'array', items: { type: 'string' } }, execute: () => ['a'] },
+    { outputSchema: objectSchema, execute: () => ['not', 'an', 'object'] },
+    { execute: () => ({ total: 1 }) },
+  ) as [string, string, string, string];
+
+  it('publishes an object output schema and answers with structuredContent', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const { tools } = await client.listTools();
+    const schemaOf = (name: string) =>
+      tools.find((tool) => tool.name === toolOf(name))?.outputSchema;
+    assert.deepEqual(schemaOf(typed), objectSchema);
+    // MCP's structuredContent is an object: a schema with another root is not published.
+    assert.equal(schemaOf(listed), undefined);
+    assert.equal(schemaOf(untyped), undefined);
+    const result = await client.callTool({ name: toolOf(typed), arguments: {} });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, { total: 3 });
+  });
+
+  it('answers isError when a result is not the object its output schema promises', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const result = await client.callTool({ name: toolOf(broken), arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(
+      textOf(result),
+      'The result is not an object, as the output schema of the tool requires',
+    );
+  });
+
+  it('keeps a detached copy of the output schema', () => {
+    const schema = { type: 'object', properties: {} as Record<string, unknown> };
+    const [name] = register(runtime, { outputSchema: schema, execute: () => ({}) }) as [string];
+    schema.properties.late = { type: 'string' };
+    assert.deepEqual(runtime.describeCapability(name)?.outputSchema, {
+      type: 'object',
+      properties: {},
+    });
+    const described = runtime.describeCapability(name);
+    (described?.outputSchema as { type: string }).type = 'changed';
+    assert.equal(runtime.describeCapability(name)?.outputSchema?.type, 'object');
+  });
+
+  it('refuses an output schema that is not a plain JSON object: CAPABILITY_DEFINITION_INVALID', () => {
+    const cyclic: Record<string, unknown> = { type: 'object' };
+    cyclic.self = cyclic;
+    const cases: [unknown, RegExp][] = [
+      [[{ type: 'object' }], /outputSchema must be a plain object \(JSON Schema\), got an array/],
+      [new Map(), /outputSchema must be a plain object/],
+      ['object', /outputSchema must be a plain object/],
+      [cyclic, /outputSchema must be JSON data/],
+    ];
+    for (const [outputSchema, message] of cases) {
+      assert.throws(
+        () =>
+          createCapability({
+            name: uniqueName('bad'),
+            version: '1.0.0',
+            description: 'bad schema',
+            risk: 'read',
+            outputSchema: outputSchema as Record<string, unknown>,
+            execute: () => ({}),
+          }),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'CAPABILITY_DEFINITION_INVALID');
+          assert.match(error.message, message);
+          return true;
+        },
+      );
+    }
+  });
+
+  it('advertises tools without listChanged: the list is fixed', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    assert.deepEqual(client.getServerCapabilities()?.tools, {});
   });
 });
