@@ -73,6 +73,7 @@ async function warrantMcp(
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, [...MAIN, ...args], {
       cwd: ROOT,
+      timeout: 60_000,
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -231,6 +232,23 @@ describe('warrant mcp usage', () => {
     assert.equal(
       refused.stderr,
       'warrant mcp: Capabilities "ticket.get" and "ticket_get" would both be the MCP tool "ticket_get"; rename one or choose names with options.toolName\n',
+    );
+  });
+
+  it('makes warrant serve refuse the same module before it listens, with exit 2', async () => {
+    const serveArgs = [...MAIN.slice(0, -1), 'serve', '--port', '0', '--store', 'memory'];
+    const refused = await execFileAsync(process.execPath, [...serveArgs, '--module', COLLIDING], {
+      cwd: ROOT,
+      timeout: 60_000,
+    }).then(
+      () => ({ code: 0, stdout: '', stderr: '' }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stdout, '');
+    assert.match(
+      refused.stderr,
+      /^warrant serve: Capabilities "ticket\.get" and "ticket_get" would both be the MCP tool "ticket_get"; .*\n$/,
     );
   });
 
