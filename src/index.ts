@@ -16,7 +16,7 @@ export { createCapability } from './capabilities/create-capability.js';
 export { TimeoutMiddleware } from './capabilities/timeout-middleware.js';
 export { LifecycleLoggingMiddleware } from './capabilities/lifecycle-logging-middleware.js';
 export { McpAdapter } from './mcp/mcp-adapter.js';
-export type { McpAdapterOptions, McpCallerRequest } from './mcp/mcp-adapter.js';
+export type { McpAdapterOptions, McpCallerRequest, McpToolNameRequest } from './mcp/mcp-adapter.js';
 export { isPlanAdmissionError } from './plan/plan-admission-error.js';
 export type { PlanAdmissionError, PlanAdmissionIssue } from './plan/plan-admission-error.js';
 export type { ExecutionPlan, ExecutionStep, ResultReference } from './plan/execution-plan.js';

@@ -100,6 +100,15 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
         description: 'Reads a UTF-8 text file under the fs root',
         risk: 'read',
         inputSchema: { path: pathField },
+        outputSchema: {
+          type: 'object',
+          properties: {
+            path: { type: 'string' },
+            size: { type: 'number' },
+            content: { type: 'string' },
+          },
+          required: ['path', 'size', 'content'],
+        },
         execute: async ({ input }) => {
           const path = rootPath(root, input.path);
           return { path: path.shown, ...(await readText(path)) };
@@ -114,6 +123,11 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
           path: pathField,
           content: { type: 'string', required: true, description: 'Text to write' },
         },
+        outputSchema: {
+          type: 'object',
+          properties: { path: { type: 'string' }, bytes: { type: 'number' } },
+          required: ['path', 'bytes'],
+        },
         execute: async ({ input }) => {
           const path = rootPath(root, input.path);
           await writeText(path, input.content);
@@ -125,6 +139,15 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
         version: '1.0.0',
         description: 'Reports whether the fs root is reachable',
         risk: 'read',
+        outputSchema: {
+          type: 'object',
+          properties: {
+            provider: { type: 'string' },
+            ready: { type: 'boolean' },
+            root: { type: 'string' },
+          },
+          required: ['provider', 'ready', 'root'],
+        },
         execute: async () => {
           const ready = await stat(root).then(
             (info) => info.isDirectory(),

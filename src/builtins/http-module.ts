@@ -119,6 +119,17 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
         risk: 'read',
         timeoutMs: timeoutMs + 1_000,
         inputSchema: { url: { type: 'string', required: true, description: 'http(s) URL' } },
+        outputSchema: {
+          type: 'object',
+          properties: {
+            url: { type: 'string' },
+            status: { type: 'number' },
+            contentType: { type: ['string', 'null'] },
+            body: { type: 'string' },
+            truncated: { type: 'boolean' },
+          },
+          required: ['url', 'status', 'contentType', 'body', 'truncated'],
+        },
         execute: async ({ input, context }) => {
           let url: URL;
           try {
@@ -158,6 +169,15 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
         version: '1.0.0',
         description: 'Reports the http provider configuration',
         risk: 'read',
+        outputSchema: {
+          type: 'object',
+          properties: {
+            provider: { type: 'string' },
+            ready: { type: 'boolean' },
+            allowHosts: { type: 'array', items: { type: 'string' } },
+          },
+          required: ['provider', 'ready', 'allowHosts'],
+        },
         execute: () => ({
           provider: 'http',
           ready: allowed.length > 0,

@@ -15,6 +15,11 @@ export function createSystemModule(): CapabilityModule {
         description: 'Returns its message, with the time it was echoed',
         risk: 'read',
         inputSchema: { message: { type: 'string', required: true, description: 'Text to echo' } },
+        outputSchema: {
+          type: 'object',
+          properties: { message: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+          required: ['message', 'at'],
+        },
         execute: ({ input }) => ({ message: input.message, at: new Date().toISOString() }),
       }),
       createCapability<
@@ -25,6 +30,16 @@ export function createSystemModule(): CapabilityModule {
         version: '1.0.0',
         description: 'Reports the process running Warrant',
         risk: 'read',
+        outputSchema: {
+          type: 'object',
+          properties: {
+            provider: { type: 'string' },
+            ready: { type: 'boolean' },
+            node: { type: 'string' },
+            uptimeSeconds: { type: 'number' },
+          },
+          required: ['provider', 'ready', 'node', 'uptimeSeconds'],
+        },
         execute: () => ({
           provider: 'system',
           ready: true,

@@ -35,6 +35,8 @@ export interface Capability<Input = unknown, Output = unknown> {
   readonly description: string;
   readonly risk: CapabilityRisk;
   readonly inputSchema?: Readonly<Record<string, CapabilityInputField>>;
+  /** JSON Schema of the result, when it is known (published to MCP clients). A plain object. */
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
   execute(input: Input, context: ExecutionContext): Output | Promise<Output>;
 }
 
@@ -45,6 +47,8 @@ export interface CapabilityDescriptor {
   description: string;
   risk: CapabilityRisk;
   inputSchema: Record<string, CapabilityInputField>;
+  /** A copy of the capability's `outputSchema`, when it has one. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** One invocation as middleware sees it. */
@@ -76,6 +80,8 @@ export interface CapabilityDefinition<Input = unknown, Output = unknown> {
   description: string;
   risk: CapabilityRisk;
   inputSchema?: Record<string, CapabilityInputField>;
+  /** JSON Schema of the result, when it is known (published to MCP clients). A plain object. */
+  outputSchema?: Record<string, unknown>;
   /** Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal. */
   timeoutMs?: number;
   /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */

@@ -132,6 +132,7 @@ export function createCapability<Input = unknown, Output = unknown>(
     description: shape.description,
     risk: shape.risk,
     inputSchema: Object.freeze(inputSchema),
+    ...(shape.outputSchema !== undefined && { outputSchema: shape.outputSchema }),
     execute(input: Input, context: ExecutionContext): Promise<Output> {
       return dispatch(0, { input, context, capability: identity }) as Promise<Output>;
     },

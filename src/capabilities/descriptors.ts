@@ -20,6 +20,9 @@ function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
     description: registered.description,
     risk: registered.risk,
     inputSchema,
+    ...(registered.outputSchema !== undefined && {
+      outputSchema: structuredClone(registered.outputSchema) as Record<string, unknown>,
+    }),
   };
 }
 

@@ -27,6 +27,8 @@ export interface RegisteredCapability {
   readonly description: string;
   readonly risk: CapabilityRisk;
   readonly schema: CompiledSchema;
+  /** A deep-frozen JSON copy of the capability's `outputSchema`, when it has one. */
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
   /** Frozen `{ name, version, risk }`, handed to authorizers as is. */
   readonly identity: Readonly<{ name: string; version: string; risk: CapabilityRisk }>;
   readonly target: Capability;
@@ -55,7 +57,8 @@ const INVENTORY_KEY = Symbol.for('warrant.capabilityInventory.v2');
 
 /** A frozen copy of a record, so no object handed to `add` stays reachable from the inventory. */
 function frozenRecord(record: RegisteredCapability): RegisteredCapability {
-  const { name, version, description, risk, schema, target, execute, module } = record;
+  const { name, version, description, risk, schema, outputSchema, target, execute, module } =
+    record;
   if (typeof name !== 'string' || !RISKS.has(risk) || typeof execute !== 'function') {
     throw invalid('CAPABILITY_DEFINITION_INVALID', 'A capability record is malformed');
   }
@@ -69,6 +72,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
         Object.freeze({ key, type, required, description: text }),
       ),
     ),
+    ...(outputSchema !== undefined && { outputSchema }),
     identity: Object.freeze({ name, version, risk }),
     target,
     execute,
@@ -181,6 +185,37 @@ export function compileSchema(schema: unknown, where: string): CompiledSchema {
   return Object.freeze(fields);
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Checks an `outputSchema` (a plain object of JSON Schema, published to MCP clients) and returns
+ * a deep-frozen JSON copy; throws CAPABILITY_DEFINITION_INVALID.
+ */
+export function copyOutputSchema(
+  schema: unknown,
+  where: string,
+): Readonly<Record<string, unknown>> | undefined {
+  if (schema === undefined) return undefined;
+  const what = `${where}: outputSchema`;
+  if (!isPlainObject(schema, failure(DEFINITION, what))) {
+    throw invalid(
+      DEFINITION,
+      `${what} must be a plain object (JSON Schema), got ${describeValue(schema)}`,
+    );
+  }
+  try {
+    return deepFreeze(JSON.parse(JSON.stringify(schema)) as Record<string, unknown>);
+  } catch {
+    throw invalid(DEFINITION, `${what} must be JSON data (JSON Schema)`);
+  }
+}
+
 /**
  * Checks the well-formedness shared by `createCapability` and `use()`. Each field is read exactly
  * once; the values read here are what gets registered. A getter or proxy trap that throws is
@@ -203,6 +238,7 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
   const risk = field(candidate, 'risk', DEFINITION, label);
   const inputSchema = field(candidate, 'inputSchema', DEFINITION, label);
   const execute = field(candidate, 'execute', DEFINITION, label);
+  const outputSchema = copyOutputSchema(field(candidate, 'outputSchema', DEFINITION, label), label);
   if (typeof version !== 'string') {
     throw invalid(DEFINITION, `${label}: version must be a string, got ${describeValue(version)}`);
   }
@@ -228,6 +264,7 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
     description,
     risk: risk as CapabilityRisk,
     schema,
+    ...(outputSchema !== undefined && { outputSchema }),
     execute: execute as Capability['execute'],
   };
 }

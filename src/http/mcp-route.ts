@@ -1,7 +1,7 @@
 /**
  * MCP over Streamable HTTP at `/mcp` (README "Use Warrant from an MCP client"), with the MCP
- * SDK's own serving entry, `createMcpHandler`: stateless, a fresh `McpAdapter` server per
- * request, both protocol eras (2026-07-28 per-request messages and the 2025 `initialize`
+ * SDK's own serving entry, `createMcpHandler`: stateless, one `McpAdapter` (the program's tools,
+ * src/mcp/program-tools.ts) and a fresh SDK server per request, both protocol eras (2026-07-28 per-request messages and the 2025 `initialize`
  * handshake, served statelessly). The route sits behind the server's request gate like every
  * other: Host, then authentication on the matched route, before the body is read; the body goes
  * through the server's JSON parser (body limit, nesting depth, forbidden keys) and reaches the
@@ -13,6 +13,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../index.js';
+import { programTools } from '../mcp/program-tools.js';
 import { bearerToken } from './auth/index.js';
 
 export const MCP_PATH = '/mcp';
@@ -24,6 +25,8 @@ export interface McpRouteOptions {
   ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
   /** Told about a tool call answered only as `Internal error` (a failing store). */
   readonly onInternalError: (error: unknown, where: string) => void;
+  /** Serve the built-in capabilities as tools too (`warrant serve --builtins`). Default false. */
+  readonly builtins?: boolean;
 }
 
 /**
@@ -89,13 +92,13 @@ export function registerMcpRoute(
   runtime: OperatorRuntime,
   options: McpRouteOptions,
 ): void {
-  const handler = createMcpHandler(
-    () =>
-      new McpAdapter(runtime, {
-        resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
-        onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),
-      }).server,
-  );
+  // Built here, so two capabilities with one tool name stop the server before it listens.
+  const adapter = new McpAdapter(runtime, {
+    include: programTools(options.builtins === true),
+    resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
+    onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),
+  });
+  const handler = createMcpHandler(() => adapter.createServer());
   // Before the server waits for its connections: an open event stream would hold it.
   app.addHook('preClose', async () => handler.close());
   app.route({

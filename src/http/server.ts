@@ -50,6 +50,8 @@ export interface HttpServerOptions {
   readonly onAuthLog?: (line: string) => void;
   /** Serve MCP over Streamable HTTP at `/mcp` (default true). */
   readonly mcp?: boolean;
+  /** Serve the built-in capabilities as MCP tools at `/mcp` too (default false). */
+  readonly mcpBuiltins?: boolean;
   /** Host names answered besides `localhost`, `127.0.0.1` and `[::1]` while the server is bound
    * to a loopback address (lower-case, no port); any other Host is answered 421. */
   readonly allowedHosts?: readonly string[];
@@ -393,6 +395,7 @@ export function createHttpServer(
   registerApprovalRoutes(app, runtime, caller);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
+      builtins: options.mcpBuiltins === true,
       callerOf: caller,
       onInternalError: (error, where) => {
         try {

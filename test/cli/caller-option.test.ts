@@ -140,7 +140,7 @@ describe('warrant mcp --caller', () => {
   async function mcpCaller(args: string[]): Promise<unknown> {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MAIN, 'mcp', '--store', 'memory', '--authorizer', PROBE, ...args],
+      args: [MAIN, 'mcp', '--store', 'memory', '--authorizer', PROBE, '--builtins', ...args],
       cwd: dir,
       stderr: 'pipe',
     });
@@ -148,7 +148,7 @@ describe('warrant mcp --caller', () => {
     await client.connect(transport);
     try {
       const result = (await client.callTool({
-        name: 'system.echo',
+        name: 'system_echo',
         arguments: { message: 'hi' },
       })) as CallToolResult;
       assert.equal(result.isError, true);

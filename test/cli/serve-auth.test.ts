@@ -60,9 +60,9 @@ async function callerOverMcp(
 ): Promise<unknown> {
   const client = await mcpClient(address, token, headers);
   const { tools } = await client.listTools();
-  assert.ok(tools.some((tool) => tool.name === 'system.echo'));
+  assert.ok(tools.some((tool) => tool.name === 'system_echo'));
   const result = (await client.callTool({
-    name: 'system.echo',
+    name: 'system_echo',
     arguments: echo.input,
   })) as CallToolResult;
   assert.equal(result.isError, true);
@@ -121,7 +121,7 @@ async function withServer(served: Served, body: (address: string) => Promise<voi
 
 describe('warrant serve --token (and WARRANT_TOKEN)', () => {
   it('runs every route as { id: "token" }; anything else is 401 and no job', async () => {
-    const served = serveChild(['--token', 'tok-123', '--authorizer', PROBE]);
+    const served = serveChild(['--builtins', '--token', 'tok-123', '--authorizer', PROBE]);
     await withServer(served, async (address) => {
       assert.match(served.stderr(), /bearer token required/);
       await assertRefused(address, {}, 'Bearer', 'no header');
@@ -159,7 +159,7 @@ describe('warrant serve --callers', () => {
 
   it('runs each token as its caller, refuses unknown tokens, and never logs them', async () => {
     const file = dir.file('callers.json', JSON.stringify(entries), 0o600);
-    const served = serveChild(['--callers', file, '--authorizer', PROBE]);
+    const served = serveChild(['--builtins', '--callers', file, '--authorizer', PROBE]);
     await withServer(served, async (address) => {
       assert.match(served.stderr(), /2 callers from /);
       assert.doesNotMatch(served.stderr(), /warning/i);
@@ -185,7 +185,7 @@ describe('warrant serve --callers', () => {
 
   it('warns at start when group or others can read the file', async () => {
     const file = dir.file('open-callers.json', JSON.stringify(entries), 0o644);
-    const served = serveChild(['--callers', file]);
+    const served = serveChild(['--builtins', '--callers', file]);
     await withServer(served, async () => {
       assert.match(served.stderr(), /warning: .*open-callers\.json.*chmod 600/);
     });
@@ -193,7 +193,7 @@ describe('warrant serve --callers', () => {
 
   it('serves a non-loopback address with --callers (any mode counts as authentication)', async () => {
     const file = dir.file('lan-callers.json', JSON.stringify(entries), 0o600);
-    const served = serveChild(['--host', '0.0.0.0', '--callers', file]);
+    const served = serveChild(['--builtins', '--host', '0.0.0.0', '--callers', file]);
     await withServer(served, async (address) => {
       const port = new URL(address).port;
       assert.equal((await call(`http://127.0.0.1:${port}`, 'GET', '/api/jobs')).status, 401);
@@ -234,7 +234,7 @@ describe('warrant serve with JWT', () => {
     const key = new TextEncoder().encode(SECRET);
     const now = Math.floor(Date.now() / 1000);
     const good = await signToken({ alg: 'HS256', key, claims });
-    const served = serveChild(['--jwt-secret', SECRET, ...jwtFlags]);
+    const served = serveChild(['--builtins', '--jwt-secret', SECRET, ...jwtFlags]);
     await withServer(served, async (address) => {
       assert.match(served.stderr(), /JWT \(issuer https:\/\/id\.example\.test/);
       const invalid = 'Bearer error="invalid_token"';
@@ -274,7 +274,7 @@ describe('warrant serve with JWT', () => {
 
   it('WARRANT_JWT_SECRET stands in for --jwt-secret; a short secret stops the start', async () => {
     const key = new TextEncoder().encode(SECRET);
-    const served = serveChild(jwtFlags, { WARRANT_JWT_SECRET: SECRET });
+    const served = serveChild(['--builtins', ...jwtFlags], { WARRANT_JWT_SECRET: SECRET });
     await withServer(served, async (address) => {
       const token = await signToken({ alg: 'HS256', key, claims });
       assert.deepEqual(await callerOverHttp(address, { token }), expected);
@@ -290,7 +290,7 @@ describe('warrant serve with JWT', () => {
     const pem = await exportSPKI(publicKey);
     const keyFile = dir.file('es256.pem', pem);
     const good = await signToken({ alg: 'ES256', key: privateKey, claims });
-    const served = serveChild(['--jwt-public-key', keyFile, ...jwtFlags]);
+    const served = serveChild(['--builtins', '--jwt-public-key', keyFile, ...jwtFlags]);
     await withServer(served, async (address) => {
       const invalid = 'Bearer error="invalid_token"';
       // An HMAC keyed with the public key's own bytes: the classic confusion attack.
@@ -318,7 +318,7 @@ describe('warrant serve with JWT', () => {
     const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
     const file = dir.file('jwks.json', JSON.stringify({ keys: [jwk] }));
     const good = await signToken({ alg: 'RS256', key: privateKey, kid: 'k1', claims });
-    const served = serveChild(['--jwks', file, ...jwtFlags]);
+    const served = serveChild(['--builtins', '--jwks', file, ...jwtFlags]);
     await withServer(served, async (address) => {
       const unknownKid = await signToken({ alg: 'RS256', key: privateKey, kid: 'k2', claims });
       await assertRefused(
@@ -367,12 +367,12 @@ describe('warrant serve with JWT', () => {
       });
       const good = await signToken({ alg: 'ES256', key: privateKey, kid: 'h1', claims });
       const env = { NODE_EXTRA_CA_CERTS: certFile };
-      const served = serveChild(['--jwks', `${base}/jwks.json`, ...jwtFlags], env);
+      const served = serveChild(['--builtins', '--jwks', `${base}/jwks.json`, ...jwtFlags], env);
       await withServer(served, async (address) => {
         assert.deepEqual(await callerOverHttp(address, { token: good }), expected);
         assert.deepEqual(await callerOverMcp(address, good), expected);
       });
-      const missing = serveChild(['--jwks', `${base}/gone.json`, ...jwtFlags], env);
+      const missing = serveChild(['--builtins', '--jwks', `${base}/gone.json`, ...jwtFlags], env);
       await withServer(missing, async (address) => {
         await assertRefused(
           address,
@@ -389,7 +389,7 @@ describe('warrant serve with JWT', () => {
 
 describe('warrant serve --caller-resolver', () => {
   it('runs each request as the caller its module answers (a TypeScript file, through tsx)', async () => {
-    const served = serveChild(['--caller-resolver', RESOLVER, '--authorizer', PROBE]);
+    const served = serveChild(['--builtins', '--caller-resolver', RESOLVER, '--authorizer', PROBE]);
     await withServer(served, async (address) => {
       assert.match(served.stderr(), /caller resolver .*header-resolver\.ts/);
       await assertRefused(address, {}, 'Bearer', 'undefined');
@@ -414,7 +414,7 @@ describe('warrant serve --caller-resolver', () => {
   });
 
   it('answers 401 with one stderr line when the resolver throws, hangs past 5 s or answers a malformed caller', async () => {
-    const served = serveChild(['--caller-resolver', RESOLVER]);
+    const served = serveChild(['--builtins', '--caller-resolver', RESOLVER]);
     await withServer(served, async (address) => {
       // One request each, a quiet second apart: the log writes at most one line per second.
       const cases: [string, RegExp][] = [

@@ -64,16 +64,19 @@ describe('the MCP adapter answers one-line errors', () => {
   const client = new Client({ name: 'one-line', version: '1.0.0' });
   after(async () => {
     await client.close();
-    await adapter.server.close();
+    await adapter.close();
     await runtime.close();
   });
 
   it('for failed and denied tool calls', async () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await adapter.server.connect(serverSide);
+    await adapter.connect(serverSide);
     await client.connect(clientSide);
     for (const name of ['oneline.fail', 'oneline.deny']) {
-      const result = (await client.callTool({ name, arguments: {} })) as CallToolResult;
+      const result = (await client.callTool({
+        name: name.replaceAll('.', '_'),
+        arguments: {},
+      })) as CallToolResult;
       assert.equal(result.isError, true);
       assert.deepEqual(result.content, [{ type: 'text', text: 'boom' }], name);
     }

@@ -42,6 +42,7 @@ describe('examples/authorizers/scopes.mjs', () => {
       EXAMPLE,
       '--fs-root',
       dir.path,
+      '--builtins',
     ]);
     try {
       const address = await served.listening;
@@ -67,7 +68,7 @@ describe('examples/authorizers/scopes.mjs', () => {
 
       const ci = await mcpClient(address, 'ci-token');
       const viaMcp = (await ci.callTool({
-        name: 'fs.write',
+        name: 'fs_write',
         arguments: { path: 'files/mcp.txt', content: 'over mcp' },
       })) as CallToolResult;
       assert.equal(viaMcp.isError ?? false, false, textOf(viaMcp));
@@ -75,7 +76,7 @@ describe('examples/authorizers/scopes.mjs', () => {
 
       const viewer = await mcpClient(address, 'viewer-token');
       const refused = (await viewer.callTool({
-        name: 'fs.write',
+        name: 'fs_write',
         arguments: { path: 'files/mcp-denied.txt', content: 'no' },
       })) as CallToolResult;
       assert.equal(refused.isError, true);

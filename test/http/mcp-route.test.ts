@@ -14,6 +14,7 @@ import { createHttpServer, type HttpServerOptions } from '../../src/http/server.
 import type { Authenticator } from '../../src/http/auth/index.js';
 import { bearerToken } from '../../src/http/auth/index.js';
 import type { ExecutionCaller, OperatorRuntime } from '../../src/index.js';
+import { createSystemModule } from '../../src/builtins/system-module.js';
 import { recordingAuthorizer, register, runtimeWith } from '../support/runtime-fixtures.js';
 
 const CALLERS: Record<string, ExecutionCaller> = {
@@ -68,7 +69,13 @@ async function serve(options: HttpServerOptions = {}) {
   await app.listen({ host: '127.0.0.1', port: 0 });
   started.push({ app, runtime });
   const { port } = app.server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/mcp`, runtime, authorizer, runs, write: write as string };
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    runtime,
+    authorizer,
+    runs,
+    write: (write as string).replaceAll('.', '_'),
+  };
 }
 
 /** A client of the 2025 era (`initialize`, the SDK client's default) or of 2026-07-28 ('auto'). */
@@ -205,10 +212,37 @@ describe('MCP over Streamable HTTP at /mcp (issue 17 item 2)', () => {
     const { port } = app.server.address() as { port: number };
     const client = await connect(`http://127.0.0.1:${port}/mcp`);
     const result = (await client.callTool({
-      name: read as string,
+      name: (read as string).replaceAll('.', '_'),
       arguments: {},
     })) as CallToolResult;
     assert.equal(result.isError ?? false, false, textOf(result));
     assert.deepEqual(authorizer.calls.at(-1)?.caller, { id: 'http' });
+  });
+});
+
+describe('/mcp and the built-in capabilities', () => {
+  // The inventory is process-global: system.* is registered once, for this file.
+  runtimeWith().use(createSystemModule());
+
+  async function toolNames(options: HttpServerOptions): Promise<string[]> {
+    const runtime = runtimeWith({ store: 'memory' });
+    const app = createHttpServer(runtime, options);
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    started.push({ app, runtime });
+    const { port } = app.server.address() as { port: number };
+    const client = await connect(`http://127.0.0.1:${port}/mcp`);
+    const { tools } = await client.listTools();
+    return tools.map((tool) => tool.name);
+  }
+
+  it('serves them only with mcpBuiltins (warrant serve --builtins), and system.status never', async () => {
+    const plain = await toolNames({});
+    assert.equal(
+      plain.some((name) => name.startsWith('system')),
+      false,
+    );
+    const all = await toolNames({ mcpBuiltins: true });
+    assert.ok(all.includes('system_echo'));
+    assert.equal(all.includes('system_status'), false);
   });
 });

@@ -37,12 +37,12 @@ async function overMcp(): Promise<{ text: unknown; structured: unknown }> {
   const [name] = register(runtime, { execute: () => (oddValue as () => unknown)() });
   const adapter = new McpAdapter(runtime);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await adapter.server.connect(serverTransport);
+  await adapter.connect(serverTransport);
   const client = new Client({ name: 'edge-encoding', version: '1.0.0' });
   await client.connect(clientTransport);
   try {
     const result = (await client.callTool({
-      name: name as string,
+      name: (name as string).replaceAll('.', '_'),
       arguments: {},
     })) as CallToolResult;
     assert.equal(result.isError, undefined);
@@ -53,7 +53,7 @@ async function overMcp(): Promise<{ text: unknown; structured: unknown }> {
     };
   } finally {
     await client.close();
-    await adapter.server.close();
+    await adapter.close();
     await runtime.close();
   }
 }

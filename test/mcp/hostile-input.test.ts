@@ -124,7 +124,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
 
     /** A request after a hostile one: the server still serves. */
     async function assertServing(): Promise<void> {
-      const answer = await call('hostile.text', { text: 'still here' });
+      const answer = await call('hostile_text', { text: 'still here' });
       assert.deepEqual(answer.result?.structuredContent, { text: 'still here', length: 10 });
     }
 
@@ -180,9 +180,9 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
 
     it('answers tool arguments of the wrong type with -32602, or with the admission message', async () => {
       for (const params of [
-        { name: 'hostile.text', arguments: 'text' },
-        { name: 'hostile.text', arguments: ['text'] },
-        { name: 'hostile.text', arguments: 42 },
+        { name: 'hostile_text', arguments: 'text' },
+        { name: 'hostile_text', arguments: ['text'] },
+        { name: 'hostile_text', arguments: 42 },
         { name: 42, arguments: {} },
         { arguments: { text: 'x' } },
       ]) {
@@ -191,7 +191,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
         assertNoStack(answer);
       }
       for (const text of [5, true, null, {}, [], '']) {
-        const answer = await call('hostile.text', { text });
+        const answer = await call('hostile_text', { text });
         assert.equal(answer.result?.isError, true);
         assert.match(
           textOf(answer),
@@ -208,12 +208,12 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
       ]) {
         const id = nextId++;
         session.write(
-          `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"hostile.depth","arguments":{"nest":${nest}}}}\n`,
+          `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"hostile_depth","arguments":{"nest":${nest}}}}\n`,
         );
         const answer = await session.next();
         assert.equal(answer.id, id);
         assert.deepEqual(answer.result?.structuredContent, { depth: 10_000, leaf: 'bottom' });
-        ran.push('hostile.depth');
+        ran.push('hostile_depth');
       }
       await assertServing();
     });
@@ -221,7 +221,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
     it('keeps __proto__, constructor and prototype keys as plain data: nothing is polluted', async () => {
       const lines: [string, (answer: Answer) => void][] = [
         [
-          '{"name":"hostile.text","arguments":{"__proto__":{"polluted":true,"text":"inherited"}}}',
+          '{"name":"hostile_text","arguments":{"__proto__":{"polluted":true,"text":"inherited"}}}',
           (answer) => {
             // An own `__proto__` key is data: it lends no inherited `text` to the input.
             assert.equal(answer.result?.isError, true);
@@ -229,7 +229,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
           },
         ],
         [
-          '{"name":"hostile.keys","arguments":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":{"polluted":true}}}',
+          '{"name":"hostile_keys","arguments":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":{"polluted":true}}}',
           (answer) => {
             // The SDK drops a `__proto__` key of the arguments; the other two arrive as data, on
             // a plain object that inherits nothing from them.
@@ -241,7 +241,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
           },
         ],
         [
-          '{"name":"hostile.text","arguments":{"text":"ok"},"__proto__":{"name":"hostile.pollution"}}',
+          '{"name":"hostile_text","arguments":{"text":"ok"},"__proto__":{"name":"hostile_pollution"}}',
           (answer) => {
             assert.deepEqual(answer.result?.structuredContent, { text: 'ok', length: 2 });
           },
@@ -272,7 +272,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
         -32600,
         'c',
       );
-      const probe = await call('hostile.pollution', {});
+      const probe = await call('hostile_pollution', {});
       assert.deepEqual(probe.result?.structuredContent, { polluted: null, prototypeKeys: [] });
       if (inProcess) {
         assert.equal((Object.prototype as Record<string, unknown>).polluted, undefined);
@@ -286,7 +286,7 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
         session.write(
           Buffer.concat([
             Buffer.from(
-              `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"hostile.text","arguments":{"text":"a`,
+              `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"hostile_text","arguments":{"text":"a`,
             ),
             Buffer.from(sequence),
             Buffer.from('b"}}}\n'),
@@ -296,15 +296,15 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
         assert.equal(answer.id, id);
         const content = answer.result?.structuredContent as { text: string };
         assert.match(content.text, /^a\uFFFD+b$/);
-        ran.push('hostile.text');
+        ran.push('hostile_text');
       }
       await assertServing();
     });
 
     it('serves a 5 MB message, answers -32600 for one over the 10 MiB line limit, and keeps serving', async () => {
-      const big = await call('hostile.text', { text: 'x'.repeat(5_000_000) });
+      const big = await call('hostile_text', { text: 'x'.repeat(5_000_000) });
       assert.equal((big.result?.structuredContent as { length: number }).length, 5_000_000);
-      const over = `{"jsonrpc":"2.0","id":${nextId++},"method":"tools/call","params":{"name":"hostile.text","arguments":{"text":"${'y'.repeat(LIMIT)}"}}}\n`;
+      const over = `{"jsonrpc":"2.0","id":${nextId++},"method":"tools/call","params":{"name":"hostile_text","arguments":{"text":"${'y'.repeat(LIMIT)}"}}}\n`;
       // Written in pieces, as a pipe delivers it: the line is dropped as it comes, never buffered.
       session.write(over.slice(0, 1000));
       await new Promise((done) => setImmediate(done));
@@ -327,7 +327,8 @@ function hostileSuite(label: string, open: () => Promise<Session>, inProcess: bo
         try {
           const jobs = store.list({}).reverse();
           assert.deepEqual(
-            jobs.map((job) => job.steps[0]?.capability),
+            // Tool names: the capability hostile.depth is the tool hostile_depth.
+            jobs.map((job) => job.steps[0]?.capability?.replaceAll('.', '_')),
             ran,
           );
         } finally {
@@ -394,7 +395,7 @@ hostileSuite(
     runtime.use(hostileModule);
     const input = new PassThrough();
     const output = new PassThrough();
-    const handle = serveStdio(() => new McpAdapter(runtime).server, {
+    const handle = serveStdio(() => new McpAdapter(runtime).createServer(), {
       transport: new StdioLineTransport(input, output),
     });
     return {

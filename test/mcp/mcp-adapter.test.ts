@@ -6,6 +6,7 @@ import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type AuthInfo } from '@modelcontextprotocol/server';
 import {
   McpAdapter,
+  createCapability,
   type CapabilityAuthorizationContext,
   type ExecutionCaller,
   type McpAdapterOptions,
@@ -16,6 +17,7 @@ import {
   recordingAuthorizer,
   register,
   runtimeWith,
+  uniqueName,
 } from '../support/runtime-fixtures.js';
 
 interface Connected {
@@ -35,18 +37,23 @@ async function connect(adapter: McpAdapter, authInfo?: AuthInfo): Promise<Connec
     const send = clientTransport.send.bind(clientTransport);
     clientTransport.send = (message, options) => send(message, { ...options, authInfo });
   }
-  await adapter.server.connect(serverTransport);
+  await adapter.connect(serverTransport);
   const client = new Client({ name: 'warrant-test-client', version: '1.0.0' });
   await client.connect(clientTransport);
   const connected = {
     client,
     close: async () => {
       await client.close();
-      await adapter.server.close();
+      await adapter.close();
     },
   };
   open.push(connected);
   return connected;
+}
+
+/** The default tool name of a capability: the test names hold dots, which become `_`. */
+function toolOf(capability: string): string {
+  return capability.replaceAll('.', '_');
 }
 
 function textOf(result: CallToolResult): string {
@@ -99,14 +106,17 @@ describe('new McpAdapter(runtime, options?)', () => {
     const { tools } = await client.listTools();
     assert.deepEqual(
       tools.map((tool) => [tool.name, tool.description]),
-      runtime.listCapabilities().map((descriptor) => [descriptor.name, descriptor.description]),
+      runtime
+        .listCapabilities()
+        .map((descriptor) => [toolOf(descriptor.name), descriptor.description]),
     );
   });
 
   it('derives each input schema from the field contract: types, descriptions and the required list', async () => {
     const { client } = await connect(new McpAdapter(runtime));
     const { tools } = await client.listTools();
-    const schemaOf = (name: string) => tools.find((tool) => tool.name === name)?.inputSchema;
+    const schemaOf = (name: string) =>
+      tools.find((tool) => tool.name === toolOf(name))?.inputSchema;
     assert.deepEqual(schemaOf(lookup), {
       type: 'object',
       properties: {
@@ -137,7 +147,8 @@ describe('new McpAdapter(runtime, options?)', () => {
   it('derives MCP annotations from risk: readOnlyHint for read, destructiveHint for destructive', async () => {
     const { client } = await connect(new McpAdapter(runtime));
     const { tools } = await client.listTools();
-    const annotationsOf = (name: string) => tools.find((tool) => tool.name === name)?.annotations;
+    const annotationsOf = (name: string) =>
+      tools.find((tool) => tool.name === toolOf(name))?.annotations;
     assert.deepEqual(annotationsOf(lookup), { readOnlyHint: true });
     assert.deepEqual(annotationsOf(send), { readOnlyHint: false, destructiveHint: false });
     assert.deepEqual(annotationsOf(wipe), { readOnlyHint: false, destructiveHint: true });
@@ -159,11 +170,11 @@ describe('new McpAdapter(runtime, options?)', () => {
 
   it('lists the inventory as it was at construction', async () => {
     const adapter = new McpAdapter(runtime);
-    const [later] = register(runtime, { execute: counting('later', 1) });
+    const [later] = register(runtime, { execute: counting('later', 1) }) as [string];
     const { client } = await connect(adapter);
     const { tools } = await client.listTools();
     assert.equal(
-      tools.some((tool) => tool.name === later),
+      tools.some((tool) => tool.name === toolOf(later)),
       false,
     );
     assert.equal(tools.length, runtime.listCapabilities().length - 1);
@@ -225,7 +236,7 @@ describe('McpAdapter tools/call', () => {
 
   it('runs a read tool as a one-step plan and answers with JSON text and structuredContent', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: lookup, arguments: { id: 'ada' } });
+    const result = await client.callTool({ name: toolOf(lookup), arguments: { id: 'ada' } });
     assert.equal(result.isError, undefined);
     assert.deepEqual(JSON.parse(textOf(result)), { id: 'ada', email: 'ada@example.com' });
     assert.deepEqual(result.structuredContent, { id: 'ada', email: 'ada@example.com' });
@@ -237,7 +248,7 @@ describe('McpAdapter tools/call', () => {
 
   it('denies a write tool under the default policy with an isError result and does not invoke it', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: send, arguments: { to: 'bob' } });
+    const result = await client.callTool({ name: toolOf(send), arguments: { to: 'bob' } });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'Write capability requires explicit approval.');
     assert.equal(result.structuredContent, undefined);
@@ -248,7 +259,7 @@ describe('McpAdapter tools/call', () => {
 
   it('denies a destructive tool under the default policy', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: wipe, arguments: {} });
+    const result = await client.callTool({ name: toolOf(wipe), arguments: {} });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'Destructive capability requires explicit approval.');
     assert.equal(invoked.includes('wipe (denied)'), false);
@@ -257,13 +268,13 @@ describe('McpAdapter tools/call', () => {
   it('answers invalid arguments with the admission message and creates no job', async () => {
     const { client } = await ready;
     const before = (await runtime.listJobs()).length;
-    const missing = await client.callTool({ name: lookup, arguments: {} });
+    const missing = await client.callTool({ name: toolOf(lookup), arguments: {} });
     assert.equal(missing.isError, true);
     assert.equal(
       textOf(missing),
       'Execution plan failed validation: steps[0] "call": input.id is required',
     );
-    const mistyped = await client.callTool({ name: lookup, arguments: { id: 42 } });
+    const mistyped = await client.callTool({ name: toolOf(lookup), arguments: { id: 42 } });
     assert.equal(mistyped.isError, true);
     assert.match(
       textOf(mistyped),
@@ -274,7 +285,7 @@ describe('McpAdapter tools/call', () => {
 
   it('answers a capability that throws with its message, without a stack trace', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: explode, arguments: {} });
+    const result = await client.callTool({ name: toolOf(explode), arguments: {} });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'upstream said no');
     const [job] = await runtime.listJobs({ capability: explode });
@@ -283,12 +294,12 @@ describe('McpAdapter tools/call', () => {
 
   it('sends structuredContent only for plain-object results, and JSON text for any result', async () => {
     const { client } = await ready;
-    const array = await client.callTool({ name: list, arguments: {} });
+    const array = await client.callTool({ name: toolOf(list), arguments: {} });
     assert.deepEqual(JSON.parse(textOf(array)), ['a', 'b']);
     assert.equal(array.structuredContent, undefined);
-    const bigint = await client.callTool({ name: huge, arguments: {} });
+    const bigint = await client.callTool({ name: toolOf(huge), arguments: {} });
     assert.deepEqual(bigint.structuredContent, { count: '12345678901234567890' });
-    const empty = await client.callTool({ name: nothing, arguments: {} });
+    const empty = await client.callTool({ name: toolOf(nothing), arguments: {} });
     assert.equal(textOf(empty), 'null');
     assert.equal(empty.isError, undefined);
   });
@@ -309,7 +320,7 @@ describe('McpAdapter callers', () => {
 
   it('passes options.caller to the authorizer of every call', async () => {
     const { client } = await connect(new McpAdapter(runtime, { caller: { id: 'ide-user' } }));
-    const result = await client.callTool({ name: tool, arguments: {} });
+    const result = await client.callTool({ name: toolOf(tool), arguments: {} });
     assert.deepEqual(result.structuredContent, { done: true });
     assert.equal(seen.at(-1)?.caller?.id, 'ide-user');
   });
@@ -328,8 +339,8 @@ describe('McpAdapter callers', () => {
       clientId: 'agent-7',
       scopes: ['notes:write'],
     });
-    await client.callTool({ name: tool, arguments: {} });
-    assert.deepEqual(requests, [{ clientId: 'agent-7', name: tool }]);
+    await client.callTool({ name: toolOf(tool), arguments: {} });
+    assert.deepEqual(requests, [{ clientId: 'agent-7', name: toolOf(tool) }]);
     assert.deepEqual(seen.at(-1)?.caller, { id: 'agent-7', scopes: ['notes:write'] });
   });
 
@@ -343,12 +354,12 @@ describe('McpAdapter callers', () => {
       onInternalError: (error, name) => reported.push([error, name]),
     });
     const { client } = await connect(adapter);
-    const result = await client.callTool({ name: tool, arguments: {} });
+    const result = await client.callTool({ name: toolOf(tool), arguments: {} });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'Internal error');
     assert.equal(reported.length, 1);
     assert.equal((reported[0]?.[0] as Error).message, 'token store password=hunter2 unreachable');
-    assert.equal(reported[0]?.[1], tool);
+    assert.equal(reported[0]?.[1], toolOf(tool));
     assert.equal(authorizer.calls.length, calls);
   });
 
@@ -357,7 +368,7 @@ describe('McpAdapter callers', () => {
     const adapter = new McpAdapter(closing);
     const { client } = await connect(adapter);
     await closing.close();
-    const result = await client.callTool({ name: tool, arguments: {} });
+    const result = await client.callTool({ name: toolOf(tool), arguments: {} });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'Internal error');
   });
@@ -376,11 +387,98 @@ describe('McpAdapter with approvals', () => {
       },
     }) as [string];
     const { client } = await connect(new McpAdapter(runtime));
-    const result = (await client.callTool({ name: tool, arguments: {} })) as CallToolResult;
+    const result = (await client.callTool({ name: toolOf(tool), arguments: {} })) as CallToolResult;
     assert.equal(result.isError, true);
     const [request] = await runtime.listApprovals();
     assert.equal(textOf(result), `Awaiting approval: job ${request?.jobId}, step call`);
     assert.equal(wrote, 0);
     await runtime.close();
+  });
+});
+
+describe('McpAdapter output schemas', () => {
+  const runtime = runtimeWith({ store: 'memory' });
+  const objectSchema = {
+    type: 'object',
+    properties: { total: { type: 'number' } },
+    required: ['total'],
+  };
+  const [typed, listed, broken, untyped] = register(
+    runtime,
+    { outputSchema: objectSchema, execute: () => ({ total: 3 }) },
+    { outputSchema: { type: 'array', items: { type: 'string' } }, execute: () => ['a'] },
+    { outputSchema: objectSchema, execute: () => ['not', 'an', 'object'] },
+    { execute: () => ({ total: 1 }) },
+  ) as [string, string, string, string];
+
+  it('publishes an object output schema and answers with structuredContent', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const { tools } = await client.listTools();
+    const schemaOf = (name: string) =>
+      tools.find((tool) => tool.name === toolOf(name))?.outputSchema;
+    assert.deepEqual(schemaOf(typed), objectSchema);
+    // MCP's structuredContent is an object: a schema with another root is not published.
+    assert.equal(schemaOf(listed), undefined);
+    assert.equal(schemaOf(untyped), undefined);
+    const result = await client.callTool({ name: toolOf(typed), arguments: {} });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, { total: 3 });
+  });
+
+  it('answers isError when a result is not the object its output schema promises', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const result = await client.callTool({ name: toolOf(broken), arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(
+      textOf(result),
+      'The result is not an object, as the output schema of the tool requires',
+    );
+  });
+
+  it('keeps a detached copy of the output schema', () => {
+    const schema = { type: 'object', properties: {} as Record<string, unknown> };
+    const [name] = register(runtime, { outputSchema: schema, execute: () => ({}) }) as [string];
+    schema.properties.late = { type: 'string' };
+    assert.deepEqual(runtime.describeCapability(name)?.outputSchema, {
+      type: 'object',
+      properties: {},
+    });
+    const described = runtime.describeCapability(name);
+    (described?.outputSchema as { type: string }).type = 'changed';
+    assert.equal(runtime.describeCapability(name)?.outputSchema?.type, 'object');
+  });
+
+  it('refuses an output schema that is not a plain JSON object: CAPABILITY_DEFINITION_INVALID', () => {
+    const cyclic: Record<string, unknown> = { type: 'object' };
+    cyclic.self = cyclic;
+    const cases: [unknown, RegExp][] = [
+      [[{ type: 'object' }], /outputSchema must be a plain object \(JSON Schema\), got an array/],
+      [new Map(), /outputSchema must be a plain object/],
+      ['object', /outputSchema must be a plain object/],
+      [cyclic, /outputSchema must be JSON data/],
+    ];
+    for (const [outputSchema, message] of cases) {
+      assert.throws(
+        () =>
+          createCapability({
+            name: uniqueName('bad'),
+            version: '1.0.0',
+            description: 'bad schema',
+            risk: 'read',
+            outputSchema: outputSchema as Record<string, unknown>,
+            execute: () => ({}),
+          }),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'CAPABILITY_DEFINITION_INVALID');
+          assert.match(error.message, message);
+          return true;
+        },
+      );
+    }
+  });
+
+  it('advertises tools without listChanged: the list is fixed', async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    assert.deepEqual(client.getServerCapabilities()?.tools, {});
   });
 });

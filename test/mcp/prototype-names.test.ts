@@ -1,8 +1,8 @@
 // Capabilities named after Object.prototype members, registered in the (Map-backed) inventory and
-// served through McpAdapter: the SDK keeps its tools in a plain object, where such names used to
-// collide with inherited members ("Tool constructor is already registered" from new McpAdapter(),
-// and a tool named __proto__ became the prototype of the table). A file of its own: the names are
-// process-global and no other test may use them.
+// served through McpAdapter, whose tool table is its own Map on the SDK's low-level Server: such
+// names once collided with inherited members of the SDK's plain-object tool tables
+// ("Tool constructor is already registered", and a tool named __proto__ became the table's
+// prototype). A file of its own: the names are process-global and no other test may use them.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
@@ -72,12 +72,12 @@ describe('capabilities named after Object.prototype members', () => {
   it('are served by McpAdapter: listed and called, while unknown names stay unknown', async () => {
     const adapter = new McpAdapter(runtime);
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-    await adapter.server.connect(serverTransport);
+    await adapter.connect(serverTransport);
     const client = new Client({ name: 'prototype-names', version: '1.0.0' });
     await client.connect(clientTransport);
     closers.push(async () => {
       await client.close();
-      await adapter.server.close();
+      await adapter.close();
     });
     const { tools } = await client.listTools();
     assert.deepEqual(

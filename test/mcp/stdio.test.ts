@@ -8,11 +8,14 @@ import { promisify } from 'node:util';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createProgramRuntime } from '../../src/cli/program-runtime.js';
+import type { CapabilityDescriptor } from '../../src/index.js';
+import { BUILTIN_CAPABILITIES } from '../../src/mcp/program-tools.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'mcp'];
 const MODULE = resolve(ROOT, 'test/mcp/fixtures/stdio-capabilities.ts');
 const AUTHORIZER = resolve(ROOT, 'test/mcp/fixtures/stderr-authorizer.ts');
+const COLLIDING = resolve(ROOT, 'test/mcp/fixtures/colliding-capabilities.ts');
 
 interface Served {
   readonly client: Client;
@@ -57,12 +60,20 @@ function textOf(result: CallToolResult): string {
 
 const execFileAsync = promisify(execFile);
 
+/** The capabilities of the --module fixture: what `warrant mcp` serves without --builtins. */
+function moduleCapabilities(runtime: { listCapabilities(): CapabilityDescriptor[] }) {
+  return runtime
+    .listCapabilities()
+    .filter((descriptor) => !BUILTIN_CAPABILITIES.includes(descriptor.name));
+}
+
 async function warrantMcp(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, [...MAIN, ...args], {
       cwd: ROOT,
+      timeout: 60_000,
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -75,7 +86,7 @@ describe('warrant mcp over stdio, default policy', () => {
   const ready = serve(['--module', MODULE]);
   after(async () => (await ready).close());
 
-  it('lists the same tools as listCapabilities() of a runtime built from the same flags', async () => {
+  it('lists the capabilities of --module (no built-in) from a runtime built from the same flags, dots as _', async () => {
     const { client } = await ready;
     const expected = await createProgramRuntime({ store: 'memory', module: [MODULE] });
     const { tools } = await client.listTools();
@@ -85,8 +96,8 @@ describe('warrant mcp over stdio, default policy', () => {
         description: tool.description,
         required: tool.inputSchema.required ?? [],
       })),
-      expected.listCapabilities().map((descriptor) => ({
-        name: descriptor.name,
+      moduleCapabilities(expected).map((descriptor) => ({
+        name: descriptor.name.replaceAll('.', '_'),
         description: descriptor.description,
         required: Object.keys(descriptor.inputSchema).filter(
           (key) => descriptor.inputSchema[key]?.required,
@@ -99,7 +110,7 @@ describe('warrant mcp over stdio, default policy', () => {
   it('runs a read tool and answers with JSON text and structuredContent', async () => {
     const served = await ready;
     const result = await served.client.callTool({
-      name: 'stdio.count',
+      name: 'stdio_count',
       arguments: { text: 'hello' },
     });
     assert.equal(result.isError, undefined);
@@ -109,14 +120,14 @@ describe('warrant mcp over stdio, default policy', () => {
 
   it('denies a write tool with the default policy message', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: 'stdio.store', arguments: { note: 'hi' } });
+    const result = await client.callTool({ name: 'stdio_store', arguments: { note: 'hi' } });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'Write capability requires explicit approval.');
   });
 
   it('answers invalid arguments with the admission message', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: 'stdio.count', arguments: { text: 3 } });
+    const result = await client.callTool({ name: 'stdio_count', arguments: { text: 3 } });
     assert.equal(result.isError, true);
     assert.match(
       textOf(result),
@@ -126,7 +137,7 @@ describe('warrant mcp over stdio, default policy', () => {
 
   it('answers a capability that throws with its message only', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: 'stdio.explode', arguments: {} });
+    const result = await client.callTool({ name: 'stdio_explode', arguments: {} });
     assert.equal(result.isError, true);
     assert.equal(textOf(result), 'stdio fixture exploded');
   });
@@ -149,7 +160,7 @@ describe('warrant mcp over stdio, with --authorizer', () => {
     await served.client.listTools();
     await served.client.listTools();
     // stderr is one ordered pipe: anything listing caused would be written before this call's line.
-    await served.client.callTool({ name: 'stdio.count', arguments: { text: 'ab' } });
+    await served.client.callTool({ name: 'stdio_count', arguments: { text: 'ab' } });
     await served.stderrIncludes('fixture capability stdio.count invoked');
     assert.deepEqual(served.stderr().match(/fixture (authorizer asked about|capability) \S+/g), [
       'fixture authorizer asked about stdio.count',
@@ -159,18 +170,94 @@ describe('warrant mcp over stdio, with --authorizer', () => {
 
   it('lets the host authorizer approve a write tool', async () => {
     const { client } = await ready;
-    const result = await client.callTool({ name: 'stdio.store', arguments: { note: 'hi' } });
+    const result = await client.callTool({ name: 'stdio_store', arguments: { note: 'hi' } });
     assert.equal(result.isError, undefined);
     assert.deepEqual(result.structuredContent, { stored: true });
   });
 });
 
+describe('warrant mcp --builtins', () => {
+  const plain = serve(['--module', MODULE]);
+  const builtins = serve(['--module', MODULE, '--builtins', '--fs-root', ROOT]);
+  after(async () => {
+    await (await plain).close();
+    await (await builtins).close();
+  });
+
+  it('serves no built-in tool by default, and system.status never', async () => {
+    const { tools } = await (await plain).client.listTools();
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['stdio_count', 'stdio_store', 'stdio_explode'],
+    );
+    const { tools: all } = await (await builtins).client.listTools();
+    assert.deepEqual(
+      all.map((tool) => tool.name),
+      [
+        'system_echo',
+        'http_get',
+        'http_status',
+        'fs_read',
+        'fs_write',
+        'fs_status',
+        'stdio_count',
+        'stdio_store',
+        'stdio_explode',
+      ],
+    );
+  });
+
+  it('publishes the output schema of a built-in and answers with structuredContent', async () => {
+    const { client } = await builtins;
+    const { tools } = await client.listTools();
+    const echo = tools.find((tool) => tool.name === 'system_echo');
+    assert.equal(echo?.outputSchema?.type, 'object');
+    assert.deepEqual(echo?.outputSchema?.required, ['message', 'at']);
+    const result = await client.callTool({ name: 'system_echo', arguments: { message: 'hi' } });
+    assert.equal(result.isError, undefined);
+    assert.equal((result.structuredContent as { message?: unknown }).message, 'hi');
+  });
+
+  it('does not advertise tools.listChanged: the list is fixed', async () => {
+    const { client } = await plain;
+    assert.deepEqual(client.getServerCapabilities()?.tools, {});
+  });
+});
+
 describe('warrant mcp usage', () => {
+  it('refuses two capabilities that would be one tool name, with exit 2 and one line', async () => {
+    const refused = await warrantMcp(['--store', 'memory', '--module', COLLIDING]);
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stdout, '');
+    assert.equal(
+      refused.stderr,
+      'warrant mcp: Capabilities "ticket.get" and "ticket_get" would both be the MCP tool "ticket_get"; rename one or choose names with options.toolName\n',
+    );
+  });
+
+  it('makes warrant serve refuse the same module before it listens, with exit 2', async () => {
+    const serveArgs = [...MAIN.slice(0, -1), 'serve', '--port', '0', '--store', 'memory'];
+    const refused = await execFileAsync(process.execPath, [...serveArgs, '--module', COLLIDING], {
+      cwd: ROOT,
+      timeout: 60_000,
+    }).then(
+      () => ({ code: 0, stdout: '', stderr: '' }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stdout, '');
+    assert.match(
+      refused.stderr,
+      /^warrant serve: Capabilities "ticket\.get" and "ticket_get" would both be the MCP tool "ticket_get"; .*\n$/,
+    );
+  });
+
   it('prints its help on stdout and exits 0 with --help', async () => {
     const help = await warrantMcp(['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^Usage: warrant mcp \[options\]/);
     assert.match(help.stdout, /--module <file>/);
+    assert.match(help.stdout, /--builtins +also serve the built-in capabilities/);
   });
 
   it('reports an unknown option as one line on stderr and exits 2', async () => {

@@ -355,27 +355,27 @@ describe('the edges when the store is full', () => {
       onInternalError: (error, tool) => told.push([(error as StoreFailure).code, tool]),
     });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await adapter.server.connect(serverSide);
+    await adapter.connect(serverSide);
     const client = new Client({ name: 'store-faults', version: '1.0.0' });
     await client.connect(clientSide);
     try {
       const call = async () =>
         (await client.callTool({
-          name: name as string,
+          name: (name as string).replaceAll('.', '_'),
           arguments: { pad: 'z'.repeat(100_000) },
         })) as CallToolResult;
       fillDisk(db);
       const full = await call();
       assert.equal(full.isError, true);
       assert.deepEqual(full.content, [{ type: 'text', text: 'Internal error' }]);
-      assert.deepEqual(told, [['JOB_STORE_FAILED', name]]);
+      assert.deepEqual(told, [['JOB_STORE_FAILED', (name as string).replaceAll('.', '_')]]);
       freeDisk(db);
       const again = await call();
       assert.equal(again.isError, undefined);
       assert.equal(told.length, 1);
     } finally {
       await client.close();
-      await adapter.server.close();
+      await adapter.close();
     }
   });
 });

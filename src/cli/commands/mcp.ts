@@ -4,8 +4,9 @@
  * stderr.
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { McpAdapter, type McpAdapterOptions } from '../../index.js';
+import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../../index.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
+import { programTools } from '../../mcp/program-tools.js';
 import { callerOf, callerOptionHelp } from '../caller-option.js';
 import { parseCommand, text } from '../parse.js';
 import {
@@ -19,11 +20,12 @@ import { UsageError } from '../usage-error.js';
 
 export const mcpHelp = `Usage: warrant mcp [options]
 
-Serves the registered capabilities to an MCP client over stdio: one tool per capability, each
-call a one-step plan through the runtime (admission, the authorizer and a recorded job). Stdout
-carries MCP messages only; diagnostics go to stderr. Stops when stdin closes or on SIGINT/SIGTERM.
-Exit codes: 0 stopped; 1 an unexpected failure; 2 bad usage (options, files, a bad module,
-a store that cannot be opened at start-up).
+Serves the capabilities of --module and --mcp-server to an MCP client over stdio: one tool per
+capability, each call a one-step plan through the runtime (admission, the authorizer and a
+recorded job). Tool names keep A-Z, a-z, 0-9, _ and - (ticket.get is the tool ticket_get).
+Stdout carries MCP messages only; diagnostics go to stderr. Stops when stdin closes or on
+SIGINT/SIGTERM. Exit codes: 0 stopped; 1 an unexpected failure; 2 bad usage (options, files, a
+bad module, two capabilities with one tool name, a store that cannot be opened at start-up).
 
 Every tool call runs as the caller of --caller (default { id: 'mcp' }): that is what the
 authorizer sees. To serve MCP to remote clients with per-client identities, use
@@ -33,6 +35,8 @@ Options:
 ${runtimeOptionsHelp}
 ${callerOptionHelp}
                         (default { "id": "mcp" })
+  --builtins            also serve the built-in capabilities (system.echo, http.*, and fs.*
+                        with --fs-root); system.status is never served
   -h, --help            show this help`;
 
 function log(line: string): void {
@@ -44,10 +48,33 @@ function firstLine(error: unknown): string {
   return message.split('\n')[0] ?? '';
 }
 
+/**
+ * The adapter of the program's tools (src/mcp/program-tools.ts). Two capabilities with one tool
+ * name are a usage error (exit 2).
+ */
+function programAdapter(
+  runtime: OperatorRuntime,
+  builtins: boolean,
+  caller: ExecutionCaller,
+): McpAdapter {
+  try {
+    return new McpAdapter(runtime, {
+      caller,
+      include: programTools(builtins),
+      onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
+    });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'MCP_TOOL_NAME_COLLISION' && code !== 'MCP_TOOL_NAME_INVALID') throw error;
+    throw new UsageError(firstLine(error));
+  }
+}
+
 async function serve(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
     caller: { type: 'string' },
+    builtins: { type: 'boolean' },
   });
   if (values.help) {
     console.log(mcpHelp);
@@ -57,10 +84,14 @@ async function serve(args: readonly string[]): Promise<number> {
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const caller = callerOf(text(values, 'caller'), () => ({ id: 'mcp' }));
   const runtime = await createProgramRuntime(values as RuntimeFlags);
-  const options: McpAdapterOptions = {
-    caller,
-    onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
-  };
+  let adapter: McpAdapter;
+  try {
+    adapter = programAdapter(runtime, values.builtins === true, caller);
+  } catch (error) {
+    await closeMcpConnections();
+    await runtime.close();
+    throw error;
+  }
   const transport = new StdioLineTransport(process.stdin, process.stdout);
   const stopped = new Promise<string>((resolve) => {
     process.stdin.once('end', () => resolve('stdin closed'));
@@ -73,11 +104,11 @@ async function serve(args: readonly string[]): Promise<number> {
   // serveStdio answers both protocol eras (2025-era `initialize`, 2026-07-28 `server/discover`)
   // and asks the factory for one server per connection; stdio has exactly one connection. The
   // transport answers bad lines itself and keeps serving (stdio-transport.ts).
-  const handle = serveStdio(() => new McpAdapter(runtime, options).server, {
+  const handle = serveStdio(() => adapter.createServer(), {
     transport,
     onerror: (error) => log(`protocol error: ${firstLine(error)}`),
   });
-  log(`serving ${runtime.listCapabilities().length} tools over stdio`);
+  log(`serving ${adapter.tools.length} tools over stdio`);
   log(`${await stopped}, stopping`);
   await handle.close();
   await closeMcpConnections();

@@ -32,8 +32,8 @@ import { loadAuthorizer, loadResolverModule } from '../load-modules.js';
 export const serveHelp = `Usage: warrant serve [options]
 
 Serves plans over HTTP (POST /api/plans, POST /api/capabilities/:name/execute, introspection,
-job history, GET /health) and MCP over Streamable HTTP at /mcp (one tool per capability,
-stateless). Stops gracefully on SIGINT/SIGTERM: in-flight plans finish, the store is closed.
+job history, GET /health) and MCP over Streamable HTTP at /mcp (one tool per capability of
+--module and --mcp-server, named as by "warrant mcp"; stateless). Stops gracefully on SIGINT/SIGTERM: in-flight plans finish, the store is closed.
 GET /api/jobs answers ${JOB_LIST_DEFAULT} jobs unless ?limit= asks for up to ${JOB_LIST_MAX}.
 
 The caller the authorizer sees is the authenticated one (every route and every MCP tool call);
@@ -50,6 +50,8 @@ Options:
                         reaches it runs plans as { id: 'http' })
   --legacy-routes       enable the two ungoverned legacy routes, known bypasses of the
                         authorizer or of admission (SECURITY.md, in the package)
+  --builtins            also serve the built-in capabilities as MCP tools at /mcp (the HTTP
+                        routes always reach them); system.status is never a tool
 ${runtimeOptionsHelp}
   -h, --help            show this help
 
@@ -134,6 +136,13 @@ function describeInternalError(error: unknown): string {
   }
 }
 
+/** Two capabilities with one MCP tool name (src/mcp/tool-names.ts) are bad usage (exit 2). */
+function toolNameUsageError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const toolName = code === 'MCP_TOOL_NAME_COLLISION' || code === 'MCP_TOOL_NAME_INVALID';
+  return toolName ? new UsageError((error as Error).message.split('\n')[0] ?? '') : error;
+}
+
 export async function serveCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
@@ -143,6 +152,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     'allowed-host': { type: 'string', multiple: true },
     'insecure-no-auth': { type: 'boolean' },
     'legacy-routes': { type: 'boolean' },
+    builtins: { type: 'boolean' },
   });
   if (values.help) {
     console.log(serveHelp);
@@ -170,15 +180,24 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     suppressed: (count) =>
       `${count} more authentication ${count === 1 ? 'line' : 'lines'} suppressed (at most one line per second)`,
   });
-  const app = createHttpServer(runtime, {
-    ...(auth !== undefined && { authenticator: auth.authenticator }),
-    onAuthLog: (line) => authLines.write(`authentication refused: ${line}`),
-    allowedHosts: hosts,
-    legacyRoutes: values['legacy-routes'] === true,
-    ...(authorizerFile !== undefined && { legacyAuthorizer: await loadAuthorizer(authorizerFile) }),
-    onInternalError: (error, route) =>
-      failures.write(`internal error on ${route}: ${describeInternalError(error)}`),
-  });
+  const legacyAuthorizer =
+    authorizerFile === undefined ? undefined : await loadAuthorizer(authorizerFile);
+  let app: FastifyInstance;
+  try {
+    app = createHttpServer(runtime, {
+      ...(auth !== undefined && { authenticator: auth.authenticator }),
+      onAuthLog: (line) => authLines.write(`authentication refused: ${line}`),
+      allowedHosts: hosts,
+      legacyRoutes: values['legacy-routes'] === true,
+      mcpBuiltins: values.builtins === true,
+      ...(legacyAuthorizer !== undefined && { legacyAuthorizer }),
+      onInternalError: (error, route) =>
+        failures.write(`internal error on ${route}: ${describeInternalError(error)}`),
+    });
+  } catch (error) {
+    await runtime.close();
+    throw toolNameUsageError(error);
+  }
   await app.listen({ host, port });
   const { urls, loopbackOnly } = boundUrls(app);
   if (!loopbackOnly && !unauthenticatedAllowed) {
