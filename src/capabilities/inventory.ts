@@ -18,6 +18,7 @@ import {
 } from '../errors/hostile-reads.js';
 import { processGlobal } from '../errors/process-global.js';
 import type { Capability, CapabilityModule, CapabilityRisk } from './capability.js';
+import { destructuresExecution } from './calling-convention.js';
 import { FIELD_TYPES, type CompiledField, type CompiledSchema } from './input-schema.js';
 import { readStandardSchema, standardPropsOf, type StandardInput } from './standard-input.js';
 import { timeoutProblem } from './timeout-middleware.js';
@@ -283,6 +284,21 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
   };
 }
 
+/**
+ * Refuses a capability object whose `execute` is written `({ input, context })`, the
+ * createCapability form: `use()` calls `execute(input, context)`, so it would find no `input`
+ * (docs/api.md, "Calling conventions"). An input with a field named `input` is left alone.
+ */
+function checkCallingConvention(shape: ReturnType<typeof checkCapabilityShape>, label: string) {
+  if (!destructuresExecution(shape.execute)) return;
+  const fields = shape.standard?.fields ?? shape.schema;
+  if (fields.some((field) => field.key === 'input')) return;
+  throw invalid(
+    DEFINITION,
+    `${label}: execute takes ({ input, context }), the createCapability() form, but use() calls a capability object as execute(input, context); wrap the definition in createCapability()`,
+  );
+}
+
 /** Largest number of capabilities (and manifest entries) one module may hold. */
 const MAX_MODULE_CAPABILITIES = 100_000;
 
@@ -343,6 +359,7 @@ export function registerModule(module: CapabilityModule): void {
         `${where}: capability ${quoteText(shape.name)} is not declared in manifest.capabilities`,
       );
     }
+    checkCallingConvention(shape, `${where}: capabilities[${index}] ${quoteText(shape.name)}`);
     const existing = staged.get(shape.name) ?? inventory.get(shape.name);
     if (existing !== undefined) throw alreadyRegistered(shape.name, existing);
     staged.set(
