@@ -154,21 +154,31 @@ export interface CapabilityMiddleware {
   ): unknown;
 }
 
-/** What `createCapability` takes. */
-export interface CapabilityDefinition<Input = unknown, Output = unknown> {
+/** What `createCapability` takes, but `inputSchema` (each overload of createCapability types it). */
+export interface CapabilityDefinitionBase<Input = unknown, Output = unknown> {
   name: string;
   version: string;
   description: string;
   risk: CapabilityRisk;
-  /** A field record or a Standard Schema v1 object; `execute` receives what it checked. */
-  inputSchema?: CapabilityInputSchema;
-  /** Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal. */
+  /**
+   * Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal; also
+   * bounds a Standard Schema validation that answers with a promise.
+   */
   timeoutMs?: number;
   /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */
   lifecycleLogging?: boolean;
   execute(execution: { input: Input; context: ExecutionContext }): Output | Promise<Output>;
+}
+
+/** What `createCapability` takes. */
+export interface CapabilityDefinition<
+  Input = unknown,
+  Output = unknown,
+> extends CapabilityDefinitionBase<Input, Output> {
+  /** A field record or a Standard Schema v1 object; `execute` receives what it checked. */
+  inputSchema?: CapabilityInputSchema;
 }
 
 /** The `manifest` of a capability module: every capability it provides is listed by name. */

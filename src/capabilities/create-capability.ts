@@ -4,6 +4,7 @@ import { isArrayValue, readArray, readField } from '../errors/hostile-reads.js';
 import type {
   Capability,
   CapabilityDefinition,
+  CapabilityDefinitionBase,
   CapabilityExecution,
   CapabilityInputField,
   CapabilityInputSchema,
@@ -44,12 +45,12 @@ function invalid(message: string): TypeError {
  * @throws TypeError with code CAPABILITY_DEFINITION_INVALID when the definition is malformed.
  */
 export function createCapability<const Schema extends CapabilityInputSchema, Output = unknown>(
-  definition: CapabilityDefinition<InferCapabilityInput<Schema>, Output> & {
+  definition: CapabilityDefinitionBase<InferCapabilityInput<Schema>, Output> & {
     readonly inputSchema: Schema;
   },
 ): Capability<InferCapabilityInput<Schema>, Output>;
 export function createCapability<Input = unknown, Output = unknown>(
-  definition: CapabilityDefinition<Input, Output> & {
+  definition: CapabilityDefinitionBase<Input, Output> & {
     readonly inputSchema?: NoInfer<CapabilityInputSchemaFor<Input>>;
   },
 ): Capability<Input, Output>;

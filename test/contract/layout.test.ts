@@ -88,10 +88,6 @@ const NO_TWIN: Record<string, NoTwin> = {
     coveredBy: 'test/cli/cli.test.ts',
     reason: 'the summary tables printed by run and capabilities',
   },
-  'src/cli/load-modules.ts': {
-    coveredBy: 'test/cli/cli.test.ts',
-    reason: '--module/--authorizer loading, including the error cases',
-  },
   'src/cli/program-runtime.ts': {
     coveredBy: 'test/cli/cli.test.ts',
     reason: 'the runtime wiring every command uses',

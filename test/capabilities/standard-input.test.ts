@@ -5,7 +5,6 @@ import { describe, it } from 'node:test';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import * as v from 'valibot';
 import { z } from 'zod';
-import { capabilityInputJsonSchema } from '../../src/capabilities/json-schema.js';
 import {
   OperatorRuntime,
   createCapability,
@@ -171,45 +170,6 @@ describe('Standard Schema inputs: zod and valibot', () => {
     const plain = add(handMade((value) => ({ value })));
     assert.deepEqual(runtime.describeCapability(plain)?.inputSchema, {});
   });
-
-  it("capabilityInputJsonSchema gives the vendor's JSON Schema, else the field record's", () => {
-    const { add } = setup();
-    const name = add(lookup);
-    const schema = capabilityInputJsonSchema(name);
-    assert.equal(schema?.type, 'object');
-    assert.deepEqual((schema?.properties as Record<string, unknown>).limit, {
-      type: 'integer',
-      minimum: Number.MIN_SAFE_INTEGER,
-      maximum: Number.MAX_SAFE_INTEGER,
-      default: 10,
-    });
-    (schema as { type: string }).type = 'changed';
-    assert.equal(capabilityInputJsonSchema(name)?.type, 'object', 'a fresh copy each call');
-    assert.deepEqual(capabilityInputJsonSchema(add(handMade((value) => ({ value })))), {
-      type: 'object',
-      properties: {},
-    });
-    const fields = uniqueName('fields');
-    new OperatorRuntime().use({
-      manifest: { name: uniqueName('module'), version: '1', capabilities: [fields] },
-      capabilities: [
-        createCapability({
-          name: fields,
-          version: '1',
-          description: 'field record',
-          risk: 'read',
-          inputSchema: { id: { type: 'string', required: true, description: 'Id' } },
-          execute: ({ input }) => input.id,
-        }),
-      ],
-    });
-    assert.deepEqual(capabilityInputJsonSchema(fields), {
-      type: 'object',
-      properties: { id: { type: 'string', description: 'Id' } },
-      required: ['id'],
-    });
-    assert.equal(capabilityInputJsonSchema(uniqueName('unknown')), undefined);
-  });
 });
 
 describe('Standard Schema inputs: hostile schemas', () => {
@@ -306,66 +266,6 @@ describe('Standard Schema inputs: hostile schemas', () => {
         'steps[0] "a": input: the schema returned a malformed result',
       );
     }
-    await runtime.close();
-  });
-
-  it('an asynchronous validate is checked at step time, not at admission', async () => {
-    const { runtime, received, add } = setup();
-    let calls = 0;
-    const name = add(
-      handMade(async (value) => {
-        calls += 1;
-        return (value as { ok?: unknown }).ok === true
-          ? { value: { checked: true } }
-          : { issues: [{ message: 'not ok', path: [{ key: 'ok' }] }] };
-      }),
-    );
-    const failed = await runtime.executePlan(plan({ id: 'a', capability: name, input: {} }));
-    assert.equal(failed.status, 'failed', 'admitted: admission does not wait for a promise');
-    assert.equal(failed.steps[0]?.error, 'Input validation failed: input.ok: not ok');
-    const done = await runtime.executePlan(
-      plan({ id: 'a', capability: name, input: { ok: true } }),
-    );
-    assert.equal(done.status, 'completed');
-    assert.deepEqual(received, [{ checked: true }]);
-    assert.equal(calls, 4, 'once at admission (not awaited), once at step time, per plan');
-    await runtime.close();
-  });
-
-  it("a validate that never settles is bounded by the capability's timeoutMs", async () => {
-    const { runtime, asked, add } = setup({ timeoutMs: 50 });
-    const name = add(handMade(() => new Promise(() => {})));
-    const job = await runtime.executePlan(plan({ id: 'a', capability: name, input: {} }));
-    assert.equal(job.status, 'failed');
-    assert.equal(job.steps[0]?.error, 'Input validation timed out after 50ms');
-    assert.equal(asked.length, 0, 'never authorized');
-    await runtime.close();
-  });
-
-  it('a validate whose promise rejects fails the step with the reason', async () => {
-    const { runtime, add } = setup();
-    const name = add(handMade(() => Promise.reject(new Error('async boom'))));
-    const job = await runtime.executePlan(plan({ id: 'a', capability: name, input: {} }));
-    assert.equal(
-      job.steps[0]?.error,
-      'Input validation failed: input: the schema threw: async boom',
-    );
-    await runtime.close();
-  });
-
-  it('the failure message stays bounded however many issues a schema returns', async () => {
-    const { runtime, add } = setup();
-    const message = 'x'.repeat(10_000);
-    const many = Array.from({ length: 10_000 }, (_, index) => ({
-      message,
-      path: [`field${index}`],
-    }));
-    const name = add(handMade(async () => ({ issues: many })));
-    const job = await runtime.executePlan(plan({ id: 'a', capability: name, input: {} }));
-    const error = job.steps[0]?.error ?? '';
-    assert.match(error, /^Input validation failed: input\.field0: x+\.\.\.; /);
-    assert.match(error, /; and 80 more issues$/);
-    assert.ok(error.length < 5_000, `${error.length} characters`);
     await runtime.close();
   });
 });
