@@ -281,6 +281,8 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
     standard,
     timeoutMs: timeoutOf(candidate),
     execute: execute as Capability['execute'],
+    /** `execute` is written in createCapability's `({ input, context })` form (a best guess). */
+    destructures: destructuresExecution(execute),
   };
 }
 
@@ -290,7 +292,7 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
  * (docs/api.md, "Calling conventions"). An input with a field named `input` is left alone.
  */
 function checkCallingConvention(shape: ReturnType<typeof checkCapabilityShape>, label: string) {
-  if (!destructuresExecution(shape.execute)) return;
+  if (!shape.destructures) return;
   const fields = shape.standard?.fields ?? shape.schema;
   if (fields.some((field) => field.key === 'input')) return;
   throw invalid(
