@@ -4,7 +4,13 @@
 // this file); run it with `npx tsx examples/typed-inputs.ts`.
 import * as v from 'valibot';
 import { z } from 'zod';
-import { OperatorRuntime, createCapability, defineModule, type Capability } from 'warrant';
+import {
+  OperatorRuntime,
+  createCapability,
+  defineModule,
+  type Capability,
+  type CapabilityDefinition,
+} from 'warrant';
 
 // A Standard Schema (zod 4): `input` is the schema's OUTPUT type, defaults and transforms applied.
 const search = createCapability({
@@ -62,6 +68,27 @@ export const agreeing = createCapability<{ id: string }, number>({
   inputSchema: { id: { type: 'string', required: true, description: 'id' } },
   execute: ({ input }) => input.id.length,
 });
+
+// A definition typed beforehand is checked the same way, and createCapability takes it as is.
+const echoDefinition: CapabilityDefinition<{ text: string }, string> = {
+  name: 'typed.echo',
+  version: '1.0.0',
+  description: 'a definition written as a typed constant',
+  risk: 'read',
+  inputSchema: { text: { type: 'string', required: true, description: 'text' } },
+  execute: ({ input }) => input.text,
+};
+export const echo = createCapability(echoDefinition);
+
+export const wrongDefinition: CapabilityDefinition<{ count: number }> = {
+  name: 'typed.wrong-definition',
+  version: '1.0.0',
+  description: 'the type says number, the schema says string',
+  risk: 'read',
+  // @ts-expect-error -- the field record checks strings; the definition's type claims a number.
+  inputSchema: { count: { type: 'string', required: true, description: 'count' } },
+  execute: ({ input }) => input.count.toFixed(0),
+};
 
 export const wrongFieldGeneric = createCapability<{ id: number }>({
   name: 'typed.wrong-field-generic',

@@ -177,8 +177,11 @@ export interface CapabilityDefinition<
   Input = unknown,
   Output = unknown,
 > extends CapabilityDefinitionBase<Input, Output> {
-  /** A field record or a Standard Schema v1 object; `execute` receives what it checked. */
-  inputSchema?: CapabilityInputSchema;
+  /**
+   * A field record or a Standard Schema v1 object; `execute` receives what it checked. With an
+   * explicit `Input`, the schema must agree with it (see CapabilityInputSchemaFor).
+   */
+  inputSchema?: CapabilityInputSchemaFor<Input>;
 }
 
 /** The `manifest` of a capability module: every capability it provides is listed by name. */

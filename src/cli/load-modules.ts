@@ -66,7 +66,7 @@ async function importDefault(file: string, option: string): Promise<{ value: unk
 /**
  * The default export of a TypeScript-compiled CommonJS file: `import()` hands over the whole
  * `module.exports`, which such a file marks `__esModule` and whose `default` is what `export
- * default` meant (README, "Command line"). Anything else is the export itself.
+ * default` meant (README, "The `warrant` program"). Anything else is the export itself.
  */
 function compiledDefault(exported: unknown, label: string): unknown {
   try {
