@@ -23,6 +23,7 @@ const ROOT_EXPORTS = [
   'OperatorRuntime',
   'operatorRuntime',
   'createCapability',
+  'defineModule',
   'TimeoutMiddleware',
   'LifecycleLoggingMiddleware',
   'McpAdapter',

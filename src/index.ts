@@ -13,6 +13,8 @@ export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-poli
 export type { ApprovalRequest } from './approvals/approval-request.js';
 export type { ApprovalDecision } from './approvals/decide-approval.js';
 export { createCapability } from './capabilities/create-capability.js';
+export { defineModule } from './capabilities/define-module.js';
+export type { CapabilityInputSchema, InferCapabilityInput } from './capabilities/capability.js';
 export { TimeoutMiddleware } from './capabilities/timeout-middleware.js';
 export { LifecycleLoggingMiddleware } from './capabilities/lifecycle-logging-middleware.js';
 export { McpAdapter } from './mcp/mcp-adapter.js';

@@ -1,3 +1,4 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { ExecutionCaller } from '../authorization/authorizer.js';
 import type { CapabilityRisk } from './risk.js';
 
@@ -9,6 +10,85 @@ export interface CapabilityInputField {
   required: boolean;
   description: string;
 }
+
+/** A field record: the limited input contract, one `CapabilityInputField` per input key. */
+export type CapabilityInputFields = Readonly<Record<string, CapabilityInputField>>;
+
+/**
+ * What `inputSchema` takes: a field record, or a Standard Schema v1 object (zod 4, valibot,
+ * arktype: anything with `~standard.validate`) whose output is the input the capability gets.
+ */
+export type CapabilityInputSchema = CapabilityInputFields | StandardSchemaV1;
+
+/** The value type of one field-record type name. */
+type FieldValue<Type> = Type extends 'string'
+  ? string
+  : Type extends 'number'
+    ? number
+    : Type extends 'boolean'
+      ? boolean
+      : Type extends 'object'
+        ? Record<string, unknown>
+        : Type extends 'array'
+          ? unknown[]
+          : never;
+
+type FieldTypeOf<Field> = Field extends { readonly type: infer Type } ? Type : never;
+type RequiredKeys<Fields> = {
+  [K in keyof Fields]: Fields[K] extends { readonly required: true } ? K : never;
+}[keyof Fields];
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+
+/**
+ * The input a field record describes: `{ type: 'string', required: true }` gives `string`; an
+ * optional field is `?` and may also be `null` (the field check lets `null` through when the
+ * field is optional; docs/api.md, "createCapability").
+ */
+export type InputOfFields<Fields> = Flatten<
+  { -readonly [K in RequiredKeys<Fields>]: FieldValue<FieldTypeOf<Fields[K]>> } & {
+    -readonly [K in Exclude<keyof Fields, RequiredKeys<Fields>>]?: FieldValue<
+      FieldTypeOf<Fields[K]>
+    > | null;
+  }
+>;
+
+/** The input type `execute` receives for an `inputSchema`: a Standard Schema's output type, or the field record's. */
+export type InferCapabilityInput<Schema> = Schema extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<Schema>
+  : Schema extends CapabilityInputFields
+    ? InputOfFields<Schema>
+    : unknown;
+
+type FieldTypeNameOf<Value> = 0 extends 1 & Value
+  ? CapabilityInputField['type']
+  : [Value] extends [string]
+    ? 'string'
+    : [Value] extends [number]
+      ? 'number'
+      : [Value] extends [boolean]
+        ? 'boolean'
+        : [Value] extends [readonly unknown[]]
+          ? 'array'
+          : [Value] extends [object]
+            ? 'object'
+            : CapabilityInputField['type'];
+
+/**
+ * The schemas that agree with an input type given explicitly (`createCapability<Input>`): a
+ * Standard Schema whose output is `Input`, or a field record whose fields have the types of
+ * `Input`'s keys (and no other keys). `required` is not compared: a constant written without
+ * `as const` has `required: boolean`. `unknown` accepts any schema.
+ */
+export type CapabilityInputSchemaFor<Input> = unknown extends Input
+  ? CapabilityInputSchema
+  : | StandardSchemaV1<unknown, Input>
+    | {
+        readonly [K in keyof Input]?: {
+          readonly type: FieldTypeNameOf<NonNullable<Input[K]>>;
+          readonly required: boolean;
+          readonly description: string;
+        };
+      };
 
 /** Structured logger handed to capabilities and middleware. */
 export interface ExecutionLogger {
@@ -34,9 +114,14 @@ export interface Capability<Input = unknown, Output = unknown> {
   readonly version: string;
   readonly description: string;
   readonly risk: CapabilityRisk;
-  readonly inputSchema?: Readonly<Record<string, CapabilityInputField>>;
+  readonly inputSchema?: CapabilityInputSchema;
   /** JSON Schema of the result, when it is known (published to MCP clients). A plain object. */
   readonly outputSchema?: Readonly<Record<string, unknown>>;
+  /**
+   * Called as `execute(input, context)`: two arguments. `createCapability` takes the other form,
+   * `execute({ input, context })`; a plain object written that way is refused by `use()` where
+   * it can be told (docs/api.md, "Calling conventions").
+   */
   execute(input: Input, context: ExecutionContext): Output | Promise<Output>;
 }
 
@@ -73,22 +158,36 @@ export interface CapabilityMiddleware {
   ): unknown;
 }
 
-/** What `createCapability` takes. */
-export interface CapabilityDefinition<Input = unknown, Output = unknown> {
+/** What `createCapability` takes, but `inputSchema` (each overload of createCapability types it). */
+export interface CapabilityDefinitionBase<Input = unknown, Output = unknown> {
   name: string;
   version: string;
   description: string;
   risk: CapabilityRisk;
-  inputSchema?: Record<string, CapabilityInputField>;
   /** JSON Schema of the result, when it is known (published to MCP clients). A plain object. */
   outputSchema?: Record<string, unknown>;
-  /** Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal. */
+  /**
+   * Fails the step with `Capability execution timed out after <ms>ms` and aborts the signal; also
+   * bounds a Standard Schema validation that answers with a promise.
+   */
   timeoutMs?: number;
   /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */
   lifecycleLogging?: boolean;
   execute(execution: { input: Input; context: ExecutionContext }): Output | Promise<Output>;
+}
+
+/** What `createCapability` takes. */
+export interface CapabilityDefinition<
+  Input = unknown,
+  Output = unknown,
+> extends CapabilityDefinitionBase<Input, Output> {
+  /**
+   * A field record or a Standard Schema v1 object; `execute` receives what it checked. With an
+   * explicit `Input`, the schema must agree with it (see CapabilityInputSchemaFor).
+   */
+  inputSchema?: CapabilityInputSchemaFor<Input>;
 }
 
 /** The `manifest` of a capability module: every capability it provides is listed by name. */

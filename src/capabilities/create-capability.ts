@@ -4,12 +4,17 @@ import { isArrayValue, readArray, readField } from '../errors/hostile-reads.js';
 import type {
   Capability,
   CapabilityDefinition,
+  CapabilityDefinitionBase,
   CapabilityExecution,
   CapabilityInputField,
+  CapabilityInputSchema,
+  CapabilityInputSchemaFor,
   CapabilityMiddleware,
   ExecutionContext,
+  InferCapabilityInput,
 } from './capability.js';
-import { checkCapabilityShape } from './inventory.js';
+import type { CompiledSchema } from './input-schema.js';
+import { checkCapabilityShape, TIMEOUT_KEY } from './inventory.js';
 import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
 import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
@@ -33,9 +38,23 @@ function invalid(message: string): TypeError {
 /**
  * Builds a Capability from a definition. The middleware chain is composed here, once
  * (docs/decisions.md, "House rules"): outermost lifecycle logging, then the timeout, then user middleware.
+ *
+ * The input type comes from `inputSchema` (a Standard Schema's output type, or the types of a
+ * field record written inline); an input type given explicitly (`createCapability<Input,
+ * Output>`) must agree with the schema (docs/api.md, "createCapability").
  * @throws TypeError with code CAPABILITY_DEFINITION_INVALID when the definition is malformed.
  */
+export function createCapability<const Schema extends CapabilityInputSchema, Output = unknown>(
+  definition: CapabilityDefinitionBase<InferCapabilityInput<Schema>, Output> & {
+    readonly inputSchema: Schema;
+  },
+): Capability<InferCapabilityInput<Schema>, Output>;
 export function createCapability<Input = unknown, Output = unknown>(
+  definition: CapabilityDefinitionBase<Input, Output> & {
+    readonly inputSchema?: NoInfer<CapabilityInputSchemaFor<Input>>;
+  },
+): Capability<Input, Output>;
+export function createCapability<Input, Output>(
   definition: CapabilityDefinition<Input, Output>,
 ): Capability<Input, Output> {
   const shape = checkCapabilityShape(definition, 'createCapability()');
@@ -117,25 +136,34 @@ export function createCapability<Input = unknown, Output = unknown>(
     return result;
   };
 
-  const inputSchema: Record<string, CapabilityInputField> = {};
-  for (const field of shape.schema) {
-    inputSchema[field.key] = Object.freeze({
-      type: field.type,
-      required: field.required,
-      description: field.description,
-    });
-  }
-
   const capability: Capability<Input, Output> = {
     name: shape.name,
     version: shape.version,
     description: shape.description,
     risk: shape.risk,
-    inputSchema: Object.freeze(inputSchema),
+    // A Standard Schema is handed on as given (use() reads it again); a field record as a copy.
+    inputSchema:
+      (shape.standard?.schema as CapabilityInputSchema | undefined) ?? fieldRecord(shape.schema),
     ...(shape.outputSchema !== undefined && { outputSchema: shape.outputSchema }),
     execute(input: Input, context: ExecutionContext): Promise<Output> {
       return dispatch(0, { input, context, capability: identity }) as Promise<Output>;
     },
   };
+  if (timeoutMs !== undefined) {
+    Object.defineProperty(capability, TIMEOUT_KEY, { value: timeoutMs, enumerable: false });
+  }
   return Object.freeze(capability);
+}
+
+/** A frozen field record from a compiled one. */
+function fieldRecord(schema: CompiledSchema): Readonly<Record<string, CapabilityInputField>> {
+  const record: Record<string, CapabilityInputField> = {};
+  for (const field of schema) {
+    record[field.key] = Object.freeze({
+      type: field.type,
+      required: field.required,
+      description: field.description,
+    });
+  }
+  return Object.freeze(record);
 }

@@ -7,7 +7,8 @@ import { capabilityInventory, type RegisteredCapability } from './inventory.js';
 
 function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
   const inputSchema: Record<string, CapabilityInputField> = {};
-  for (const field of registered.schema) {
+  // A Standard Schema shows the fields derived from its JSON Schema (docs/api.md, "Input schemas").
+  for (const field of registered.standard?.fields ?? registered.schema) {
     inputSchema[field.key] = {
       type: field.type,
       required: field.required,

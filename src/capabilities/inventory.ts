@@ -18,7 +18,17 @@ import {
 } from '../errors/hostile-reads.js';
 import { processGlobal } from '../errors/process-global.js';
 import type { Capability, CapabilityModule, CapabilityRisk } from './capability.js';
+import { destructuresExecution } from './calling-convention.js';
 import { FIELD_TYPES, type CompiledField, type CompiledSchema } from './input-schema.js';
+import { readStandardSchema, standardPropsOf, type StandardInput } from './standard-input.js';
+import { timeoutProblem } from './timeout-middleware.js';
+
+/**
+ * Where `createCapability` keeps its `timeoutMs` on the capability it builds (a non-enumerable
+ * property, one key for both builds), so registration knows the bound of an asynchronous input
+ * validation (docs/decisions.md, "Standard Schema inputs").
+ */
+export const TIMEOUT_KEY: unique symbol = Symbol.for('warrant.capability.timeoutMs');
 
 /** Internal record of a registered capability. Frozen; shared by both builds (keep the shape). */
 export interface RegisteredCapability {
@@ -26,9 +36,14 @@ export interface RegisteredCapability {
   readonly version: string;
   readonly description: string;
   readonly risk: CapabilityRisk;
+  /** The field record checked at admission and step time (empty for a Standard Schema). */
   readonly schema: CompiledSchema;
   /** A deep-frozen JSON copy of the capability's `outputSchema`, when it has one. */
   readonly outputSchema?: Readonly<Record<string, unknown>>;
+  /** The Standard Schema that checks (and may transform) the input, if `inputSchema` is one. */
+  readonly standard: StandardInput | undefined;
+  /** `createCapability`'s `timeoutMs`: it also bounds an asynchronous validation. */
+  readonly timeoutMs: number | undefined;
   /** Frozen `{ name, version, risk }`, handed to authorizers as is. */
   readonly identity: Readonly<{ name: string; version: string; risk: CapabilityRisk }>;
   readonly target: Capability;
@@ -57,8 +72,19 @@ const INVENTORY_KEY = Symbol.for('warrant.capabilityInventory.v2');
 
 /** A frozen copy of a record, so no object handed to `add` stays reachable from the inventory. */
 function frozenRecord(record: RegisteredCapability): RegisteredCapability {
-  const { name, version, description, risk, schema, outputSchema, target, execute, module } =
-    record;
+  const {
+    name,
+    version,
+    description,
+    risk,
+    schema,
+    outputSchema,
+    standard,
+    timeoutMs,
+    target,
+    execute,
+    module,
+  } = record;
   if (typeof name !== 'string' || !RISKS.has(risk) || typeof execute !== 'function') {
     throw invalid('CAPABILITY_DEFINITION_INVALID', 'A capability record is malformed');
   }
@@ -73,6 +99,8 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
       ),
     ),
     ...(outputSchema !== undefined && { outputSchema }),
+    standard,
+    timeoutMs,
     identity: Object.freeze({ name, version, risk }),
     target,
     execute,
@@ -137,6 +165,28 @@ function field(target: object, key: string, code: ShapeCode, what: string): unkn
 
 const DEFINITION = 'CAPABILITY_DEFINITION_INVALID';
 const MODULE = 'CAPABILITY_MODULE_INVALID';
+
+/** A checked `inputSchema`: a compiled field record, or a Standard Schema (then `fields` is empty). */
+export interface CheckedInputSchema {
+  readonly fields: CompiledSchema;
+  readonly standard: StandardInput | undefined;
+}
+
+const NO_FIELDS: CompiledSchema = Object.freeze([]);
+
+/**
+ * Checks an `inputSchema`: a Standard Schema v1 object (anything with `~standard`, read once) or
+ * a field record. Throws CAPABILITY_DEFINITION_INVALID naming what is wrong.
+ */
+export function checkInputSchema(schema: unknown, where: string): CheckedInputSchema {
+  const what = `${where}: inputSchema`;
+  const props = standardPropsOf(schema, failure(DEFINITION, `${what}['~standard']`));
+  if (props === undefined) return { fields: compileSchema(schema, where), standard: undefined };
+  const standard = readStandardSchema(schema as object, props, (problem) =>
+    invalid(DEFINITION, `${what}${problem}`),
+  );
+  return { fields: NO_FIELDS, standard };
+}
 
 /**
  * Checks a schema record and compiles it; throws CAPABILITY_DEFINITION_INVALID. The schema must
@@ -216,6 +266,16 @@ export function copyOutputSchema(
   }
 }
 
+/** The `timeoutMs` createCapability left on a capability; anything else is no timeout. */
+function timeoutOf(candidate: object): number | undefined {
+  try {
+    const ms: unknown = (candidate as { [TIMEOUT_KEY]?: unknown })[TIMEOUT_KEY];
+    return timeoutProblem(ms) === undefined ? (ms as number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Checks the well-formedness shared by `createCapability` and `use()`. Each field is read exactly
  * once; the values read here are what gets registered. A getter or proxy trap that throws is
@@ -257,16 +317,35 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
   if (typeof execute !== 'function') {
     throw invalid(DEFINITION, `${label}: execute must be a function`);
   }
-  const schema = compileSchema(inputSchema, label);
+  const { fields, standard } = checkInputSchema(inputSchema, label);
   return {
     name,
     version,
     description,
     risk: risk as CapabilityRisk,
-    schema,
+    schema: fields,
+    standard,
+    timeoutMs: timeoutOf(candidate),
     ...(outputSchema !== undefined && { outputSchema }),
     execute: execute as Capability['execute'],
+    /** `execute` is written in createCapability's `({ input, context })` form (a best guess). */
+    destructures: destructuresExecution(execute),
   };
+}
+
+/**
+ * Refuses a capability object whose `execute` is written `({ input, context })`, the
+ * createCapability form: `use()` calls `execute(input, context)`, so it would find no `input`
+ * (docs/api.md, "Calling conventions"). An input with a field named `input` is left alone.
+ */
+function checkCallingConvention(shape: ReturnType<typeof checkCapabilityShape>, label: string) {
+  if (!shape.destructures) return;
+  const fields = shape.standard?.fields ?? shape.schema;
+  if (fields.some((field) => field.key === 'input')) return;
+  throw invalid(
+    DEFINITION,
+    `${label}: execute takes ({ input, context }), the createCapability() form, but use() calls a capability object as execute(input, context); wrap the definition in createCapability()`,
+  );
 }
 
 /** Largest number of capabilities (and manifest entries) one module may hold. */
@@ -329,6 +408,7 @@ export function registerModule(module: CapabilityModule): void {
         `${where}: capability ${quoteText(shape.name)} is not declared in manifest.capabilities`,
       );
     }
+    checkCallingConvention(shape, `${where}: capabilities[${index}] ${quoteText(shape.name)}`);
     const existing = staged.get(shape.name) ?? inventory.get(shape.name);
     if (existing !== undefined) throw alreadyRegistered(shape.name, existing);
     staged.set(

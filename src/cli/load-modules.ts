@@ -1,5 +1,6 @@
 /**
- * Loads the files named by `--module` (default export: a CapabilityModule or an array of them),
+ * Loads the files named by `--module` (default export: a CapabilityModule or an array of them;
+ * a TypeScript-compiled CommonJS file's `exports.default` counts as its default export),
  * `--authorizer` (default export: an ExecutionAuthorizer) and `--caller-resolver` (default
  * export: a function). TypeScript files are loaded
  * through tsx when it is installed (it is a development dependency of this repository). Every
@@ -59,7 +60,26 @@ async function importDefault(file: string, option: string): Promise<{ value: unk
   if (!('default' in loaded) || loaded.default === undefined) {
     throw new UsageError(`${label}: the module has no default export`);
   }
-  return { value: loaded.default };
+  return { value: compiledDefault(loaded.default, label) };
+}
+
+/**
+ * The default export of a TypeScript-compiled CommonJS file: `import()` hands over the whole
+ * `module.exports`, which such a file marks `__esModule` and whose `default` is what `export
+ * default` meant (README, "The `warrant` program"). Anything else is the export itself.
+ */
+function compiledDefault(exported: unknown, label: string): unknown {
+  try {
+    if (typeof exported !== 'object' || exported === null) return exported;
+    const marked = Object.getOwnPropertyDescriptor(exported, '__esModule');
+    if (marked?.value !== true || !('default' in exported)) return exported;
+    const inner = (exported as { default: unknown }).default;
+    if (inner === undefined) throw new UsageError(`${label}: the module has no default export`);
+    return inner;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`${label}: the default export cannot be read (${firstLine(error)})`);
+  }
 }
 
 /** A capability module and the `--module` file it came from. */

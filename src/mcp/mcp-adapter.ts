@@ -29,6 +29,7 @@ import type { CapabilityDescriptor, CapabilityRisk } from '../capabilities/capab
 import type { ExecutionPlan } from '../plan/execution-plan.js';
 import { isPlanAdmissionError } from '../plan/plan-admission-error.js';
 import type { OperatorRuntime } from '../runtime/operator-runtime.js';
+import { capabilityInputJsonSchema } from '../capabilities/json-schema.js';
 import { assignToolNames, type McpToolNameRequest } from './tool-names.js';
 
 export type { McpToolNameRequest } from './tool-names.js';
@@ -98,17 +99,13 @@ function invalidOption(message: string): TypeError {
 }
 
 /**
- * The field contract (docs/decisions.md) as JSON Schema: types, descriptions, the required list.
- * The one place the adapter turns an input schema into JSON Schema.
+ * The JSON Schema a tool publishes for its input: the capability's full JSON Schema (the vendor's
+ * own for a Standard Schema that provides one, else the field record's; docs/api.md, "Input
+ * schemas"). MCP requires an object at the root; any other root publishes an open object.
  */
-function toJsonSchema(inputSchema: CapabilityDescriptor['inputSchema']): Tool['inputSchema'] {
-  const properties: Record<string, { type: string; description: string }> = {};
-  const required: string[] = [];
-  for (const [key, field] of Object.entries(inputSchema)) {
-    properties[key] = { type: field.type, description: field.description };
-    if (field.required) required.push(key);
-  }
-  return { type: 'object', properties, ...(required.length > 0 && { required }) };
+function inputJsonSchema(name: string): Tool['inputSchema'] {
+  const schema = capabilityInputJsonSchema(name);
+  return schema?.type === 'object' ? (schema as Tool['inputSchema']) : { type: 'object' };
 }
 
 /** The output schema MCP can publish: one whose root is an object (structuredContent is one). */
@@ -153,7 +150,7 @@ interface ServedTool {
   readonly version: string;
   readonly description: string;
   readonly risk: CapabilityRisk;
-  readonly inputSchema: CapabilityDescriptor['inputSchema'];
+  readonly inputSchema: Tool['inputSchema'];
   readonly outputSchema: Tool['outputSchema'];
 }
 
@@ -163,7 +160,7 @@ function servedTool(descriptor: CapabilityDescriptor): ServedTool {
     version: descriptor.version,
     description: descriptor.description,
     risk: descriptor.risk,
-    inputSchema: descriptor.inputSchema,
+    inputSchema: inputJsonSchema(descriptor.name),
     outputSchema: publishableOutputSchema(descriptor.outputSchema),
   };
 }
@@ -173,7 +170,7 @@ function listedTool(name: string, tool: ServedTool): Tool {
   const listed: Tool = {
     name,
     description: tool.description,
-    inputSchema: toJsonSchema(tool.inputSchema),
+    inputSchema: structuredClone(tool.inputSchema),
     annotations: { ...ANNOTATIONS[tool.risk] },
   };
   if (tool.outputSchema !== undefined) listed.outputSchema = structuredClone(tool.outputSchema);

@@ -5,6 +5,7 @@
  */
 import { checkInput } from '../capabilities/input-schema.js';
 import { capabilityInventory, type RegisteredCapability } from '../capabilities/inventory.js';
+import { runValidate, type StandardInput } from '../capabilities/standard-input.js';
 import {
   MAX_QUOTED_CHARS,
   boundText,
@@ -103,6 +104,26 @@ function optionalString(
     stepId,
   );
   return undefined;
+}
+
+const ignore = (): void => {};
+
+/**
+ * Validates a literal input with a Standard Schema, reporting each issue. Admission stays
+ * synchronous: a schema that answers with a promise is checked at step time instead (its
+ * promise is dropped, marked handled; docs/decisions.md, "Standard Schema inputs").
+ */
+function checkStandardInput(
+  standard: StandardInput,
+  input: unknown,
+  issue: (path: string, message: string) => void,
+): void {
+  const outcome = runValidate(standard, input);
+  if ('pending' in outcome) {
+    outcome.pending.then(ignore, ignore);
+    return;
+  }
+  if (!outcome.ok) for (const { path, message } of outcome.issues) issue(path, message);
 }
 
 function isReference(value: unknown): boolean {
@@ -270,6 +291,12 @@ function admitStep(
           );
         },
       );
+      // A Standard Schema checks a literal input here; one holding a reference, at step time.
+      if (registered?.standard !== undefined && references === undefined && !isReference(input)) {
+        checkStandardInput(registered.standard, input, (path, message) => {
+          report(issues, 'INPUT_INVALID', `${label}: ${path}: ${message}`, path, index, id);
+        });
+      }
       // A reference as the whole input is checked once resolved, at step time.
       if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {
         for (const problem of checkInput(input, registered.schema, isReference)) {

@@ -14,7 +14,7 @@ import type {
 } from '../authorization/authorizer.js';
 import { checkDecision } from '../authorization/check-decision.js';
 import type { ExecutionContext, ExecutionLogger } from '../capabilities/capability.js';
-import { checkInput } from '../capabilities/input-schema.js';
+import { checkStepInput } from '../capabilities/step-input.js';
 import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -144,20 +144,11 @@ async function runStep(
   } catch (error) {
     return { status: 'failed', error: describeThrown(error) };
   }
-  if (capability.schema.length > 0) {
-    let problems;
-    try {
-      problems = checkInput(input, capability.schema);
-    } catch (error) {
-      return { status: 'failed', error: `Input validation failed: ${describeThrown(error)}` };
-    }
-    if (problems.length > 0) {
-      return {
-        status: 'failed',
-        error: `Input validation failed: ${problems.map((problem) => problem.message).join('; ')}`,
-      };
-    }
-  }
+  // The schema's output is the input from here on: the authorizer and the capability get it.
+  let valid = checkStepInput(capability, input);
+  if (valid instanceof Promise) valid = await valid;
+  if (!valid.ok) return { status: 'failed', error: valid.error };
+  input = valid.value;
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
   const recordedInput = recordValue(input, 'input');

@@ -19,6 +19,7 @@ const API_VALUES = [
   'OperatorRuntime',
   'operatorRuntime',
   'createCapability',
+  'defineModule',
   'TimeoutMiddleware',
   'LifecycleLoggingMiddleware',
   'McpAdapter',

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type AuthInfo } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import {
   McpAdapter,
   createCapability,
@@ -480,5 +481,46 @@ describe('McpAdapter output schemas', () => {
   it('advertises tools without listChanged: the list is fixed', async () => {
     const { client } = await connect(new McpAdapter(runtime));
     assert.deepEqual(client.getServerCapabilities()?.tools, {});
+  });
+});
+
+describe('McpAdapter input schemas', () => {
+  const runtime = runtimeWith({ store: 'memory' });
+  const [zodTyped, fieldTyped] = register(
+    runtime,
+    {
+      inputSchema: z.object({ id: z.string().min(3), tags: z.array(z.string()).optional() }),
+      execute: ({ input }) => input,
+    },
+    {
+      inputSchema: { id: { type: 'string', required: true, description: 'the id' } },
+      execute: ({ input }) => input,
+    },
+  ) as [string, string];
+
+  it("publishes a Standard Schema's full JSON Schema, and the field record's otherwise", async () => {
+    const { client } = await connect(new McpAdapter(runtime));
+    const { tools } = await client.listTools();
+    const schemaOf = (name: string) =>
+      tools.find((tool) => tool.name === toolOf(name))?.inputSchema as Record<string, unknown>;
+    const zodSchema = schemaOf(zodTyped);
+    assert.equal(zodSchema.type, 'object');
+    // What the field-record view cannot say: the length bound and the array type survive.
+    assert.deepEqual((zodSchema.properties as Record<string, unknown>).id, {
+      type: 'string',
+      minLength: 3,
+    });
+    assert.equal(
+      ((zodSchema.properties as Record<string, { type?: string }>).tags ?? {}).type,
+      'array',
+    );
+    assert.deepEqual(zodSchema.required, ['id']);
+    assert.deepEqual(schemaOf(fieldTyped), {
+      type: 'object',
+      properties: { id: { type: 'string', description: 'the id' } },
+      required: ['id'],
+    });
+    const refused = await client.callTool({ name: toolOf(zodTyped), arguments: { id: 'ab' } });
+    assert.equal(refused.isError, true);
   });
 });
