@@ -58,15 +58,28 @@ function primitive(value: unknown): unknown {
   }
 }
 
-/** Ancestors of the value being walked (a cycle is a value that is its own ancestor). */
-type Ancestors = Set<object>;
+/** Levels of ancestors compared one by one; deeper ones are kept in a Set. */
+const NEAR_LEVELS = 32;
 
 /**
- * One set of ancestors kept for the next call: allocating a WeakSet per call was a measurable
- * share of the governed hot path (bench/runtime/execute.bench.ts). A call made while another
- * runs (a toJSON that records something) takes a fresh set.
+ * The containers on the path from the root to the value being walked: a cycle is a value that
+ * is its own ancestor. `near[d]` is the ancestor at depth d for the first NEAR_LEVELS levels,
+ * compared one by one: nothing hashed and nothing to remove on the way back up, for the shallow
+ * values a record mostly holds (adding to and deleting from a Set was most of this walk's time
+ * in a profile of bench/runtime/execute.bench.ts). Deeper ancestors go in `far`, made only when
+ * a value is that deep, so a deep value costs at most NEAR_LEVELS comparisons per place.
  */
-let spareAncestors: Ancestors | undefined;
+interface Ancestors {
+  readonly near: object[];
+  far: Set<object> | undefined;
+}
+
+function isAncestor(ancestors: Ancestors, value: object, depth: number): boolean {
+  const { near } = ancestors;
+  const end = depth < NEAR_LEVELS ? depth : NEAR_LEVELS;
+  for (let level = 0; level < end; level++) if (near[level] === value) return true;
+  return depth > NEAR_LEVELS && ancestors.far !== undefined && ancestors.far.has(value);
+}
 
 function walk(key: string, original: unknown, depth: number, seen: Ancestors): unknown {
   let current = original;
@@ -88,8 +101,10 @@ function walk(key: string, original: unknown, depth: number, seen: Ancestors): u
   }
   if (typeof current === 'function') return functionLabel(current);
   if (typeof current !== 'object' || current === null) return primitive(current);
-  if (seen.has(current)) return '[Circular]';
-  seen.add(current);
+  if (isAncestor(seen, current, depth)) return '[Circular]';
+  const far = depth < NEAR_LEVELS ? undefined : (seen.far ??= new Set<object>());
+  if (far === undefined) seen.near[depth] = current;
+  else far.add(current);
   try {
     if (Array.isArray(current)) {
       const length = current.length;
@@ -124,7 +139,7 @@ function walk(key: string, original: unknown, depth: number, seen: Ancestors): u
   } catch {
     return '[Unreadable]';
   } finally {
-    seen.delete(current);
+    far?.delete(current);
   }
 }
 
@@ -135,14 +150,7 @@ function walk(key: string, original: unknown, depth: number, seen: Ancestors): u
 export function toJsonSafe(value: unknown, key = ''): unknown {
   if (typeof value !== 'object' && typeof value !== 'function' && typeof value !== 'bigint')
     return primitive(value);
-  const seen = spareAncestors ?? new Set<object>();
-  spareAncestors = undefined;
-  try {
-    return walk(key, value, 0, seen);
-  } finally {
-    seen.clear();
-    spareAncestors = seen;
-  }
+  return walk(key, value, 0, { near: [], far: undefined });
 }
 
 /**

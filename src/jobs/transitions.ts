@@ -14,6 +14,7 @@ import type { ExecutionCaller } from '../authorization/authorizer.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 import type { DecisionOutcome, Job, JobEvent, JobEventType, JobStep, StepDecision } from './job.js';
 import type { JobChange } from './job-store.js';
+import { keptFlat } from './canonical-json.js';
 import { toJsonSafe } from './json-value.js';
 import { recordValue, sameRecordedValue, type RecordedValue } from './recorded-value.js';
 
@@ -94,7 +95,7 @@ function append(
 ): JobEvent {
   const { job, record } = running;
   const event: Mutable<JobEvent> = {
-    id: `${job.id}:${job.events.length + 1}`,
+    id: keptFlat(`${job.id}:${job.events.length + 1}`),
     jobId: job.id,
     type,
     timestamp,
@@ -119,9 +120,11 @@ function setRecorded(target: object, key: string, value: unknown): void {
 export function createJob(
   plan: NewJob,
   caller: ExecutionCaller | undefined,
-  id: string,
+  givenId: string,
   at: string,
 ): { running: RunningJob; change: JobChange } {
+  // Kept by every retained record (and in each event id): one flat string, not a chain of parts.
+  const id = keptFlat(givenId);
   // Optional keys are set only when present (plain assignments: spreads were measurably slower).
   const steps: JobStep[] = [];
   const recordedSteps: JobStep[] = [];

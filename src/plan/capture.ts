@@ -51,9 +51,15 @@ export interface CapturedSubmission {
 
 const MISSING: CapturedField = Object.freeze({ ok: true, value: undefined });
 
-function read(target: object, key: string): CapturedField {
+/**
+ * A field read once. An absent field (most optional ones) shares MISSING: every captured field
+ * lives until its plan is admitted, and a 10,000-step plan allocated 60,000 of them
+ * (BENCHMARKS.md, "Scaling with plan size").
+ */
+function read(target: object, key: string | number): CapturedField {
   try {
-    return { ok: true, value: (target as Record<string, unknown>)[key] };
+    const value: unknown = (target as Record<string | number, unknown>)[key];
+    return value === undefined ? MISSING : { ok: true, value };
   } catch (error) {
     return { ok: false, error };
   }
@@ -146,7 +152,7 @@ export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubm
       stepsProblem = `plan.steps has ${length} steps; at most ${maxSteps} are accepted (maxPlanSteps)`;
     } else {
       for (let index = 0; index < length; index++) {
-        steps.push(captureStep(read(list, String(index)), index));
+        steps.push(captureStep(read(list, index), index));
       }
     }
   }

@@ -216,8 +216,9 @@ export function collectReferences(
 ): void {
   // The containers on the path from the root to the one being walked: only they make a cycle.
   const ancestors = new Set<object>();
-  // Containers already walked where references are not resolved: each is entered once.
-  const walkedElsewhere = new Set<object>();
+  // Containers already walked where references are not resolved: each is entered once. Made
+  // when first needed: most inputs have none, and admission walks every step's input.
+  let walkedElsewhere: Set<object> | undefined;
   let budget = MAX_INPUT_CONTAINERS;
   let pathBudget = MAX_REFERENCE_PATH_CHARS;
   // Depth-first with an explicit stack; children are pushed in reverse so that references are
@@ -249,6 +250,7 @@ export function collectReferences(
     const container = value as object;
     if (ancestors.has(container)) continue;
     if (why !== undefined || kind === 'other') {
+      walkedElsewhere ??= new Set<object>();
       if (walkedElsewhere.has(container)) continue;
       walkedElsewhere.add(container);
     }

@@ -73,6 +73,56 @@ describe('toJsonSafe()', () => {
     assert.equal(({} as { polluted?: unknown }).polluted, undefined);
   });
 
+  it('marks a cycle at any depth, and only a value that is its own ancestor', () => {
+    // Ancestors are compared one by one for the first levels and hashed deeper (json-value.ts):
+    // cycles that close within, across and beyond that boundary, and shared values that are not
+    // cycles (siblings, and a value seen again after the walk left it).
+    for (const depth of [1, 2, 31, 32, 33, 34, 64, 150]) {
+      for (const back of new Set(
+        [0, 1, Math.floor(depth / 2), depth - 1].filter((at) => at < depth),
+      )) {
+        const chain: Record<string, unknown>[] = [];
+        for (let level = 0; level < depth; level++) chain.push({ level });
+        chain.forEach((node, level) => {
+          if (level + 1 < depth) node.next = chain[level + 1];
+        });
+        const shared = { leaf: true };
+        const last = chain[depth - 1] as Record<string, unknown>;
+        last.loop = chain[back];
+        last.twice = [shared, shared];
+        const encoded = toJsonSafe({ root: chain[0], again: chain[0] }) as Record<string, unknown>;
+        for (const top of [encoded.root, encoded.again]) {
+          let node = top as Record<string, unknown>;
+          for (let level = 0; level < depth - 1; level++)
+            node = node.next as Record<string, unknown>;
+          assert.equal(node.level, depth - 1, `depth ${depth}, back to ${back}`);
+          assert.equal(node.loop, '[Circular]', `depth ${depth}, back to ${back}`);
+          assert.deepEqual(node.twice, [{ leaf: true }, { leaf: true }]);
+        }
+      }
+    }
+    // The same object under two branches deeper than the compared levels is not a cycle.
+    let deepShared: Record<string, unknown> = { bottom: 1 };
+    const reused = deepShared;
+    for (let level = 0; level < 40; level++) deepShared = { a: deepShared, b: reused };
+    assert.doesNotMatch(JSON.stringify(toJsonSafe(deepShared)), /Circular/);
+  });
+
+  it('records a value whose toJSON records another value (a walk inside a walk)', () => {
+    const inner: Record<string, unknown> = { name: 'inner' };
+    inner.self = inner;
+    const outer: Record<string, unknown> = {
+      toJSON: () => ({ nested: toJsonSafe(inner), again: toJsonSafe(inner) }),
+    };
+    const holder: Record<string, unknown> = { outer };
+    holder.back = holder;
+    const expected = { name: 'inner', self: '[Circular]' };
+    assert.deepEqual(toJsonSafe(holder), {
+      outer: { nested: expected, again: expected },
+      back: '[Circular]',
+    });
+  });
+
   it('records what toJSON gives and boxed primitives as JSON.stringify does (issue 15)', () => {
     class Money {
       constructor(readonly cents: number) {}

@@ -12,6 +12,20 @@ function countingProxy<T extends object>(target: T, reads: Map<PropertyKey, numb
 }
 
 describe('captureSubmission()', () => {
+  it('reads each step of a steps proxy once, by its index key, and keeps absent fields absent', () => {
+    const reads = new Map<PropertyKey, number>();
+    const steps = countingProxy([{ id: 'a', capability: 'c' }, 'not a step'], reads);
+    const captured = captureSubmission({ version: '1.0', steps }, 10);
+    assert.equal(reads.get('0'), 1);
+    assert.equal(reads.get('1'), 1);
+    assert.equal(reads.get('length'), 1);
+    const [first, second] = captured.steps;
+    assert.deepEqual(first?.reason, { ok: true, value: undefined });
+    assert.deepEqual(first?.id, { ok: true, value: 'a' });
+    assert.equal(second?.isObject, false);
+    assert.deepEqual(captured.goal, { ok: true, value: undefined });
+  });
+
   it('reads every structural field of the plan and of each step exactly once', () => {
     const planReads = new Map<PropertyKey, number>();
     const stepReads = new Map<PropertyKey, number>();
