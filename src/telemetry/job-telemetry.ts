@@ -28,11 +28,7 @@ export const TRACER_VERSION = '0.2.0';
  * carries its failing step's. A thrown store fault is its error `code` (`JOB_STORE_FAILED`).
  */
 export type StepErrorType =
-  | 'denied'
-  | 'authorizer_error'
-  | 'invalid_decision'
-  | 'input_rejected'
-  | 'capability_error';
+  'denied' | 'authorizer_error' | 'invalid_decision' | 'input_rejected' | 'capability_error';
 
 let knownProvider: TracerProvider | undefined;
 let knownTracer: Tracer | undefined;
@@ -172,7 +168,8 @@ export class JobTelemetry {
     span.setAttribute('warrant.step.status', end.status);
     if (decided !== undefined) {
       span.setAttribute('warrant.decision.outcome', decided.outcome);
-      if (decided.reason !== undefined) span.setAttribute('warrant.decision.reason', decided.reason);
+      if (decided.reason !== undefined)
+        span.setAttribute('warrant.decision.reason', decided.reason);
       span.setAttribute('warrant.input.digest', decided.digest);
     }
     const errorType = stepErrorType(end, decided);

@@ -64,7 +64,9 @@ const idOf = (span: ReadableSpan | Span): string => span.spanContext().spanId;
 async function under<T>(name: string, body: () => Promise<T>): Promise<[T, Span]> {
   return outside.startActiveSpan(name, async (span) => {
     try {
-      return [await body(), span];
+      const value: T = await body();
+      const ran: [T, Span] = [value, span];
+      return ran;
     } finally {
       span.end();
     }
@@ -103,7 +105,10 @@ describe('telemetry with a tracer provider', () => {
     assert.equal(parentOf(jobSpan), idOf(caller));
     assert.equal(jobSpan.spanContext().traceId, caller.spanContext().traceId);
     assert.equal(jobSpan.kind, SpanKind.INTERNAL);
-    assert.deepEqual(jobSpan.attributes, { 'warrant.job.id': job.id, 'warrant.job.status': 'completed' });
+    assert.deepEqual(jobSpan.attributes, {
+      'warrant.job.id': job.id,
+      'warrant.job.status': 'completed',
+    });
     assert.equal(jobSpan.status.code, SpanStatusCode.UNSET);
     const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string })
       .version;
@@ -148,7 +153,11 @@ describe('telemetry with a tracer provider', () => {
             : { decision: 'deny', reason: 'no writes today' },
       },
     });
-    const [read, write] = register(runtime, { execute: () => 1 }, { risk: 'write', execute: () => 2 });
+    const [read, write] = register(
+      runtime,
+      { execute: () => 1 },
+      { risk: 'write', execute: () => 2 },
+    );
     const job = await runtime.executePlan({
       version: '1.0',
       steps: [
@@ -320,7 +329,10 @@ describe('telemetry with a tracer provider', () => {
     const runtime = runtimeOnStore(store as never, { authorizer: allowAll });
     const [capability] = register(runtime, { execute: () => 1 });
     await assert.rejects(
-      runtime.executePlan({ version: '1.0', steps: [{ id: 's', capability: capability as string }] }),
+      runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 's', capability: capability as string }],
+      }),
       { code: 'JOB_STORE_FAILED' },
     );
     for (const span of [only(`execute_tool ${capability}`), only('warrant.job')]) {
