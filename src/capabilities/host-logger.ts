@@ -1,6 +1,6 @@
 /**
  * The runtime's `logger` option as capabilities and middleware see it (docs/api.md, "Loggers").
- * Each call is read by its argument types: a string first is Part I's `(message, fields)`, an
+ * Each call is read by its argument types: a string first is `(message, fields)`, an
  * object first is pino's `(fields, message)`. The call reaches the given logger in that logger's
  * own order, so fields are kept either way: pino loggers (pino marks them, and their children,
  * with its `pino.serializers` symbol) take fields first, every other logger message first
@@ -8,7 +8,6 @@
  */
 import type { ExecutionLogger, FieldsFirstLogger } from './capability.js';
 
-type Level = keyof ExecutionLogger;
 type LogMethod = (...args: unknown[]) => unknown;
 
 const PINO_MARK = Symbol.for('pino.serializers');
@@ -23,31 +22,36 @@ export function takesFieldsFirst(logger: object): boolean {
 }
 
 /**
- * `logger` behind a context logger taking both orders. Methods are read at each call (pino swaps
- * its level methods when the level changes) and called on the logger itself.
+ * One method of the context logger: reads `read()` (the given logger's method of that level) at
+ * each call, pino swapping its level methods when the level changes, and calls it on the logger.
  */
+function forward(
+  logger: object,
+  fieldsFirst: boolean,
+  read: () => LogMethod,
+): (...args: unknown[]) => void {
+  return (...args) => {
+    const [first, second] = args;
+    let given = args;
+    if (typeof first === 'string') {
+      // Message first; a pino logger gets the fields first, or drops them.
+      if (fieldsFirst && isFields(second)) given = [second, first];
+    } else if (isFields(first) && !fieldsFirst) {
+      // pino's order, for a logger that takes the message first.
+      given = [typeof second === 'string' ? second : '', first];
+    }
+    Reflect.apply(read(), logger, given);
+  };
+}
+
+/** `logger` behind a context logger taking both orders. */
 export function hostLogger(logger: ExecutionLogger | FieldsFirstLogger): ExecutionLogger {
   const fieldsFirst = takesFieldsFirst(logger);
-  const target = logger as unknown as Record<Level, LogMethod>;
-  const method =
-    (level: Level) =>
-    (...args: unknown[]): void => {
-      const [first, second] = args;
-      if (typeof first === 'string') {
-        // Part I's order; a pino logger gets the fields first, or drops them.
-        if (fieldsFirst && isFields(second)) target[level](second, first);
-        else Reflect.apply(target[level], logger, args);
-      } else if (isFields(first) && !fieldsFirst) {
-        // pino's order, for a logger that takes the message first.
-        target[level](typeof second === 'string' ? second : '', first);
-      } else {
-        Reflect.apply(target[level], logger, args);
-      }
-    };
+  const methods = logger as unknown as Record<keyof ExecutionLogger, LogMethod>;
   return Object.freeze({
-    debug: method('debug'),
-    info: method('info'),
-    warn: method('warn'),
-    error: method('error'),
+    debug: forward(logger, fieldsFirst, () => methods.debug),
+    info: forward(logger, fieldsFirst, () => methods.info),
+    warn: forward(logger, fieldsFirst, () => methods.warn),
+    error: forward(logger, fieldsFirst, () => methods.error),
   });
 }

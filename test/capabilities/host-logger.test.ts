@@ -1,5 +1,5 @@
 // The runtime's `logger` in either order (docs/api.md, "Loggers"; docs/decisions.md, "Loggers"):
-// a real pino logger keeps every field, and a Part I logger gets pino-order calls as
+// a real pino logger keeps every field, and a message-first logger gets pino-order calls as
 // (message, fields).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -89,7 +89,7 @@ describe('logger option: pino', () => {
   });
 });
 
-describe('logger option: message first (Part I)', () => {
+describe('logger option: message first', () => {
   it('gets every call as (message, fields), whichever order the caller used', async () => {
     const calls: unknown[][] = [];
     const record =
