@@ -34,6 +34,7 @@ export type {
   CapabilityModuleManifest,
   ExecutionContext,
   ExecutionLogger,
+  FieldsFirstLogger,
 } from './capabilities/capability.js';
 export type {
   ExecutionAuthorizer,

@@ -90,12 +90,27 @@ export type CapabilityInputSchemaFor<Input> = unknown extends Input
         };
       };
 
-/** Structured logger handed to capabilities and middleware. */
+/**
+ * Structured logger handed to capabilities and middleware, called message first. The runtime's
+ * `context.logger` also takes pino's order, fields first, and passes fields on whichever kind of
+ * logger the runtime was given (docs/api.md, "Loggers").
+ */
 export interface ExecutionLogger {
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * A logger called fields first, as pino's are: accepted as the runtime's `logger`, which calls
+ * it in that order (docs/api.md, "Loggers").
+ */
+export interface FieldsFirstLogger {
+  debug(fields: Record<string, unknown>, message?: string): void;
+  info(fields: Record<string, unknown>, message?: string): void;
+  warn(fields: Record<string, unknown>, message?: string): void;
+  error(fields: Record<string, unknown>, message?: string): void;
 }
 
 /** What a capability receives besides its input. */

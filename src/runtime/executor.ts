@@ -36,6 +36,7 @@ import {
 import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
+import { startJobTelemetry, type JobTelemetry } from '../telemetry/job-telemetry.js';
 
 export interface ExecutorDependencies {
   readonly store: JobStore;
@@ -71,10 +72,13 @@ function storeFailure(error: unknown): Error {
 
 class JobRun {
   readonly running: RunningJob;
+  /** The run's spans; undefined when nothing records them (docs/api.md, "OpenTelemetry"). */
+  readonly telemetry: JobTelemetry | undefined;
   readonly #deps: ExecutorDependencies;
 
-  constructor(running: RunningJob, deps: ExecutorDependencies) {
+  constructor(running: RunningJob, deps: ExecutorDependencies, telemetry?: JobTelemetry) {
     this.running = running;
+    this.telemetry = telemetry;
     this.#deps = deps;
   }
 
@@ -237,13 +241,27 @@ async function runStep(
  * Materializes a job from an admitted plan, runs it and returns it. Rejects only when the store
  * fails (JOB_STORE_FAILED); every other failure is a returned job with `status: 'failed'`.
  */
-export async function executeAdmittedPlan(
+export function executeAdmittedPlan(
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
 ): Promise<Job> {
   const { running, change: created } = createJob(plan, caller, randomUUID(), now());
-  const run = new JobRun(running, deps);
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry);
+  const started = () => startJob(run, created, plan, caller, deps);
+  return telemetry === undefined ? started() : telemetry.job(started);
+}
+
+/** Writes the new job, publishes its creation, then runs its steps. */
+async function startJob(
+  run: JobRun,
+  created: JobChange,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+): Promise<Job> {
+  const { running } = run;
   try {
     const written = deps.store.create(running.record);
     if (written !== undefined) await written;
@@ -275,14 +293,11 @@ async function runSteps(
   let pending: Promise<void> | undefined;
   for (let index = from; index <= last; index++) {
     const step = plan.steps[index] as AdmittedStep;
-    const end = await runStep(
-      run,
-      step,
-      results,
-      caller,
-      deps,
-      index === from ? approval : undefined,
-    );
+    const stepApproval = index === from ? approval : undefined;
+    const telemetry = run.telemetry;
+    const end = await (telemetry === undefined
+      ? runStep(run, step, results, caller, deps, stepApproval)
+      : telemetry.step(step, () => runStep(run, step, results, caller, deps, stepApproval)));
     const endedAt = now();
     if (end.status === 'awaiting_approval') {
       pending = run.commit(awaitApproval(running, step.index, endedAt, end));
@@ -313,7 +328,7 @@ async function runSteps(
  * Goes on with a job whose step `from` was approved (its `approval.granted` change already
  * written): the step runs through the same path as every other, then the rest of the plan.
  */
-export async function resumeApprovedJob(
+export function resumeApprovedJob(
   running: RunningJob,
   plan: AdmittedPlan,
   from: number,
@@ -322,7 +337,10 @@ export async function resumeApprovedJob(
   deps: ExecutorDependencies,
   approval: StepApproval,
 ): Promise<Job> {
-  return runSteps(new JobRun(running, deps), plan, from, results, caller, deps, approval);
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry);
+  const resumed = () => runSteps(run, plan, from, results, caller, deps, approval);
+  return telemetry === undefined ? resumed() : telemetry.job(resumed);
 }
 
 /** Writes one change of a job outside a run (a decision on an approval), then publishes it. */

@@ -11,9 +11,11 @@ import type {
   CapabilityDescriptor,
   CapabilityModule,
   ExecutionLogger,
+  FieldsFirstLogger,
 } from '../capabilities/capability.js';
 import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
+import { hostLogger } from '../capabilities/host-logger.js';
 import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { isArrayValue, readField } from '../errors/hostile-reads.js';
@@ -41,8 +43,11 @@ export interface OperatorRuntimeOptions {
   maxJobs?: number;
   /** Largest plan admitted (steps). Default 100000. */
   maxPlanSteps?: number;
-  /** Logger handed to capabilities (`context.logger`). Default: silent. */
-  logger?: ExecutionLogger;
+  /**
+   * Logger behind `context.logger`: called `(message, fields)`, or `(fields, message)` when it is
+   * a pino logger (docs/api.md, "Loggers"). Default: silent.
+   */
+  logger?: ExecutionLogger | FieldsFirstLogger;
   /** Told about observer throws and rejections. Default: a one-line console warning. */
   onObserverError?: ObserverErrorHandler;
   /**
@@ -233,7 +238,7 @@ export class OperatorRuntime {
     const store = option('store') as string | undefined;
     const maxJobs = option('maxJobs');
     const maxPlanSteps = option('maxPlanSteps');
-    const logger = option('logger') as ExecutionLogger | undefined;
+    const logger = option('logger') as ExecutionLogger | FieldsFirstLogger | undefined;
     const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
     const auditKey = option('auditKey') as string | undefined;
     const approvals = option('approvals');
@@ -272,7 +277,7 @@ export class OperatorRuntime {
     this.#store = (options as InternalOptions)[GIVEN_STORE];
     this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
     this.#maxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
-    this.#logger = logger ?? silentLogger;
+    this.#logger = logger === undefined ? silentLogger : hostLogger(logger);
     this.#bus = new EventBus(onObserverError ?? warnObserverError);
   }
 

@@ -1,0 +1,208 @@
+/**
+ * OpenTelemetry spans of jobs and steps (docs/api.md, "OpenTelemetry"): a `warrant.job` span per
+ * run of a job, child of the context active when it was asked for, and an `execute_tool
+ * <capability>` span per step that runs, child of the job span. Inputs and results are never
+ * attributes. Without a registered tracer provider (or when the job is not sampled) a job costs
+ * one no-op span and nothing per step (docs/decisions.md, "Telemetry").
+ */
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import type { Job, JobStep } from '../jobs/job.js';
+import type { StepEnd } from '../jobs/transitions.js';
+import type { AdmittedStep } from '../plan/admission.js';
+
+/** The tracer's name and version: the package's (its version stays 0.2.0; a test compares). */
+export const TRACER_NAME = 'warrant';
+export const TRACER_VERSION = '0.2.0';
+
+/**
+ * `error.type` of a step that did not complete (docs/api.md, "OpenTelemetry"); a job that failed
+ * carries its failing step's. A thrown store fault is its error `code` (`JOB_STORE_FAILED`).
+ */
+export type StepErrorType =
+  'denied' | 'authorizer_error' | 'invalid_decision' | 'input_rejected' | 'capability_error';
+
+let knownProvider: TracerProvider | undefined;
+let knownTracer: Tracer | undefined;
+
+/**
+ * The global provider's tracer, asked for again only when the global provider changes: one
+ * registered after import is used, and asking costs nothing per job.
+ */
+function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (provider !== knownProvider || knownTracer === undefined) {
+    knownTracer = provider.getTracer(TRACER_NAME, TRACER_VERSION);
+    knownProvider = provider;
+  }
+  return knownTracer;
+}
+
+/** The `error.type` of a thrown value: its string `code`, else its class name. */
+function thrownType(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code !== '') return code;
+  return error instanceof Error ? error.name : '_OTHER';
+}
+
+/** ERROR status with `error.type` only: messages may quote inputs or results. */
+function fail(span: Span, type: string): void {
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** What a step's span says of its decision: made in this run, or none. */
+interface StepDecided {
+  readonly outcome: string;
+  readonly reason: string | undefined;
+  readonly digest: string;
+}
+
+function decidedOf(end: StepEnd, record: JobStep | undefined): StepDecided | undefined {
+  if ('decided' in end && end.decided !== undefined) {
+    const { outcome, reason, recorded } = end.decided;
+    return { outcome, reason, digest: recorded.digest };
+  }
+  // Allowed steps record their decision when they start; a decision left on the record by an
+  // earlier run (an approval request) is not this run's.
+  if (record?.status !== 'running' || record.decision === undefined) return undefined;
+  const { outcome, reason, inputDigest } = record.decision;
+  return { outcome, reason, digest: inputDigest };
+}
+
+function stepErrorType(end: StepEnd, decided: StepDecided | undefined): StepErrorType | undefined {
+  if (end.status === 'denied') return 'denied';
+  if (end.status !== 'failed') return undefined;
+  if (decided === undefined) return 'input_rejected';
+  if (decided.outcome === 'error') return 'authorizer_error';
+  if (decided.outcome === 'invalid') return 'invalid_decision';
+  return 'capability_error';
+}
+
+/** The spans of one run of one job (a first run, or a run resumed after an approval). */
+export class JobTelemetry {
+  readonly #tracer: Tracer;
+  readonly #job: Job;
+  readonly #span: Span;
+  readonly #context: Context;
+  /** `error.type` of the step that failed the job. */
+  #failure: string | undefined;
+
+  constructor(tracer: Tracer, job: Job, span: Span, spanContext: Context) {
+    this.#tracer = tracer;
+    this.#job = job;
+    this.#span = span;
+    this.#context = spanContext;
+  }
+
+  /** Runs the job inside its span's context; ends the span when the run settles. */
+  job(run: () => Promise<Job>): Promise<Job> {
+    return context.with(this.#context, run).then(
+      (job) => {
+        this.#span.setAttribute('warrant.job.status', job.status);
+        if (job.status === 'failed') fail(this.#span, this.#failure ?? '_OTHER');
+        this.#span.end();
+        return job;
+      },
+      (error: unknown) => {
+        fail(this.#span, thrownType(error));
+        this.#span.end();
+        throw error;
+      },
+    );
+  }
+
+  /** Runs one step inside its own span's context; ends the span with how the step ended. */
+  step(step: AdmittedStep, run: () => Promise<StepEnd>): Promise<StepEnd> {
+    const span = this.#startStep(step);
+    if (span === undefined) return run();
+    return context.with(trace.setSpan(this.#context, span), run).then(
+      (end) => {
+        this.#endStep(span, step.index, end);
+        return end;
+      },
+      (error: unknown) => {
+        fail(span, thrownType(error));
+        span.end();
+        throw error;
+      },
+    );
+  }
+
+  #startStep(step: AdmittedStep): Span | undefined {
+    const { capability } = step;
+    const jobId = this.#job.id;
+    try {
+      return this.#tracer.startSpan(
+        `execute_tool ${capability.name}`,
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: {
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': capability.name,
+            'gen_ai.tool.call.id': `${jobId}:${step.id}`,
+            'warrant.job.id': jobId,
+            'warrant.step.id': step.id,
+            'warrant.capability.version': capability.version,
+            'warrant.capability.risk': capability.risk,
+          },
+        },
+        this.#context,
+      );
+    } catch {
+      // As at the job's start: a tracer that throws records nothing, and the step runs.
+      return undefined;
+    }
+  }
+
+  #endStep(span: Span, index: number, end: StepEnd): void {
+    const decided = decidedOf(end, this.#job.steps[index]);
+    span.setAttribute('warrant.step.status', end.status);
+    if (decided !== undefined) {
+      span.setAttribute('warrant.decision.outcome', decided.outcome);
+      if (decided.reason !== undefined)
+        span.setAttribute('warrant.decision.reason', decided.reason);
+      span.setAttribute('warrant.input.digest', decided.digest);
+    }
+    const errorType = stepErrorType(end, decided);
+    if (errorType !== undefined) {
+      fail(span, errorType);
+      this.#failure = errorType;
+    }
+    span.end();
+  }
+}
+
+/**
+ * Starts the span of a run of `job`, child of the active context, or returns undefined when
+ * nothing records it (no provider registered: the API's no-op span; or not sampled): then the
+ * run does no span work at all.
+ */
+export function startJobTelemetry(job: Job): JobTelemetry | undefined {
+  const parent = context.active();
+  const jobTracer = tracer();
+  let span: Span;
+  try {
+    span = jobTracer.startSpan(
+      'warrant.job',
+      { kind: SpanKind.INTERNAL, attributes: { 'warrant.job.id': job.id } },
+      parent,
+    );
+  } catch {
+    // A tracer that throws records nothing; the job runs as without one.
+    return undefined;
+  }
+  if (!span.isRecording()) {
+    span.end();
+    return undefined;
+  }
+  return new JobTelemetry(jobTracer, job, span, trace.setSpan(parent, span));
+}
