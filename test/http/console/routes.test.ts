@@ -8,12 +8,12 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { CONSOLE_CSP } from '../../src/http/console/routes.js';
-import { createHttpServer, type HttpServerOptions } from '../../src/http/server.js';
-import { OperatorRuntime } from '../../src/index.js';
-import { register } from '../support/runtime-fixtures.js';
+import { CONSOLE_CSP } from '../../../src/http/console/routes.js';
+import { createHttpServer, type HttpServerOptions } from '../../../src/http/server.js';
+import { OperatorRuntime } from '../../../src/index.js';
+import { register } from '../../support/runtime-fixtures.js';
 
-const SOURCE = resolve(import.meta.dirname, '../../src/http/console');
+const SOURCE = resolve(import.meta.dirname, '../../../src/http/console');
 const FILES = [
   ['/', 'index.html', 'text/html; charset=utf-8'],
   ['/console/app.js', 'app.js', 'text/javascript; charset=utf-8'],
