@@ -587,7 +587,14 @@
             ),
           ),
     );
-    refreshLater(current, IDLE_MS * 3, render);
+    refreshLater(current, IDLE_MS * 3, function again() {
+      // Never throw away a comment being written: try again later.
+      const typing = [...view.querySelectorAll('input')].some(
+        (input) => input.value !== '' || input === document.activeElement,
+      );
+      if (typing) refreshLater(current, IDLE_MS * 3, again);
+      else render();
+    });
   }
 
   function schemaTable(schema) {
