@@ -57,6 +57,8 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
   const apiRequests: { url: string; authorization: string | undefined }[] = [];
 
   before(async () => {
+    // First, so a machine without Chromium fails at once with how to install it.
+    browser = await launchBrowser();
     mkdirSync(join(root, 'secret'), { recursive: true });
     writeFileSync(join(root, 'note.txt'), 'hello from the note');
     writeFileSync(join(root, 'secret', 'key.txt'), 'do not read');
@@ -90,7 +92,6 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
 
     served = serveChild(['--token', TOKEN, ...common]);
     address = await served.listening;
-    browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on('dialog', (dialog) => {
       dialogs.push(dialog.message());
