@@ -3,7 +3,8 @@
 // third step is a write, which the default policy with approvals stops for a human decision:
 // the CLI exits 3 with the job awaiting approval, the expected outcome here, and this script
 // prints the command that approves it and exits 0. Anything else (exit 2: refused, bad usage;
-// a crash) is passed on.
+// a crash) is passed on. It ends with the command that serves the audit console on the same store
+// and modules, and the console's address for this job (README "Audit console").
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -12,6 +13,13 @@ if (!existsSync('dist/esm/cli/main.js')) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 const options = ['--fs-root', 'examples/data'];
+
+/** The audit console on this job: `warrant serve` with the run's store and modules, then its URL. */
+function printConsole(id, also) {
+  console.log(`\nSee it in the audit console${also === undefined ? '' : ` (${also})`}:\n`);
+  console.log(`  npm run warrant -- serve ${options.join(' ')} --approvals`);
+  console.log(`  then open http://127.0.0.1:3333/#/jobs/${id}`);
+}
 const run = spawnSync(
   process.execPath,
   [
@@ -39,10 +47,12 @@ if (run.status === 3 && at >= 0) {
   console.log(`destructive work wait for a person other than the one who ran the plan.`);
   console.log(`Approve exactly this write (as the caller "reviewer"):\n\n  ${command}\n`);
   console.log(`Audit trail of this job:  npm run warrant -- jobs show ${id}`);
+  printConsole(id, 'or approve it there');
   process.exit(0);
 }
 if (run.status === 0 || run.status === 1) {
   console.log(`\nAudit trail of this job:  npm run warrant -- jobs show ${id}`);
+  printConsole(id);
   process.exit(0);
 }
 process.exit(run.status ?? 1);

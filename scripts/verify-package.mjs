@@ -198,16 +198,27 @@ check(
   `${packed.name}@${packed.version}`,
 );
 const files = packed.files.map((file) => file.path).sort();
+// The audit console's static files, copied next to the module that serves them (scripts/build.mjs).
+const CONSOLE_FILES = ['index.html', 'app.js', 'app.css'].map(
+  (file) => `dist/esm/http/console/${file}`,
+);
 const isAllowed = (path) =>
-  ['README.md', 'LICENSE', 'package.json', 'dist/cjs/package.json'].includes(path) ||
-  /^dist\/(esm|cjs)\/.+\.(js|d\.ts)$/.test(path);
+  ['README.md', 'LICENSE', 'package.json', 'dist/cjs/package.json', ...CONSOLE_FILES].includes(
+    path,
+  ) || /^dist\/(esm|cjs)\/.+\.(js|d\.ts)$/.test(path);
 const strays = files.filter((path) => !isAllowed(path));
 check(
   'tarball holds only dist/ build output, README.md, LICENSE and package.json',
   strays.length === 0,
   `${strays.length} other file(s): ${strays.slice(0, 5).join(', ')}`,
 );
-for (const required of ['README.md', 'LICENSE', 'package.json', 'dist/cjs/package.json']) {
+for (const required of [
+  'README.md',
+  'LICENSE',
+  'package.json',
+  'dist/cjs/package.json',
+  ...CONSOLE_FILES,
+]) {
   check(`tarball contains ${required}`, files.includes(required));
 }
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));

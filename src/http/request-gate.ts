@@ -8,7 +8,7 @@
  *    must name loopback (`localhost`, `127.0.0.1`, `[::1]`, any port, any case) or an allowed
  *    host; otherwise 421, on every route.
  * 2. Authentication: when a mode is configured (`src/http/auth/`), every route but `GET /health`
- *    needs its credentials (401 with the mode's `WWW-Authenticate` challenge); the caller it
+ *    and the console's static files (`console/routes.ts`: no data) needs its credentials (401 with the mode's `WWW-Authenticate` challenge); the caller it
  *    answers is the request's caller. The decision is made on the route the router matched,
  *    never on the URL text, so no spelling of a target (percent-encoding, dot segments, doubled
  *    slashes, absolute form) can reach a handler unauthenticated; a target that matches no route
@@ -27,6 +27,7 @@ import {
   type AuthFailure,
   type Authenticator,
 } from './auth/index.js';
+import { CONSOLE_ROUTES } from './console/routes.js';
 
 /** The Host names a loopback-bound server always answers. */
 export const LOOPBACK_HOST_NAMES: readonly string[] = Object.freeze([
@@ -61,9 +62,14 @@ export function allowedHostName(name: string): string | undefined {
   return HOST_NAME.test(name) ? name.toLowerCase() : undefined;
 }
 
-/** True for `GET /health` and its `HEAD`, the only routes open without credentials. */
+/** True for `GET /health` and the console's static files (they hold no data; SECURITY.md), and
+ * their `HEAD`: the only routes open without credentials. */
 export function isOpenRoute(method: string, route: string | undefined): boolean {
-  return route === '/health' && (method === 'GET' || method === 'HEAD');
+  return (
+    (method === 'GET' || method === 'HEAD') &&
+    route !== undefined &&
+    (route === '/health' || CONSOLE_ROUTES.includes(route))
+  );
 }
 
 /** What the gate reads of a request: the method, the matched route (if any), the target,
@@ -166,8 +172,10 @@ export function createRequestGate(
       );
       if (name === undefined || !hosts.has(name)) return HOST_REFUSED;
     }
-    if (authenticator === undefined || isOpenRoute(request.method, request.route))
-      return queryRefusal(request.query);
+    // The router takes the asterisk form (`GET *`) for `/`; it names no resource, so it is
+    // never an open route.
+    const open = request.url !== '*' && isOpenRoute(request.method, request.route);
+    if (authenticator === undefined || open) return queryRefusal(request.query);
     return authenticator
       .authenticate({
         method: request.method,

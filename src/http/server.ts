@@ -27,6 +27,7 @@ import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
 import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
 import { registerMcpRoute } from './mcp-route.js';
+import { registerConsole } from './console/routes.js';
 import {
   createRequestGate,
   isLoopbackAddress,
@@ -52,6 +53,8 @@ export interface HttpServerOptions {
   readonly mcp?: boolean;
   /** Serve the built-in capabilities as MCP tools at `/mcp` too (default false). */
   readonly mcpBuiltins?: boolean;
+  /** Serve the audit console at `/` (default true; README "Audit console"). */
+  readonly console?: boolean;
   /** Host names answered besides `localhost`, `127.0.0.1` and `[::1]` while the server is bound
    * to a loopback address (lower-case, no port); any other Host is answered 421. */
   readonly allowedHosts?: readonly string[];
@@ -392,6 +395,7 @@ export function createHttpServer(
   });
 
   registerVerifyRoute(app, runtime);
+  if (options.console !== false) registerConsole(app);
   registerApprovalRoutes(app, runtime, caller);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {

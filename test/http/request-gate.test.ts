@@ -219,8 +219,15 @@ describe('the bearer token is decided on the matched route (issue 14 item 1)', (
   it('decides open routes on the method and the matched route only', () => {
     assert.equal(isOpenRoute('GET', '/health'), true);
     assert.equal(isOpenRoute('HEAD', '/health'), true);
+    // The console's static files hold no data (SECURITY.md).
+    for (const route of ['/', '/console/app.js', '/console/app.css'])
+      for (const method of ['GET', 'HEAD']) assert.equal(isOpenRoute(method, route), true, route);
     for (const [method, route] of [
       ['POST', '/health'],
+      ['POST', '/'],
+      ['GET', '/console/'],
+      ['GET', '/console/:file'],
+      ['GET', '/*'],
       ['GET', undefined],
       ['GET', '/api/jobs'],
       ['GET', '/health/'],

@@ -35,6 +35,9 @@ Serves plans over HTTP (POST /api/plans, POST /api/capabilities/:name/execute, i
 job history, GET /health) and MCP over Streamable HTTP at /mcp (one tool per capability of
 --module and --mcp-server, named as by "warrant mcp"; stateless). Stops gracefully on SIGINT/SIGTERM: in-flight plans finish, the store is closed.
 GET /api/jobs answers ${JOB_LIST_DEFAULT} jobs unless ?limit= asks for up to ${JOB_LIST_MAX}.
+The audit console is at / (open http://127.0.0.1:3333/ in a browser): jobs, timelines,
+pending approvals, capabilities. Its static files need no credentials (they hold no data);
+the page asks for a token once and sends it with every API request.
 
 The caller the authorizer sees is the authenticated one (every route and every MCP tool call);
 without a mode, { id: 'http' }. A request without valid credentials gets 401 with

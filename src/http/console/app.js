@@ -1,0 +1,683 @@
+// The audit console of `warrant serve` (README "Audit console"; SECURITY.md): plain DOM code, no
+// framework, no build step. Everything it shows comes from the JSON API of the same server, asked
+// with `Authorization: Bearer <token>` when the server wants a token (kept in sessionStorage, this
+// tab only; never a cookie: `credentials: 'omit'`). Every recorded value reaches the page as text
+// (text nodes and textContent), never as markup: a result holding `<script>` shows as text.
+/* global document, location, sessionStorage, fetch, URLSearchParams, window */
+'use strict';
+(() => {
+  const TOKEN_KEY = 'warrant.console.token';
+  /** Refresh while jobs run, and otherwise (README "Audit console"). */
+  const FAST_MS = 2000;
+  const IDLE_MS = 5000;
+  const JOB_STATUSES = ['created', 'executing', 'awaiting_approval', 'completed', 'failed'];
+  const RUNNING = new Set(['created', 'executing']);
+
+  const byId = (id) => document.getElementById(id);
+  const view = byId('view');
+
+  // ---- Building the page: text only -------------------------------------------------------
+
+  /** An element with attributes and children; strings and numbers become text nodes. */
+  function h(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes ?? {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === 'class') node.className = String(value);
+      else if (typeof value === 'function') node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof window.Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  /** Any recorded value as JSON text: on one line when short, else indented. */
+  function jsonText(value) {
+    if (value === undefined) return '—';
+    try {
+      const line = JSON.stringify(value);
+      return line.length <= 100 ? line : JSON.stringify(value, null, 2);
+    } catch {
+      return String(value);
+    }
+  }
+
+  const block = (value, label) =>
+    h('pre', { class: 'value', 'aria-label': label, 'data-field': label }, jsonText(value));
+
+  const time = (iso) =>
+    typeof iso === 'string' ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—';
+
+  function duration(from, to) {
+    const start = Date.parse(from);
+    const end = to === undefined ? Date.now() : Date.parse(to);
+    if (!Number.isFinite(start) || !Number.isFinite(end)) return '—';
+    const ms = Math.max(0, end - start);
+    if (ms < 1000) return `${ms} ms`;
+    if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+    return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+  }
+
+  const badge = (text, kind = text) =>
+    h('span', { class: `badge badge-${String(kind).replace(/[^a-z_]/g, '')}` }, text);
+
+  const jobLink = (id, text) => h('a', { href: `#/jobs/${encodeURIComponent(id)}` }, text);
+
+  function fields(pairs) {
+    return h(
+      'dl',
+      { class: 'fields' },
+      pairs
+        .filter(([, value]) => value !== undefined)
+        .map(([name, value]) => [h('dt', {}, name), h('dd', {}, value)]),
+    );
+  }
+
+  function show(...children) {
+    view.replaceChildren(...children.flat(Infinity).filter(Boolean));
+  }
+
+  // ---- The token (this tab only) and the API ---------------------------------------------
+
+  const token = {
+    get: () => sessionStorage.getItem(TOKEN_KEY),
+    set: (value) => sessionStorage.setItem(TOKEN_KEY, value),
+    clear: () => sessionStorage.removeItem(TOKEN_KEY),
+  };
+
+  /** Thrown after a 401: the page is asking for a token. */
+  class NeedsToken extends Error {}
+
+  function askForToken(rejected) {
+    stopRefresh();
+    byId('token-message').textContent = rejected
+      ? 'The token was not accepted. Enter another one.'
+      : 'This server needs a bearer token.';
+    byId('token-form').hidden = false;
+    byId('token-input').focus();
+    show(h('p', { class: 'muted' }, 'Waiting for a token.'));
+  }
+
+  /** One API request; `{ status, ok, body }`. A 401 asks for a token and throws NeedsToken. */
+  async function api(path, options = {}) {
+    const headers = { accept: 'application/json' };
+    const current = token.get();
+    if (current !== null) headers.authorization = `Bearer ${current}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(path, {
+      method: options.method ?? 'GET',
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+    if (response.status === 401) {
+      askForToken(current !== null);
+      throw new NeedsToken('a token is needed');
+    }
+    let body;
+    try {
+      body = await response.json();
+    } catch {
+      body = undefined;
+    }
+    return { status: response.status, ok: response.ok, body };
+  }
+
+  /** The body of a 2xx answer; else an Error with the server's one-line message. */
+  async function apiData(path) {
+    const answer = await api(path);
+    if (!answer.ok) throw new Error(errorOf(answer));
+    return answer.body;
+  }
+
+  const errorOf = (answer) =>
+    `${answer.status} ${typeof answer.body?.error === 'string' ? answer.body.error : 'error'}`;
+
+  const query = (values) => {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(values))
+      if (value !== undefined && value !== '') params.set(name, value);
+    const text = params.toString();
+    return text === '' ? '' : `?${text}`;
+  };
+
+  // ---- Routing and refresh ---------------------------------------------------------------
+
+  let generation = 0;
+  let timer;
+  function stopRefresh() {
+    clearTimeout(timer);
+    timer = undefined;
+  }
+  /** Runs `load` again after `ms` unless the page moved on meanwhile. */
+  function refreshLater(current, ms, load) {
+    stopRefresh();
+    timer = setTimeout(() => {
+      if (current === generation) load();
+    }, ms);
+  }
+  const isCurrent = (current) => current === generation;
+
+  function failure(error) {
+    if (error instanceof NeedsToken) return;
+    show(h('p', { class: 'error', role: 'alert' }, `Could not load: ${error.message}`));
+  }
+
+  function render() {
+    generation += 1;
+    stopRefresh();
+    const current = generation;
+    const hash = location.hash.replace(/^#/, '') || '/';
+    const [path, search = ''] = hash.split('?');
+    const job = /^\/jobs\/([^/]+)$/.exec(path);
+    for (const [id, active] of [
+      ['nav-jobs', path === '/' || job !== null],
+      ['nav-approvals', path === '/approvals'],
+      ['nav-capabilities', path === '/capabilities'],
+    ])
+      byId(id).classList.toggle('active', active);
+    byId('forget-token').hidden = token.get() === null;
+    let shown;
+    if (path === '/') shown = jobsView(current, new URLSearchParams(search));
+    else if (job !== null) shown = jobView(current, decodeURIComponent(job[1]));
+    else if (path === '/approvals') shown = approvalsView(current);
+    else if (path === '/capabilities') shown = capabilitiesView(current);
+    else
+      shown = Promise.resolve(show(h('p', {}, 'No such page. '), h('a', { href: '#/' }, 'Jobs')));
+    shown.catch(failure);
+    updateApprovalCount().catch(() => {});
+  }
+
+  async function updateApprovalCount() {
+    const pending = await apiData('api/approvals');
+    byId('approval-count').textContent =
+      Array.isArray(pending) && pending.length > 0 ? `(${pending.length})` : '';
+  }
+
+  // ---- Jobs ------------------------------------------------------------------------------
+
+  function filterForm(params, capabilities) {
+    const status = h(
+      'select',
+      { name: 'status', 'aria-label': 'status' },
+      h('option', { value: '' }, 'any status'),
+      JOB_STATUSES.map((value) =>
+        h('option', { value, selected: params.get('status') === value }, value),
+      ),
+    );
+    const capability = h(
+      'select',
+      { name: 'capability', 'aria-label': 'capability' },
+      h('option', { value: '' }, 'any capability'),
+      capabilities.map((name) =>
+        h('option', { value: name, selected: params.get('capability') === name }, name),
+      ),
+    );
+    const goal = h('input', {
+      name: 'goal',
+      type: 'search',
+      placeholder: 'goal (exact)',
+      'aria-label': 'goal',
+      value: params.get('goal') ?? '',
+    });
+    return h(
+      'form',
+      {
+        class: 'filters',
+        onsubmit: (event) => {
+          event.preventDefault();
+          location.hash = `#/${query({
+            status: status.value,
+            capability: capability.value,
+            goal: goal.value.trim(),
+          })}`;
+        },
+      },
+      status,
+      capability,
+      goal,
+      h('button', { type: 'submit' }, 'Filter'),
+      h('a', { href: '#/', class: 'clear' }, 'clear'),
+    );
+  }
+
+  function stepDots(steps) {
+    return h(
+      'span',
+      { class: 'dots' },
+      steps.map((step) =>
+        h('span', {
+          class: `dot dot-${step.status}`,
+          title: `${step.id} (${step.capability}): ${step.status}`,
+        }),
+      ),
+      ` ${steps.length}`,
+    );
+  }
+
+  function jobRow(job) {
+    const steps = Array.isArray(job.steps) ? job.steps : [];
+    return h(
+      'tr',
+      { 'data-job': job.id, 'data-status': job.status },
+      h('td', { class: 'nowrap' }, time(job.createdAt)),
+      h('td', {}, badge(job.status)),
+      h(
+        'td',
+        {},
+        jobLink(job.id, job.goal === '' ? job.id : job.goal),
+        h('div', { class: 'muted small' }, job.id),
+      ),
+      h('td', {}, stepDots(steps)),
+      h('td', {}, job.caller?.id === undefined ? '—' : String(job.caller.id)),
+      h(
+        'td',
+        { class: 'nowrap' },
+        job.startedAt === undefined
+          ? '—'
+          : duration(
+              job.startedAt,
+              RUNNING.has(job.status) ? undefined : (job.completedAt ?? job.updatedAt),
+            ),
+      ),
+    );
+  }
+
+  async function jobsView(current, params) {
+    const capabilities = await apiData('api/capabilities');
+    if (!isCurrent(current)) return;
+    const names = [...new Set(capabilities.map((descriptor) => descriptor.name))].sort();
+    const table = h('div', { id: 'jobs' }, h('p', { class: 'muted' }, 'Loading jobs…'));
+    show(h('h1', {}, 'Jobs'), filterForm(params, names), table);
+    const filter = {
+      status: params.get('status') ?? undefined,
+      capability: params.get('capability') ?? undefined,
+      goal: params.get('goal') ?? undefined,
+    };
+    const load = async () => {
+      const answer = await api(`api/jobs${query(filter)}`);
+      if (!isCurrent(current)) return;
+      if (!answer.ok) {
+        table.replaceChildren(h('p', { class: 'error', role: 'alert' }, errorOf(answer)));
+        return;
+      }
+      const jobs = answer.body;
+      table.replaceChildren(
+        jobs.length === 0
+          ? h('p', { class: 'muted' }, 'No jobs match.')
+          : h(
+              'table',
+              { class: 'list' },
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  ['Created', 'Status', 'Goal', 'Steps', 'Caller', 'Duration'].map((name) =>
+                    h('th', {}, name),
+                  ),
+                ),
+              ),
+              h('tbody', {}, jobs.map(jobRow)),
+            ),
+        h('p', { class: 'muted small' }, `Newest first; ${jobs.length} shown.`),
+      );
+      const running = jobs.some((job) => RUNNING.has(job.status));
+      refreshLater(current, running ? FAST_MS : IDLE_MS, () => load().catch(failure));
+    };
+    await load();
+  }
+
+  // ---- One job as a timeline ---------------------------------------------------------------
+
+  function verification(result) {
+    if (result === undefined) return h('p', { class: 'muted' }, 'Verification unavailable.');
+    if (result.ok === true)
+      return h(
+        'p',
+        { class: 'verify ok', id: 'verification' },
+        `Record verified: ${result.events} events, every digest matches.`,
+      );
+    const where = [
+      result.eventIndex === undefined ? '' : `event ${result.eventIndex}`,
+      result.stepId === undefined ? '' : `step ${result.stepId}`,
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return h(
+      'p',
+      { class: 'verify bad', id: 'verification', role: 'alert' },
+      `Record NOT intact: ${result.reason}${where === '' ? '' : ` (${where})`}`,
+    );
+  }
+
+  /** Approve or reject one pending request: the approver is whoever the token says. */
+  function approvalPanel(request, onDecided) {
+    const comment = h('input', {
+      type: 'text',
+      maxlength: 500,
+      placeholder: 'comment (optional)',
+      'aria-label': 'comment',
+    });
+    const outcome = h('p', { class: 'outcome', role: 'status' });
+    const buttons = [];
+    const decide = async (decision) => {
+      for (const button of buttons) button.disabled = true;
+      outcome.className = 'outcome';
+      outcome.textContent = decision === 'approve' ? 'Approving…' : 'Rejecting…';
+      const body = { decision, inputDigest: request.inputDigest };
+      if (comment.value.trim() !== '') body.comment = comment.value.trim();
+      try {
+        const answer = await api(
+          `api/jobs/${encodeURIComponent(request.jobId)}/steps/${encodeURIComponent(request.stepId)}/approval`,
+          { method: 'POST', body },
+        );
+        if (answer.ok) {
+          outcome.textContent = `${decision === 'approve' ? 'Approved' : 'Rejected'}; the job is ${answer.body?.status}.`;
+          onDecided();
+          return;
+        }
+        outcome.className = 'outcome error';
+        outcome.textContent = `Refused: ${errorOf(answer)}`;
+      } catch (error) {
+        if (error instanceof NeedsToken) return;
+        outcome.className = 'outcome error';
+        outcome.textContent = `Request failed: ${error.message}`;
+      }
+      for (const button of buttons) button.disabled = false;
+    };
+    buttons.push(
+      h(
+        'button',
+        { type: 'button', class: 'approve', onclick: () => decide('approve') },
+        'Approve',
+      ),
+      h('button', { type: 'button', class: 'reject', onclick: () => decide('reject') }, 'Reject'),
+    );
+    return h(
+      'div',
+      { class: 'approval', 'data-step': request.stepId },
+      h('p', {}, 'Decide exactly the input with digest ', h('code', {}, request.inputDigest)),
+      fields([
+        ['Requested by', request.caller?.id === undefined ? '—' : String(request.caller.id)],
+        ['Reason', request.reason],
+        ['Requested', time(request.requestedAt)],
+        ['Expires', time(request.expiresAt)],
+      ]),
+      h('div', { class: 'actions' }, comment, buttons),
+      outcome,
+    );
+  }
+
+  function stepItem(step, pending, onDecided) {
+    const decision = step.decision;
+    // The version the plan asked for, else the one that was authorized.
+    const version = step.capabilityVersion ?? decision?.capabilityVersion;
+    return h(
+      'li',
+      { class: `step step-${step.status}`, 'data-step': step.id },
+      h(
+        'div',
+        { class: 'step-head' },
+        h('strong', {}, step.id),
+        ' ',
+        h('code', {}, `${step.capability}${version === undefined ? '' : `@${version}`}`),
+        ' ',
+        badge(step.status),
+      ),
+      fields([
+        ['Why', step.reason],
+        [
+          'Decision',
+          decision === undefined
+            ? 'never reached authorization'
+            : h(
+                'span',
+                { class: 'decision' },
+                badge(decision.outcome),
+                decision.reason === undefined
+                  ? ''
+                  : h('span', { class: 'reason' }, ` ${decision.reason}`),
+              ),
+        ],
+        ['Authorizer', decision?.authorizer],
+        ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
+        ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
+        ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],
+        [
+          'Duration',
+          step.startedAt === undefined
+            ? undefined
+            : duration(step.startedAt, step.status === 'running' ? undefined : step.completedAt),
+        ],
+        ['Input', block(step.input, 'input')],
+        [
+          'Resolved input',
+          step.resolvedInput === undefined
+            ? undefined
+            : block(step.resolvedInput, 'resolved input'),
+        ],
+        ['Result', 'result' in step ? block(step.result, 'result') : undefined],
+        ['Error', step.error === undefined ? undefined : h('span', { class: 'error' }, step.error)],
+      ]),
+      pending === undefined ? '' : approvalPanel(pending, onDecided),
+    );
+  }
+
+  function eventsTable(job) {
+    return h(
+      'table',
+      { class: 'list events' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['#', 'Time', '+', 'Type', 'Data'].map((name) => h('th', {}, name)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        job.events.map((event, index) =>
+          h(
+            'tr',
+            { 'data-event': event.type },
+            h('td', {}, index),
+            h('td', { class: 'nowrap' }, time(event.timestamp)),
+            h('td', { class: 'nowrap muted' }, duration(job.createdAt, event.timestamp)),
+            h('td', {}, h('code', {}, event.type)),
+            h('td', {}, event.data === undefined ? '' : block(event.data, 'event data')),
+          ),
+        ),
+      ),
+    );
+  }
+
+  async function jobView(current, id) {
+    const encoded = encodeURIComponent(id);
+    const [answer, verified, approvals] = await Promise.all([
+      api(`api/jobs/${encoded}`),
+      api(`api/jobs/${encoded}/verify`),
+      apiData(`api/approvals${query({ jobId: id })}`),
+    ]);
+    if (!isCurrent(current)) return;
+    if (!answer.ok) {
+      show(
+        h('p', { class: 'error', role: 'alert' }, errorOf(answer)),
+        h('a', { href: '#/' }, 'All jobs'),
+      );
+      return;
+    }
+    const job = answer.body;
+    const pending = new Map(approvals.map((request) => [request.stepId, request]));
+    show(
+      h('p', {}, h('a', { href: '#/' }, '← all jobs')),
+      h('h1', {}, job.goal === '' ? job.id : job.goal, ' ', badge(job.status)),
+      verification(verified.ok ? verified.body : undefined),
+      fields([
+        ['Job', h('code', {}, job.id)],
+        ['Caller', job.caller === undefined ? undefined : block(job.caller, 'caller')],
+        ['Plan', job.planId],
+        ['Created', time(job.createdAt)],
+        ['Started', job.startedAt === undefined ? undefined : time(job.startedAt)],
+        ['Completed', job.completedAt === undefined ? undefined : time(job.completedAt)],
+        [
+          'Duration',
+          job.startedAt === undefined
+            ? undefined
+            : duration(
+                job.startedAt,
+                RUNNING.has(job.status) ? undefined : (job.completedAt ?? job.updatedAt),
+              ),
+        ],
+        ['Error', job.error === undefined ? undefined : h('span', { class: 'error' }, job.error)],
+        ['Result', 'result' in job ? block(job.result, 'job result') : undefined],
+      ]),
+      h('h2', {}, 'Steps'),
+      h(
+        'ol',
+        { class: 'timeline' },
+        job.steps.map((step) => stepItem(step, pending.get(step.id), render)),
+      ),
+      h('h2', {}, `Events (${job.events.length})`),
+      eventsTable(job),
+    );
+    if (RUNNING.has(job.status)) refreshLater(current, FAST_MS, render);
+  }
+
+  // ---- Approvals and capabilities ------------------------------------------------------------
+
+  async function approvalsView(current) {
+    const requests = await apiData('api/approvals');
+    if (!isCurrent(current)) return;
+    show(
+      h('h1', {}, 'Pending approvals'),
+      requests.length === 0
+        ? h('p', { class: 'muted' }, 'Nothing awaits approval.')
+        : h(
+            'ul',
+            { class: 'cards' },
+            requests.map((request) =>
+              h(
+                'li',
+                { class: 'card', 'data-job': request.jobId },
+                h(
+                  'div',
+                  { class: 'step-head' },
+                  h('code', {}, `${request.capability}@${request.capabilityVersion}`),
+                  ' ',
+                  badge(request.risk, `risk-${request.risk}`),
+                  ' step ',
+                  h('strong', {}, request.stepId),
+                  ' of job ',
+                  jobLink(request.jobId, request.jobId),
+                ),
+                fields([['Input', block(request.input, 'input')]]),
+                approvalPanel(request, () => {
+                  location.hash = `#/jobs/${encodeURIComponent(request.jobId)}`;
+                }),
+              ),
+            ),
+          ),
+    );
+    refreshLater(current, IDLE_MS * 3, function again() {
+      // Never throw away a comment being written: try again later.
+      const typing = [...view.querySelectorAll('input')].some(
+        (input) => input.value !== '' || input === document.activeElement,
+      );
+      if (typing) refreshLater(current, IDLE_MS * 3, again);
+      else render();
+    });
+  }
+
+  function schemaTable(schema) {
+    const entries = Object.entries(schema ?? {});
+    if (entries.length === 0) return h('span', { class: 'muted' }, 'no declared fields');
+    return h(
+      'table',
+      { class: 'list schema' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Field', 'Type', 'Required', 'Details'].map((n) => h('th', {}, n)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        entries.map(([name, field]) => {
+          const { type, required, description, ...rest } = field ?? {};
+          return h(
+            'tr',
+            {},
+            h('td', {}, h('code', {}, name)),
+            h('td', {}, type === undefined ? '—' : String(type)),
+            h('td', {}, required === true ? 'yes' : 'no'),
+            h(
+              'td',
+              {},
+              description === undefined ? '' : String(description),
+              Object.keys(rest).length === 0 ? '' : block(rest, 'field details'),
+            ),
+          );
+        }),
+      ),
+    );
+  }
+
+  async function capabilitiesView(current) {
+    const descriptors = await apiData('api/capabilities');
+    if (!isCurrent(current)) return;
+    show(
+      h('h1', {}, 'Capabilities'),
+      h('p', { class: 'muted' }, 'What is registered; the authorizer decides what runs.'),
+      h(
+        'ul',
+        { class: 'cards' },
+        descriptors.map((descriptor) =>
+          h(
+            'li',
+            { class: 'card', 'data-capability': descriptor.name },
+            h(
+              'div',
+              { class: 'step-head' },
+              h('strong', {}, descriptor.name),
+              ` ${descriptor.version} `,
+              badge(descriptor.risk, `risk-${descriptor.risk}`),
+            ),
+            h('p', {}, descriptor.description),
+            schemaTable(descriptor.inputSchema),
+          ),
+        ),
+      ),
+    );
+  }
+
+  // ---- Start ---------------------------------------------------------------------------------
+
+  byId('token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = byId('token-input').value.trim();
+    if (value === '') return;
+    token.set(value);
+    byId('token-input').value = '';
+    byId('token-form').hidden = true;
+    render();
+  });
+  byId('forget-token').addEventListener('click', () => {
+    token.clear();
+    render();
+  });
+  window.addEventListener('hashchange', render);
+  render();
+})();
