@@ -28,6 +28,8 @@ const API_ISSUE_CODES = [
   'INVALID_RESULT_REFERENCE',
   'RESULT_REFERENCE_NOT_EARLIER',
   'AMBIGUOUS_RESULT_REFERENCE',
+  // A Standard Schema refusing a literal input at admission (docs/api.md, "Input schemas").
+  'INPUT_INVALID',
 ];
 
 function sourceFiles(dir: string): string[] {

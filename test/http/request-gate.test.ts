@@ -187,7 +187,7 @@ describe('the bearer token is decided on the matched route (issue 14 item 1)', (
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/call',
-      params: { name: 'gate.write', arguments: {} },
+      params: { name: 'gate_write', arguments: {} },
     });
     const overMcp = await raw(
       port,
