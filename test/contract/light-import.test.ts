@@ -93,9 +93,33 @@ function packagesLoadedBy(build: 'esm' | 'cjs'): Set<string> {
   return loaded;
 }
 
+/** Packages an ESM import of these files loads, and nothing more. */
+function packagesLoadedByImport(files: string[]): Set<string> {
+  const resolvedFile = join(dir, 'files.resolved');
+  writeFileSync(resolvedFile, '');
+  const imports = files.map((file) => `await import(${JSON.stringify(pathToFileURL(file).href)});`);
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      pathToFileURL(join(dir, 'register.mjs')).href,
+      '--input-type=module',
+      '-e',
+      imports.join('\n'),
+    ],
+    { env: { ...process.env, WARRANT_RESOLVED: resolvedFile, NODE_OPTIONS: '' }, timeout: 60_000 },
+  );
+  const loaded = new Set<string>();
+  for (const url of readFileSync(resolvedFile, 'utf8').split('\n')) {
+    const name = url.startsWith('file:') ? packageOf(fileURLToPath(url)) : undefined;
+    if (name !== undefined) loaded.add(name);
+  }
+  return loaded;
+}
+
 function assertNotLoaded(loaded: Set<string>, forbidden: (name: string) => boolean, build: string) {
   const found = [...loaded].filter(forbidden).sort();
-  assert.deepEqual(found, [], `${build} root loaded ${found.join(', ')}`);
+  assert.deepEqual(found, [], `${build} loaded ${found.join(', ')}`);
 }
 
 const STORES_HTTP_JWT = new Set(['better-sqlite3', 'bindings', 'pg', 'pg-pool', 'fastify', 'jose']);
@@ -129,12 +153,21 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
   });
 
   test('loads no store driver (better-sqlite3, pg), no fastify and no jose, ESM and CommonJS', () => {
-    assertNotLoaded(loaded.esm as Set<string>, isStoreHttpOrJwt, 'ESM');
-    assertNotLoaded(loaded.cjs as Set<string>, isStoreHttpOrJwt, 'CommonJS');
+    assertNotLoaded(loaded.esm as Set<string>, isStoreHttpOrJwt, 'ESM root');
+    assertNotLoaded(loaded.cjs as Set<string>, isStoreHttpOrJwt, 'CommonJS root');
+  });
+
+  test('the HTTP server and `warrant serve` load jose only for JWT mode', () => {
+    const serverOnly = packagesLoadedByImport([
+      repo('dist/esm/http/server.js'),
+      repo('dist/esm/cli/commands/serve.js'),
+    ]);
+    assert.ok(serverOnly.has('fastify'), 'the recorder sees fastify');
+    assertNotLoaded(serverOnly, (name) => name === 'jose', 'the HTTP server');
   });
 
   test('loads no MCP SDK and no zod, ESM and CommonJS', () => {
-    assertNotLoaded(loaded.esm as Set<string>, isMcpOrZod, 'ESM');
-    assertNotLoaded(loaded.cjs as Set<string>, isMcpOrZod, 'CommonJS');
+    assertNotLoaded(loaded.esm as Set<string>, isMcpOrZod, 'ESM root');
+    assertNotLoaded(loaded.cjs as Set<string>, isMcpOrZod, 'CommonJS root');
   });
 });
