@@ -10,6 +10,7 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,5 +192,27 @@ describe('better-sqlite3 installed without its native binding', () => {
       lines[0] as string,
       /native binding is not built; run `npm rebuild better-sqlite3`/,
     );
+  });
+
+  it('a binding that does not load in this Node.js (another ABI, another platform) says so in one line with the same fix', () => {
+    // Not an ELF object at all: dlopen refuses it with ERR_DLOPEN_FAILED, as it refuses a
+    // binding compiled for another Node.js.
+    const release = join(dir, 'node_modules/better-sqlite3/build/Release');
+    mkdirSync(release, { recursive: true });
+    writeFileSync(join(release, 'better_sqlite3.node'), 'not a shared object\n');
+    try {
+      const { stdout } = run([
+        '--input-type=module',
+        '-e',
+        `import { OperatorRuntime } from 'warrant'; ${REPORT}`,
+      ]);
+      const { code, message } = JSON.parse(stdout.trim()) as { code: string; message: string };
+      assert.equal(code, 'STORE_OPEN_FAILED');
+      assert.doesNotMatch(message, /[\r\n]/);
+      assert.match(message, /native binding does not load in Node\.js \d+\.\d+\.\d+/);
+      assert.match(message, /npm rebuild better-sqlite3/);
+    } finally {
+      rmSync(join(dir, 'node_modules/better-sqlite3/build'), { recursive: true, force: true });
+    }
   });
 });
