@@ -8,6 +8,7 @@ import {
   mkdtempSync,
   readdirSync,
   realpathSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -192,6 +193,27 @@ describe('better-sqlite3 installed without its native binding', () => {
       lines[0] as string,
       /native binding is not built; run `npm rebuild better-sqlite3`/,
     );
+  });
+
+  it('better-sqlite3 not installed at all: one line naming the install command, ESM and CommonJS', () => {
+    const copy = join(dir, 'node_modules/better-sqlite3');
+    renameSync(copy, `${copy}.away`);
+    try {
+      for (const args of [
+        ['--input-type=module', '-e', `import { OperatorRuntime } from 'warrant'; ${REPORT}`],
+        ['-e', `const { OperatorRuntime } = require('warrant'); (async () => { ${REPORT} })();`],
+      ]) {
+        const { stdout } = run(args);
+        const { code, message } = JSON.parse(stdout.trim()) as { code: string; message: string };
+        assert.equal(code, 'STORE_OPEN_FAILED');
+        assert.equal(
+          message,
+          'Cannot open the store: its driver better-sqlite3 is not installed (run `npm install better-sqlite3`)',
+        );
+      }
+    } finally {
+      renameSync(`${copy}.away`, copy);
+    }
   });
 
   it('a binding that does not load in this Node.js (another ABI, another platform) says so in one line with the same fix', () => {
