@@ -2,8 +2,7 @@ import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './stores/memory-store.js';
-import { PostgresJobStore, statementTimeoutOf } from './stores/postgres-store.js';
-import { SqliteJobStore } from './stores/sqlite-store.js';
+import { statementTimeoutOf } from './stores/postgres-url.js';
 
 export interface StoreOptions {
   readonly maxJobs: number;
@@ -48,11 +47,83 @@ export function checkStoreOption(store: unknown): void {
   );
 }
 
-/** Opens the store named by a checked `store` option. The only place that knows store kinds. */
-export function openStore(store: string | undefined, options: StoreOptions): JobStore {
+/**
+ * Opens the store named by a checked `store` option. The only place that knows store kinds. The
+ * memory store opens at once; a durable store's module, and with it its driver (better-sqlite3,
+ * pg), loads only now, so importing the package loads neither (docs/decisions.md, "Light
+ * import"), and the store comes in a promise.
+ */
+export function openStore(
+  store: string | undefined,
+  options: StoreOptions,
+): JobStore | Promise<JobStore> {
   if (store !== undefined && store.startsWith(SQLITE))
-    return new SqliteJobStore(store.slice(SQLITE.length), { auditKey: options.auditKey });
-  if (store !== undefined && POSTGRES.test(store))
-    return new PostgresJobStore(store, { auditKey: options.auditKey });
+    return openSqlite(store.slice(SQLITE.length), options);
+  if (store !== undefined && POSTGRES.test(store)) return openPostgres(store, options);
   return new MemoryJobStore(options.maxJobs);
+}
+
+async function openSqlite(file: string, options: StoreOptions): Promise<JobStore> {
+  const { SqliteJobStore } = await loadDriver(
+    'better-sqlite3',
+    () => import('./stores/sqlite-store.js'),
+  );
+  try {
+    return new SqliteJobStore(file, { auditKey: options.auditKey });
+  } catch (error) {
+    throw bindingProblem(error) ?? error;
+  }
+}
+
+async function openPostgres(url: string, options: StoreOptions): Promise<JobStore> {
+  const { PostgresJobStore } = await loadDriver('pg', () => import('./stores/postgres-store.js'));
+  return new PostgresJobStore(url, { auditKey: options.auditKey });
+}
+
+function storeOpenFailed(message: string, cause: unknown): Error {
+  return createError(Error, 'STORE_OPEN_FAILED', message, cause);
+}
+
+/** Loads a store module; a driver that is not installed is named, with the command that installs it. */
+async function loadDriver<T>(driver: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const missing =
+      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+      String((error as Error).message).includes(`'${driver}'`);
+    if (!missing) throw error;
+    throw storeOpenFailed(
+      `Cannot open the store: its driver ${driver} is not installed (run \`npm install ${driver}\`)`,
+      error,
+    );
+  }
+}
+
+/** What to run when better-sqlite3's compiled binding cannot be loaded (README, "Stores"). */
+const REBUILD =
+  'run `npm rebuild better-sqlite3` (pnpm skips build scripts: `pnpm approve-builds`, then `pnpm rebuild better-sqlite3`)';
+
+/**
+ * better-sqlite3 loads its compiled binding when the first database opens. When that binding was
+ * never built (a package manager that skips build scripts: the error lists every path it
+ * "Tried:") or was built for another Node.js (ERR_DLOPEN_FAILED), its message spans several
+ * lines and its first line does not say what to do; this says it in one line.
+ */
+function bindingProblem(error: unknown): Error | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause ?? error;
+  const message = String((cause as { message?: unknown } | null)?.message ?? '');
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (message.startsWith('Could not locate the bindings file'))
+    return storeOpenFailed(
+      `Cannot open the SQLite store: better-sqlite3's native binding is not built; ${REBUILD}`,
+      error,
+    );
+  if (code === 'ERR_DLOPEN_FAILED' && message.includes('better_sqlite3'))
+    return storeOpenFailed(
+      `Cannot open the SQLite store: better-sqlite3's native binding does not load in Node.js ${process.versions.node} (built for another version or platform); ${REBUILD}`,
+      error,
+    );
+  return undefined;
 }

@@ -219,6 +219,8 @@ export class OperatorRuntime {
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
   readonly #signal = new AbortController().signal;
   #store: JobStore | undefined;
+  /** A durable store being opened (its module loading), until it is in `#store`. */
+  #opening: Promise<JobStore> | undefined;
   #dependencies: ExecutorDependencies | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -315,7 +317,12 @@ export class OperatorRuntime {
     const admitted = admitPlan(submission, (name) => inventory.get(name));
     // The store opens only for an admitted plan: a refused one creates no file and an
     // unopenable store cannot hide why a plan was refused.
-    return this.#track(executeAdmittedPlan(admitted, caller, this.#executorDependencies()));
+    const deps = this.#executorDependencies();
+    return this.#track(
+      deps instanceof Promise
+        ? deps.then((ready) => executeAdmittedPlan(admitted, caller, ready))
+        : executeAdmittedPlan(admitted, caller, deps),
+    );
   }
 
   /**
@@ -329,7 +336,7 @@ export class OperatorRuntime {
   /** The job with this id, or undefined. */
   async getJob(id: string): Promise<Job | undefined> {
     if (typeof id !== 'string') return undefined;
-    return this.#openStore().get(id);
+    return this.#withStore((store) => store.get(id));
   }
 
   /**
@@ -339,7 +346,10 @@ export class OperatorRuntime {
    */
   async verifyJob(id: string): Promise<JobVerification | undefined> {
     if (typeof id !== 'string') return undefined;
-    const store = this.#openStore();
+    return this.#withStore((store) => this.#verifyIn(store, id));
+  }
+
+  async #verifyIn(store: JobStore, id: string): Promise<JobVerification | undefined> {
     try {
       if (store.readChain === undefined) {
         const job = await store.get(id);
@@ -359,7 +369,9 @@ export class OperatorRuntime {
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
    */
   async listJobs(filter?: JobListFilter): Promise<Job[]> {
-    return this.#openStore().list(checkFilter(filter));
+    this.#assertOpen();
+    const checked = checkFilter(filter);
+    return this.#withStore((store) => store.list(checked));
   }
 
   /**
@@ -370,7 +382,7 @@ export class OperatorRuntime {
     this.#assertOpen();
     const jobId = checkApprovalFilter(filter);
     if (this.#desk === undefined) return [];
-    return this.#desk.list(this.#approvalHost(), jobId);
+    return this.#desk.list(await this.#approvalHost(), jobId);
   }
 
   /**
@@ -389,7 +401,8 @@ export class OperatorRuntime {
         'No approval request: this runtime has no approvals option',
       );
     }
-    return this.#track(this.#desk.decide(this.#approvalHost(), decision));
+    const desk = this.#desk;
+    return this.#track(this.#approvalHost().then((host) => desk.decide(host, decision)));
   }
 
   /**
@@ -407,6 +420,8 @@ export class OperatorRuntime {
     this.#closed = true;
     // No job starts once closed, so this set only shrinks; a job's rejection is its caller's.
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
+    if (this.#opening !== undefined) await this.#opening.catch(() => {});
     const store = this.#store;
     this.#store = undefined;
     if (store !== undefined) await store.close();
@@ -427,17 +442,47 @@ export class OperatorRuntime {
     }
   }
 
-  #openStore(): JobStore {
+  /**
+   * The store, opened on first use: the memory store at once, a durable one in a promise (its
+   * module loads then, docs/decisions.md "Light import"). A failed open is tried again next time.
+   */
+  #openStore(): JobStore | Promise<JobStore> {
     this.#assertOpen();
-    this.#store ??= openStore(this.#storeOption, {
+    if (this.#store !== undefined) return this.#store;
+    if (this.#opening !== undefined) return this.#opening;
+    const opened = openStore(this.#storeOption, {
       maxJobs: this.#maxJobs,
       auditKey: this.#auditKey,
     });
-    return this.#store;
+    if (!(opened instanceof Promise)) return (this.#store = opened);
+    this.#opening = opened.then(
+      (store) => {
+        this.#opening = undefined;
+        this.#store = store;
+        return store;
+      },
+      (error: unknown) => {
+        this.#opening = undefined;
+        throw error;
+      },
+    );
+    return this.#opening;
   }
 
-  #executorDependencies(): ExecutorDependencies {
+  /**
+   * Calls `use` on the store: at once when it is open (a read begun before `close()` reaches an
+   * open store), else once it has opened.
+   */
+  #withStore<T>(use: (store: JobStore) => T): T | Promise<T> {
     const store = this.#openStore();
+    return store instanceof Promise ? store.then(use) : use(store);
+  }
+
+  #executorDependencies(): ExecutorDependencies | Promise<ExecutorDependencies> {
+    return this.#withStore((store) => this.#dependenciesOn(store));
+  }
+
+  #dependenciesOn(store: JobStore): ExecutorDependencies {
     if (this.#dependencies?.store !== store) {
       const dependencies: ExecutorDependencies = {
         store,
@@ -454,10 +499,10 @@ export class OperatorRuntime {
     return this.#dependencies;
   }
 
-  #approvalHost() {
+  async #approvalHost() {
     const inventory = capabilityInventory();
     return {
-      deps: this.#executorDependencies(),
+      deps: await this.#executorDependencies(),
       lookup: (name: string) => inventory.get(name),
     };
   }

@@ -6,7 +6,6 @@
 import { authOptionsError, type Authenticator } from './authenticator.js';
 import { loadCallersFile } from './callers-file.js';
 import { createResolverAuthenticator, loadCallerResolver } from './caller-resolver.js';
-import { createJwtAuthenticator } from './jwt.js';
 import { createTokenAuthenticator } from './token.js';
 
 export type AuthMode = 'token' | 'callers' | 'jwt' | 'caller-resolver';
@@ -116,6 +115,8 @@ export async function createAuthenticator(
         options.jwtAudience ?? '',
         '--jwt-audience (required with a JWT key)',
       );
+      // jose loads only in this mode (docs/decisions.md, "Light import").
+      const { createJwtAuthenticator } = await import('./jwt.js');
       const authenticator = await createJwtAuthenticator({
         ...(options.jwtSecret !== undefined && { secret: options.jwtSecret }),
         ...(options.jwtPublicKey !== undefined && {

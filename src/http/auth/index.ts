@@ -18,7 +18,8 @@ export type { CallerCheck } from './caller-data.js';
 export { createTokenAuthenticator } from './token.js';
 export { CALLERS_FILE_MAX_BYTES, loadCallersFile } from './callers-file.js';
 export type { CallersFileAuthenticator } from './callers-file.js';
-export { JWT_CLOCK_TOLERANCE_S, JWT_SECRET_MIN_BYTES, createJwtAuthenticator } from './jwt.js';
+// JWT mode (./jwt.js) is not re-exported: it loads `jose`, which createAuthenticator imports only
+// when that mode is chosen (docs/decisions.md, "Light import").
 export type { JwtOptions } from './jwt.js';
 export {
   CALLER_RESOLVER_MAX_BYTES,

@@ -26,6 +26,7 @@
  * The constructor opens nothing: the pool connects on the first operation.
  */
 import pg from 'pg';
+import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js';
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
@@ -44,6 +45,8 @@ import {
   stepFixed,
   stepState,
 } from './record-columns.js';
+
+export { statementTimeoutOf } from './postgres-url.js';
 
 /**
  * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
@@ -413,26 +416,6 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 /** How much longer than the server's time-out the client waits for an answer or a connection. */
 const CLIENT_MARGIN_MS = 1_000;
-
-/** PostgreSQL's largest `statement_timeout`, in milliseconds. */
-const MAX_STATEMENT_TIMEOUT_MS = 2_147_483_647;
-
-/**
- * The `statement_timeout` parameter of a store URL: null when absent, undefined when it is not
- * one whole number of milliseconds (at most PostgreSQL's 2,147,483,647; 0 for none).
- */
-export function statementTimeoutOf(url: string): number | null | undefined {
-  let values: string[];
-  try {
-    values = new URL(url).searchParams.getAll('statement_timeout');
-  } catch {
-    return undefined;
-  }
-  if (values.length === 0) return null;
-  const text = values.length === 1 ? (values[0] as string) : '';
-  const value = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
-  return value <= MAX_STATEMENT_TIMEOUT_MS ? value : undefined;
-}
 
 function isTimeout(value: unknown): value is number {
   return (

@@ -6,11 +6,11 @@ import { exportJWK, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import {
   CHALLENGE_INVALID_TOKEN,
   CHALLENGE_NO_CREDENTIALS,
-  createJwtAuthenticator,
   isAuthOptionsError,
   type Authenticator,
   type JwtOptions,
 } from '../../../src/http/auth/index.js';
+import { createJwtAuthenticator } from '../../../src/http/auth/jwt.js';
 import {
   AUDIENCE,
   ISSUER,
