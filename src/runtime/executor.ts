@@ -36,7 +36,11 @@ import {
 import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
-import { startJobTelemetry, type JobTelemetry } from '../telemetry/job-telemetry.js';
+import {
+  startJobTelemetry,
+  telemetryLoading,
+  type JobTelemetry,
+} from '../telemetry/job-telemetry.js';
 
 export interface ExecutorDependencies {
   readonly store: JobStore;
@@ -246,6 +250,9 @@ export function executeAdmittedPlan(
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
 ): Promise<Job> {
+  // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
+  const loading = telemetryLoading();
+  if (loading !== undefined) return loading.then(() => executeAdmittedPlan(plan, caller, deps));
   const { running, change: created } = createJob(plan, caller, randomUUID(), now());
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry);
@@ -337,6 +344,12 @@ export function resumeApprovedJob(
   deps: ExecutorDependencies,
   approval: StepApproval,
 ): Promise<Job> {
+  const loading = telemetryLoading();
+  if (loading !== undefined) {
+    return loading.then(() =>
+      resumeApprovedJob(running, plan, from, results, caller, deps, approval),
+    );
+  }
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry);
   const resumed = () => runSteps(run, plan, from, results, caller, deps, approval);

@@ -5,16 +5,8 @@
  * attributes. Without a registered tracer provider (or when the job is not sampled) a job costs
  * one no-op span and nothing per step (docs/decisions.md, "Telemetry").
  */
-import {
-  context,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Context,
-  type Span,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Context, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import type { Job, JobStep } from '../jobs/job.js';
 import type { StepEnd } from '../jobs/transitions.js';
 import type { AdmittedStep } from '../plan/admission.js';
@@ -30,6 +22,32 @@ export const TRACER_VERSION = '0.2.0';
 export type StepErrorType =
   'denied' | 'authorizer_error' | 'invalid_decision' | 'input_rejected' | 'capability_error';
 
+/** `@opentelemetry/api`, once loaded; undefined before, or when it cannot be loaded. */
+let otel: typeof OtelApi | undefined;
+let loading: Promise<unknown> | undefined;
+let loaded = false;
+
+/**
+ * Loads `@opentelemetry/api` on first use, not when the package is imported (docs/decisions.md,
+ * "Light import"): returns undefined once it is loaded (or failed to load: then no job has
+ * spans), else the promise to wait for, once, before the first job starts. Waiting keeps the
+ * caller's active context (it travels with the promise).
+ */
+export function telemetryLoading(): Promise<unknown> | undefined {
+  if (loaded) return undefined;
+  loading ??= import('@opentelemetry/api')
+    .then(
+      (api) => {
+        otel = api;
+      },
+      () => {},
+    )
+    .then(() => {
+      loaded = true;
+    });
+  return loading;
+}
+
 let knownProvider: TracerProvider | undefined;
 let knownTracer: Tracer | undefined;
 
@@ -37,8 +55,8 @@ let knownTracer: Tracer | undefined;
  * The global provider's tracer, asked for again only when the global provider changes: one
  * registered after import is used, and asking costs nothing per job.
  */
-function tracer(): Tracer {
-  const provider = trace.getTracerProvider();
+function tracer(api: typeof OtelApi): Tracer {
+  const provider = api.trace.getTracerProvider();
   if (provider !== knownProvider || knownTracer === undefined) {
     knownTracer = provider.getTracer(TRACER_NAME, TRACER_VERSION);
     knownProvider = provider;
@@ -53,10 +71,14 @@ function thrownType(error: unknown): string {
   return error instanceof Error ? error.name : '_OTHER';
 }
 
+/** `SpanStatusCode.ERROR` and `SpanKind.INTERNAL` of the API (fixed numbers of its enums). */
+const STATUS_ERROR = 2;
+const KIND_INTERNAL = 0;
+
 /** ERROR status with `error.type` only: messages may quote inputs or results. */
 function fail(span: Span, type: string): void {
   span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR });
+  span.setStatus({ code: STATUS_ERROR });
 }
 
 /** What a step's span says of its decision: made in this run, or none. */
@@ -89,6 +111,7 @@ function stepErrorType(end: StepEnd, decided: StepDecided | undefined): StepErro
 
 /** The spans of one run of one job (a first run, or a run resumed after an approval). */
 export class JobTelemetry {
+  readonly #api: typeof OtelApi;
   readonly #tracer: Tracer;
   readonly #job: Job;
   readonly #span: Span;
@@ -96,7 +119,8 @@ export class JobTelemetry {
   /** `error.type` of the step that failed the job. */
   #failure: string | undefined;
 
-  constructor(tracer: Tracer, job: Job, span: Span, spanContext: Context) {
+  constructor(api: typeof OtelApi, tracer: Tracer, job: Job, span: Span, spanContext: Context) {
+    this.#api = api;
     this.#tracer = tracer;
     this.#job = job;
     this.#span = span;
@@ -105,7 +129,7 @@ export class JobTelemetry {
 
   /** Runs the job inside its span's context; ends the span when the run settles. */
   job(run: () => Promise<Job>): Promise<Job> {
-    return context.with(this.#context, run).then(
+    return this.#api.context.with(this.#context, run).then(
       (job) => {
         this.#span.setAttribute('warrant.job.status', job.status);
         if (job.status === 'failed') fail(this.#span, this.#failure ?? '_OTHER');
@@ -124,7 +148,7 @@ export class JobTelemetry {
   step(step: AdmittedStep, run: () => Promise<StepEnd>): Promise<StepEnd> {
     const span = this.#startStep(step);
     if (span === undefined) return run();
-    return context.with(trace.setSpan(this.#context, span), run).then(
+    return this.#api.context.with(this.#api.trace.setSpan(this.#context, span), run).then(
       (end) => {
         this.#endStep(span, step.index, end);
         return end;
@@ -144,7 +168,7 @@ export class JobTelemetry {
       return this.#tracer.startSpan(
         `execute_tool ${capability.name}`,
         {
-          kind: SpanKind.INTERNAL,
+          kind: KIND_INTERNAL,
           attributes: {
             'gen_ai.operation.name': 'execute_tool',
             'gen_ai.tool.name': capability.name,
@@ -187,13 +211,15 @@ export class JobTelemetry {
  * run does no span work at all.
  */
 export function startJobTelemetry(job: Job): JobTelemetry | undefined {
-  const parent = context.active();
-  const jobTracer = tracer();
+  const api = otel;
+  if (api === undefined) return undefined;
+  const parent = api.context.active();
+  const jobTracer = tracer(api);
   let span: Span;
   try {
     span = jobTracer.startSpan(
       'warrant.job',
-      { kind: SpanKind.INTERNAL, attributes: { 'warrant.job.id': job.id } },
+      { kind: KIND_INTERNAL, attributes: { 'warrant.job.id': job.id } },
       parent,
     );
   } catch {
@@ -204,5 +230,5 @@ export function startJobTelemetry(job: Job): JobTelemetry | undefined {
     span.end();
     return undefined;
   }
-  return new JobTelemetry(jobTracer, job, span, trace.setSpan(parent, span));
+  return new JobTelemetry(api, jobTracer, job, span, api.trace.setSpan(parent, span));
 }

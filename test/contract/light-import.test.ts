@@ -170,4 +170,26 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(loaded.esm as Set<string>, isMcpOrZod, 'ESM root');
     assertNotLoaded(loaded.cjs as Set<string>, isMcpOrZod, 'CommonJS root');
   });
+
+  test('loads no package at all on import; @opentelemetry/api loads with the first job', () => {
+    assert.deepEqual([...packagesLoadedByImport([ESM_ENTRY])], [], 'ESM root import');
+    const cached = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `require(${JSON.stringify(CJS_ENTRY)}); console.log(JSON.stringify(Object.keys(require.cache)))`,
+      ],
+      { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 },
+    );
+    const packages = (JSON.parse(cached.trim()) as string[]).flatMap(
+      (path) => packageOf(path) ?? [],
+    );
+    assert.deepEqual(packages, [], 'CommonJS root require');
+    for (const build of ['esm', 'cjs'] as const) {
+      assert.ok(
+        loaded[build]?.has('@opentelemetry/api'),
+        `${build}: a job loads the telemetry API`,
+      );
+    }
+  });
 });
