@@ -203,17 +203,23 @@ const CONSOLE_FILES = ['index.html', 'app.js', 'app.css'].map(
   (file) => `dist/esm/http/console/${file}`,
 );
 const isAllowed = (path) =>
-  ['README.md', 'LICENSE', 'package.json', 'dist/cjs/package.json', ...CONSOLE_FILES].includes(
-    path,
-  ) || /^dist\/(esm|cjs)\/.+\.(js|d\.ts)$/.test(path);
+  [
+    'README.md',
+    'SECURITY.md',
+    'LICENSE',
+    'package.json',
+    'dist/cjs/package.json',
+    ...CONSOLE_FILES,
+  ].includes(path) || /^dist\/(esm|cjs)\/.+\.(js|d\.ts)$/.test(path);
 const strays = files.filter((path) => !isAllowed(path));
 check(
-  'tarball holds only dist/ build output, README.md, LICENSE and package.json',
+  'tarball holds only dist/ build output, README.md, SECURITY.md, LICENSE and package.json',
   strays.length === 0,
   `${strays.length} other file(s): ${strays.slice(0, 5).join(', ')}`,
 );
 for (const required of [
   'README.md',
+  'SECURITY.md',
   'LICENSE',
   'package.json',
   'dist/cjs/package.json',
