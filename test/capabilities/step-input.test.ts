@@ -2,61 +2,7 @@
 // promise, never settle, reject, or report more issues than a message can hold.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { StandardSchemaV1 } from '@standard-schema/spec';
-import {
-  OperatorRuntime,
-  createCapability,
-  type CapabilityAuthorizationContext,
-  type ExecutionPlan,
-} from '../../src/index.js';
-import { uniqueName } from '../support/runtime-fixtures.js';
-
-/** A Standard Schema made by hand: `validate` decides everything. */
-function handMade(validate: (value: unknown) => unknown): StandardSchemaV1 {
-  return {
-    '~standard': { version: 1, vendor: 'test', validate } as StandardSchemaV1['~standard'],
-  };
-}
-
-function setup(options: { timeoutMs?: number } = {}) {
-  const asked: CapabilityAuthorizationContext[] = [];
-  const received: unknown[] = [];
-  const runtime = new OperatorRuntime({
-    authorizer: {
-      authorize: (context) => {
-        asked.push(context);
-        return { decision: 'allow' };
-      },
-    },
-  });
-  const add = (inputSchema: StandardSchemaV1 | undefined): string => {
-    const name = uniqueName('schema');
-    runtime.use({
-      manifest: { name: uniqueName('module'), version: '1', capabilities: [name] },
-      capabilities: [
-        createCapability({
-          name,
-          version: '1.0.0',
-          description: 'records its input',
-          risk: 'read',
-          lifecycleLogging: false,
-          ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-          ...(inputSchema !== undefined && { inputSchema }),
-          execute: ({ input }) => {
-            received.push(input);
-            return input;
-          },
-        }),
-      ],
-    });
-    return name;
-  };
-  return { runtime, asked, received, add };
-}
-
-function plan(...steps: ExecutionPlan['steps']): ExecutionPlan {
-  return { version: '1.0', steps };
-}
+import { handMade, plan, setup } from '../support/standard-schema-fixtures.js';
 
 describe('checkStepInput: asynchronous Standard Schema validation', () => {
   it('an asynchronous validate is checked at step time, not at admission', async () => {

@@ -105,7 +105,8 @@ CREATE TABLE IF NOT EXISTS warrant_job_events (
 );
 `;
 
-const CREATE_JOB = `
+// Exported for the raw pg baseline of bench/stores.ts, which issues the same statements.
+export const CREATE_JOB = `
 WITH job AS (
   INSERT INTO warrant_jobs (id, status, goal, created_at, updated_at, fixed, state)
   VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -122,7 +123,7 @@ WITH job AS (
 )
 SELECT seq FROM job`;
 
-const UPDATE_JOB = `
+export const UPDATE_JOB = `
 WITH job AS (
   UPDATE warrant_jobs SET status = $2, updated_at = $3, state = $4
   WHERE id = $1
@@ -278,6 +279,28 @@ function eventColumns(events: readonly JobEvent[], first: number, hashes: string
     positions: events.map((_, offset) => first + offset),
     events: events.map((event) => encode(event)),
     hashes,
+  };
+}
+
+/**
+ * A change of a job already created. `first` (the position of the change's first event) is
+ * taken by the caller before it awaits anything, as the job may grow meanwhile.
+ */
+function encodedUpdate(
+  job: Job,
+  steps: StepColumns,
+  events: readonly JobEvent[],
+  first: number,
+  hashes: string[],
+): EncodedChange {
+  return {
+    id: job.id,
+    row: undefined,
+    status: job.status,
+    updatedAt: job.updatedAt,
+    state: jobState(job),
+    steps,
+    events: eventColumns(events, first, hashes),
   };
 }
 
@@ -678,15 +701,7 @@ export class PostgresJobStore implements JobStore {
     const first = job.events.length - change.events.length;
     const previous = this.#heads.get(job.id) ?? (await this.#storedHead(job.id));
     const hashes = this.#chain(job.id, previous, change.events, isFinished(job));
-    return this.#enqueue({
-      id: job.id,
-      row: undefined,
-      status: job.status,
-      updatedAt: job.updatedAt,
-      state: jobState(job),
-      steps,
-      events: eventColumns(change.events, first, hashes),
-    });
+    return this.#enqueue(encodedUpdate(job, steps, change.events, first, hashes));
   }
 
   /**
@@ -712,15 +727,7 @@ export class PostgresJobStore implements JobStore {
       const { rows } = await client.query<{ hash: string | null }>(LAST_HASH, [job.id]);
       this.#heads.delete(job.id);
       const hashes = this.#chain(job.id, rows[0]?.hash ?? '', change.events, isFinished(job));
-      const values = updateValues({
-        id: job.id,
-        row: undefined,
-        status: job.status,
-        updatedAt: job.updatedAt,
-        state: jobState(job),
-        steps,
-        events: eventColumns(change.events, first, hashes),
-      });
+      const values = updateValues(encodedUpdate(job, steps, change.events, first, hashes));
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
       await client.query('COMMIT');
     } catch (error) {
