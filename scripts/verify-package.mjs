@@ -210,7 +210,7 @@ const isAllowed = (path) =>
     'package.json',
     'dist/cjs/package.json',
     ...CONSOLE_FILES,
-  ].includes(path) || /^dist\/(esm|cjs)\/.+\.(js|d\.ts)$/.test(path);
+  ].includes(path) || /^dist\/(esm|cjs)\/.+\.(c?js|d\.c?ts)$/.test(path);
 const strays = files.filter((path) => !isAllowed(path));
 check(
   'tarball holds only dist/ build output, README.md, SECURITY.md, LICENSE and package.json',

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
 import { fmt, machine, median } from '../support/measure.js';
 

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import {
   OperatorRuntime,
   createCapability,

@@ -22,7 +22,9 @@ const srcFiles = listFiles(inRoot('src'));
 const CONSOLE_ASSETS = ['index.html', 'app.js', 'app.css'].map(
   (name) => `src/http/console/${name}`,
 );
-const sources = srcFiles.filter((file) => file.endsWith('.ts'));
+// TypeScript sources: `.ts`, and `.cts` for a module that is CommonJS in both builds
+// (src/jobs/stores/sqlite-driver.cts, docs/decisions.md "Node versions").
+const sources = srcFiles.filter((file) => /\.c?ts$/.test(file));
 
 /** Repository paths of the relative imports of a file (static, dynamic and re-exports). */
 function importsOf(file: string): string[] {
@@ -64,7 +66,8 @@ const MCP_INTERNALS_ALLOWED: Record<string, string> = {
 };
 
 /** The source file of an import path (imports name the built `.js`). */
-const toSource = (target: string): string => target.replace(/\.js$/, '.ts');
+const toSource = (target: string): string =>
+  target.replace(/\.js$/, '.ts').replace(/\.cjs$/, '.cts');
 
 // docs/decisions.md, "House rules". A file with no test twin needs an entry here. `types` entries are checked to
 // hold no runtime code; `coveredBy` entries name the test that exercises them, which must exist.
@@ -125,8 +128,8 @@ const NO_TWIN: Record<string, NoTwin> = {
 
 /** Where the test of a source file may live: test/<same path>.test.ts; stores also test/stores/. */
 function twinsOf(file: string): string[] {
-  const twin = file.replace(/^src\//, 'test/').replace(/\.ts$/, '.test.ts');
-  const store = /^src\/jobs\/stores\/([^/]+)\.ts$/.exec(file);
+  const twin = file.replace(/^src\//, 'test/').replace(/\.c?ts$/, '.test.ts');
+  const store = /^src\/jobs\/stores\/([^/]+)\.c?ts$/.exec(file);
   return store ? [twin, `test/stores/${store[1]}.test.ts`] : [twin];
 }
 
@@ -142,9 +145,9 @@ function holdsOnlyTypes(file: string): boolean {
 }
 
 describe('source layout', () => {
-  it('names every file under src/ in kebab-case .ts (docs/decisions.md, "House rules")', () => {
+  it('names every file under src/ in kebab-case .ts or .cts (docs/decisions.md, "House rules")', () => {
     const bad = srcFiles.filter(
-      (file) => !/^[a-z0-9-]+\.ts$/.test(posix.basename(file)) && !CONSOLE_ASSETS.includes(file),
+      (file) => !/^[a-z0-9-]+\.c?ts$/.test(posix.basename(file)) && !CONSOLE_ASSETS.includes(file),
     );
     assert.deepEqual(bad, []);
   });

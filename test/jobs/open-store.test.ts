@@ -114,7 +114,10 @@ describe('better-sqlite3 installed without its native binding', () => {
     mkdirSync(modules);
     const installed = realpathSync(join(repo, 'node_modules'));
     for (const name of readdirSync(installed)) {
-      if (name === 'better-sqlite3' || name.startsWith('.')) continue;
+      // better-sqlite3-node22 (the Node-API build Node 22 and later load) is left out too: without
+      // it every Node.js falls back to better-sqlite3 (src/jobs/stores/sqlite-driver.cts).
+      if (name === 'better-sqlite3' || name === 'better-sqlite3-node22' || name.startsWith('.'))
+        continue;
       symlinkSync(join(installed, name), join(modules, name));
     }
     const copy = join(modules, 'better-sqlite3');

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import type Sqlite from 'better-sqlite3';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createHttpServer } from '../../src/http/server.js';
@@ -48,7 +49,7 @@ const BIG = 'x'.repeat(200_000);
 interface Opened {
   readonly runtime: OperatorRuntime;
   /** The better-sqlite3 connection the runtime's store itself writes through. */
-  readonly db: Database.Database;
+  readonly db: Sqlite.Database;
   readonly file: string;
 }
 
@@ -67,13 +68,13 @@ async function openSqlite(options: OperatorRuntimeOptions = {}): Promise<Opened>
 }
 
 /** The disk is full: the database cannot grow by a single page. */
-function fillDisk(db: Database.Database): void {
+function fillDisk(db: Sqlite.Database): void {
   const pages = db.pragma('page_count', { simple: true }) as number;
   db.pragma(`max_page_count = ${pages}`);
 }
 
 /** Space is back. */
-function freeDisk(db: Database.Database): void {
+function freeDisk(db: Sqlite.Database): void {
   db.pragma('max_page_count = 1073741823');
 }
 

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 
 describe('SQLite store after SIGKILL', () => {

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { OperatorRuntime, type Job } from '../../src/index.js';
 import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 import { register } from '../support/runtime-fixtures.js';

@@ -12,7 +12,8 @@
  * recorded as documented there, and never crashes a write. The goal and capability columns hold
  * JSON text too (record-columns.ts), so every string comes back exactly.
  */
-import Database from 'better-sqlite3';
+import type Sqlite from 'better-sqlite3';
+import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import { chainHashes } from '../event-chain.js';
@@ -188,27 +189,27 @@ function storeError(code: string, message: string, cause?: unknown): Error {
 }
 
 export class SqliteJobStore implements JobStore {
-  readonly #db: Database.Database;
-  readonly #insertJob: Database.Statement;
-  readonly #updateJob: Database.Statement;
-  readonly #claimStep: Database.Statement;
-  readonly #jobById: Database.Statement;
-  readonly #stepsOf: Database.Statement;
-  readonly #eventsOf: Database.Statement;
-  readonly #stepsIn: Database.Statement;
-  readonly #eventsIn: Database.Statement;
+  readonly #db: Sqlite.Database;
+  readonly #insertJob: Sqlite.Statement;
+  readonly #updateJob: Sqlite.Statement;
+  readonly #claimStep: Sqlite.Statement;
+  readonly #jobById: Sqlite.Statement;
+  readonly #stepsOf: Sqlite.Statement;
+  readonly #eventsOf: Sqlite.Statement;
+  readonly #stepsIn: Sqlite.Statement;
+  readonly #eventsIn: Sqlite.Statement;
   /** Runs a read in one transaction: the job rows, steps and events of one snapshot. */
   readonly #snapshot: (read: () => Job[]) => Job[];
   readonly #seqOf = new Map<string, number>();
   /** The last chain hash of each job being written (event-chain.ts). */
   readonly #heads = new Map<string, string>();
   readonly #auditKey: string | undefined;
-  readonly #lastHash: Database.Statement;
-  readonly #hashesOf: Database.Statement;
-  readonly #listQueries = new Map<string, Database.Statement>();
+  readonly #lastHash: Sqlite.Statement;
+  readonly #hashesOf: Sqlite.Statement;
+  readonly #listQueries = new Map<string, Sqlite.Statement>();
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
-  readonly #stepStatements: Database.Statement[] = [];
-  readonly #eventStatements: Database.Statement[] = [];
+  readonly #stepStatements: Sqlite.Statement[] = [];
+  readonly #eventStatements: Sqlite.Statement[] = [];
   readonly #one: (pending: PendingWrite) => void;
   readonly #together: (writes: PendingWrite[]) => void;
   readonly #batch: (writes: PendingWrite[]) => void;
@@ -220,7 +221,7 @@ export class SqliteJobStore implements JobStore {
    * open (the store then owns it and closes it): tests hand it one they hold, to act on the very
    * connection the store writes through.
    */
-  constructor(file: string | Database.Database, options: SqliteStoreOptions = {}) {
+  constructor(file: string | Sqlite.Database, options: SqliteStoreOptions = {}) {
     this.#auditKey = options.auditKey;
     if (typeof file === 'string') {
       try {
@@ -409,7 +410,7 @@ export class SqliteJobStore implements JobStore {
 
   /** Runs `statementFor(rows)` over `values`, `width` values a row, at most ROWS_PER_STATEMENT rows a run. */
   #runRows(
-    statementFor: (rows: number) => Database.Statement,
+    statementFor: (rows: number) => Sqlite.Statement,
     values: readonly (string | number | null)[],
     width: number,
   ): void {
@@ -423,7 +424,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   /** The upsert of `rows` step rows (the decision column kept when the row gives NULL). */
-  readonly #stepRows = (rows: number): Database.Statement =>
+  readonly #stepRows = (rows: number): Sqlite.Statement =>
     (this.#stepStatements[rows] ??= this.#db.prepare(
       `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state, decision)
        VALUES ${placeholders(rows, STEP_VALUES + 1)}
@@ -432,7 +433,7 @@ export class SqliteJobStore implements JobStore {
     ));
 
   /** The insert of `rows` event rows. */
-  readonly #eventRows = (rows: number): Database.Statement =>
+  readonly #eventRows = (rows: number): Sqlite.Statement =>
     (this.#eventStatements[rows] ??= this.#db.prepare(
       `INSERT INTO job_events (job_seq, position, event, hash) VALUES ${placeholders(rows, EVENT_VALUES)}`,
     ));

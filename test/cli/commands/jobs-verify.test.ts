@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { Database } from '../../../src/jobs/stores/sqlite-driver.cjs';
 
 const bin = resolve('dist/esm/cli/main.js');
 
