@@ -8,6 +8,7 @@
 import { userInfo } from 'node:os';
 import type { ExecutionCaller } from '../index.js';
 import { frozenCallerCopy } from '../http/auth/index.js';
+import { parseJson } from '../jobs/parse-json.js';
 import { firstLine, UsageError } from './usage-error.js';
 
 /** Longest `--caller` text accepted (a caller is an identity, not a payload). */
@@ -22,7 +23,7 @@ export function parseCallerOption(text: string): ExecutionCaller {
     throw new UsageError(`--caller is longer than ${CALLER_OPTION_MAX_CHARS} characters`);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
     throw new UsageError(`--caller is not valid JSON: ${firstLine(error)}`);
   }

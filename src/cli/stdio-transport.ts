@@ -8,6 +8,7 @@
  * its time-out) and closes the connection on the third.
  */
 import type { Readable, Writable } from 'node:stream';
+import { parseJson } from '../jobs/parse-json.js';
 import {
   parseJSONRPCMessage,
   serializeMessage,
@@ -137,7 +138,7 @@ export class StdioLineTransport implements Transport {
     if (text.trim() === '') return;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch {
       this.#refuse(null, PARSE_ERROR, 'Parse error');
       return;

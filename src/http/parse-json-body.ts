@@ -5,6 +5,7 @@
  * so deeply nested bodies cannot overflow the stack. Nesting deeper than `MAX_JSON_DEPTH` is
  * refused before anything else, by one pass over the text.
  */
+import { parseJson } from '../jobs/parse-json.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 
 export class JsonBodyError extends Error {
@@ -38,7 +39,7 @@ export function parseJsonBody(text: string): unknown {
     throw new JsonBodyError(`JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch {
     throw new JsonBodyError('Malformed JSON body');
   }

@@ -53,6 +53,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'one JSON encoding of job values: the stores record with it and the edges print with it',
   'src/errors/error-text.ts':
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
+  'src/jobs/parse-json.ts':
+    "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.

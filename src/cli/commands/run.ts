@@ -20,6 +20,7 @@ import { readInputFile } from '../input-file.js';
 import { printable, RunProgress } from '../run-progress.js';
 import { summaryTable } from '../run-summary.js';
 import { waitingFor } from '../unsettled.js';
+import { parseJson } from '../../jobs/parse-json.js';
 import { firstLine, UsageError } from '../usage-error.js';
 
 /** Longest admission issue or job error shown on stderr (issue texts are bounded to 500). */
@@ -152,7 +153,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   const text = (await readInputFile(file, `plan file ${file}`)).toString('utf8');
   let plan: ExecutionPlan;
   try {
-    plan = JSON.parse(text) as ExecutionPlan;
+    plan = parseJson(text) as ExecutionPlan;
   } catch (error) {
     throw new UsageError(`${file} is not valid JSON: ${firstLine(error)}`);
   }

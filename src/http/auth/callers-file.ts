@@ -14,6 +14,7 @@ import {
   type Authenticator,
 } from './authenticator.js';
 import { frozenCallerCopy } from './caller-data.js';
+import { parseJson } from '../../jobs/parse-json.js';
 import { readOptionFile } from './read-option-file.js';
 import { sha256 } from './token.js';
 
@@ -92,7 +93,7 @@ export async function loadCallersFile(path: string): Promise<CallersFileAuthenti
   const file = await readOptionFile(path, label, CALLERS_FILE_MAX_BYTES);
   let data: unknown;
   try {
-    data = JSON.parse(file.text);
+    data = parseJson(file.text);
   } catch {
     throw authOptionsError(`${label}: not valid JSON`);
   }

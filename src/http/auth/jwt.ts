@@ -27,6 +27,7 @@ import {
   type AuthSuccess,
   type Authenticator,
 } from './authenticator.js';
+import { parseJson } from '../../jobs/parse-json.js';
 import { readOptionFile } from './read-option-file.js';
 import { VerifiedTokens } from './verified-tokens.js';
 
@@ -170,7 +171,7 @@ async function jwksFileVerifier(file: string): Promise<Verifier> {
   const { text } = await readOptionFile(file, label, KEY_FILE_MAX_BYTES);
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseJson(text);
   } catch {
     throw authOptionsError(`${label}: not valid JSON`);
   }

@@ -7,6 +7,7 @@
  */
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobStep } from '../job.js';
+import { parseJson } from '../parse-json.js';
 
 /** The JSON text of record data (JSON data already; undefined keys are left out). */
 export const encode = (value: unknown): string => JSON.stringify(value) ?? 'null';
@@ -91,7 +92,7 @@ export function stepDecision(step: JobStep): string {
 /** A column's JSON; one edited into something else is reported as such (verifyJob says so). */
 function parseColumn(column: string): unknown {
   try {
-    return JSON.parse(column);
+    return parseJson(column);
   } catch (error) {
     throw createError(
       Error,
