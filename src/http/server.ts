@@ -15,6 +15,7 @@ import Fastify, {
 } from 'fastify';
 import {
   isPlanAdmissionError,
+  type CapabilityRisk,
   type ExecutionAuthorizer,
   type ExecutionCaller,
   type ExecutionPlan,
@@ -301,6 +302,19 @@ export function createHttpServer(
     },
   );
 
+  // The risk of each capability this route has run. The inventory only grows and a name keeps its
+  // registration (docs/api.md, "runtime.use"), so a name found once is found the same way later;
+  // building a whole descriptor per request cost about 6% of the server's CPU
+  // (bench/http/execute.bench.ts). Bounded by the number of registered capabilities.
+  const riskOf = new Map<string, CapabilityRisk>();
+  const registeredRisk = (name: string): CapabilityRisk | undefined => {
+    const known = riskOf.get(name);
+    if (known !== undefined) return known;
+    const risk = runtime.describeCapability(name)?.risk;
+    if (risk !== undefined) riskOf.set(name, risk);
+    return risk;
+  };
+
   app.post<{ Params: { name: string }; Body: ExecuteBody }>(
     '/api/capabilities/:name/execute',
     async (request, reply) => {
@@ -310,9 +324,8 @@ export function createHttpServer(
           .code(400)
           .send({ error: 'Body must be a JSON object { input?, capabilityVersion? }' });
       const name = request.params.name;
-      const descriptor = runtime.describeCapability(name);
-      if (descriptor === undefined)
-        return reply.code(404).send({ error: `Unknown capability: ${name}` });
+      const risk = registeredRisk(name);
+      if (risk === undefined) return reply.code(404).send({ error: `Unknown capability: ${name}` });
       // `approved` and any other body field are ignored: only the host's authorizer decides.
       const step: ExecutionPlan['steps'][number] = {
         id: 'execute',
@@ -329,7 +342,7 @@ export function createHttpServer(
         if (job.status === 'completed') {
           return {
             capability: name,
-            risk: descriptor.risk,
+            risk,
             jobId: job.id,
             result: toJsonSafe(job.result),
           };
@@ -338,7 +351,7 @@ export function createHttpServer(
         if (job.status === 'awaiting_approval') {
           return reply
             .code(202)
-            .send({ capability: name, risk: descriptor.risk, jobId: job.id, job: jobAnswer(job) });
+            .send({ capability: name, risk, jobId: job.id, job: jobAnswer(job) });
         }
         return reply
           .code(failedJobStatus(job))

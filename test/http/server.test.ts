@@ -121,6 +121,29 @@ describe('warrant serve HTTP routes', () => {
     assert.equal(job?.status, 'completed');
   });
 
+  it('execute answers 404 for a name not yet registered, then runs it once registered (with its risk)', async () => {
+    const path = '/api/capabilities/test.later/execute';
+    assert.equal((await call(server.url, 'POST', path, {})).status, 404);
+    setup.use({
+      manifest: { name: 'http-later', version: '1.0.0', capabilities: ['test.later'] },
+      capabilities: [
+        createCapability({
+          name: 'test.later',
+          version: '1.0.0',
+          description: 'registered after the server started',
+          risk: 'read',
+          execute: () => ({ later: true }),
+        }),
+      ],
+    });
+    for (let round = 0; round < 2; round++) {
+      const response = await call(server.url, 'POST', path, {});
+      assert.equal(response.status, 200);
+      assert.equal(response.json.risk, 'read');
+      assert.deepEqual(response.json.result, { later: true });
+    }
+  });
+
   it('answers 404 for an unknown capability, 400 for an admission failure, 403 for a denial, 500 for a failure', async () => {
     assert.equal(
       (await call(server.url, 'POST', '/api/capabilities/nope/execute', {})).status,
