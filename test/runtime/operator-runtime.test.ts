@@ -235,7 +235,7 @@ describe('OperatorRuntime#executePlan() and its store', () => {
       ['executing', [0], ['capability.completed']],
       ['failed', [1, 2, 3], ['capability.denied', 'job.failed']],
     ]);
-    assert.deepEqual(await runtime.getJob(job.id), memory.get(job.id));
+    assert.equal(await runtime.getJob(job.id), memory.get(job.id));
     await runtime.close();
     assert.equal(memory.get(job.id), undefined, 'the runtime closes the store it was given');
   });
