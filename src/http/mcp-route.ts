@@ -10,7 +10,7 @@
  */
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import type { AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../index.js';
 import { programTools } from '../mcp/program-tools.js';
@@ -98,9 +98,17 @@ export function registerMcpRoute(
     resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
     onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),
   });
-  const handler = createMcpHandler(() => adapter.createServer());
+  // The server SDK (with zod) loads with the first request to /mcp, not with `warrant serve`
+  // (docs/decisions.md, "Light import").
+  let handler: Promise<ReturnType<typeof createMcpHandler>> | undefined;
+  const mcpHandler = () =>
+    (handler ??= import('@modelcontextprotocol/server').then((sdk) =>
+      sdk.createMcpHandler(() => adapter.createServer()),
+    ));
   // Before the server waits for its connections: an open event stream would hold it.
-  app.addHook('preClose', async () => handler.close());
+  app.addHook('preClose', async () => {
+    if (handler !== undefined) await (await handler).close();
+  });
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,
@@ -110,7 +118,9 @@ export function registerMcpRoute(
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) aborted.abort();
       });
-      const response = await handler.fetch(toWebRequest(request, aborted.signal), {
+      const response = await (
+        await mcpHandler()
+      ).fetch(toWebRequest(request, aborted.signal), {
         authInfo: authInfoOf(caller, request),
         ...(request.body !== undefined && { parsedBody: request.body }),
       });

@@ -5,12 +5,10 @@
  * it. Connections are pooled per downstream server, opened on first call and closed by
  * `closeMcpConnections()`.
  */
-import {
-  Client,
-  StreamableHTTPClientTransport,
-  type Transport,
-} from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+// The client SDK (with cross-spawn and eventsource) loads with the first connection, not with
+// the program: `warrant serve` and `warrant run` without `--mcp-server` never load it
+// (docs/decisions.md, "Light import").
+import type { Client, Transport } from '@modelcontextprotocol/client';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import {
@@ -100,8 +98,12 @@ function describeTarget(target: McpServerTarget): string {
   return 'url' in target ? new URL(target.url).origin : JSON.stringify(target.command);
 }
 
-function createTransport(target: McpServerTarget): Transport {
-  if ('url' in target) return new StreamableHTTPClientTransport(new URL(target.url));
+async function createTransport(target: McpServerTarget): Promise<Transport> {
+  if ('url' in target) {
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    return new StreamableHTTPClientTransport(new URL(target.url));
+  }
+  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
   return new StdioClientTransport({
     command: target.command,
     args: [...(target.args ?? [])],
@@ -151,10 +153,11 @@ class McpServerConnection {
   }
 
   async #open(dropped: () => void): Promise<Client> {
+    const { Client } = await import('@modelcontextprotocol/client');
     const client = new Client({ name: 'warrant', version: '0.2.0' });
     // A dropped link (the server exited) is reopened by the next call, not reused.
     client.onclose = dropped;
-    await client.connect(createTransport(this.#target));
+    await client.connect(await createTransport(this.#target));
     return client;
   }
 }

@@ -157,13 +157,18 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(loaded.cjs as Set<string>, isStoreHttpOrJwt, 'CommonJS root');
   });
 
-  test('the HTTP server and `warrant serve` load jose only for JWT mode', () => {
+  test('the HTTP server and `warrant serve` load jose only for JWT mode, and the MCP SDKs only when used', () => {
     const serverOnly = packagesLoadedByImport([
       repo('dist/esm/http/server.js'),
       repo('dist/esm/cli/commands/serve.js'),
     ]);
     assert.ok(serverOnly.has('fastify'), 'the recorder sees fastify');
     assertNotLoaded(serverOnly, (name) => name === 'jose', 'the HTTP server');
+    // The MCP server SDK (with zod) loads with the first request to /mcp, the client SDK with the
+    // first call of an --mcp-server tool (test/http/mcp-route.test.ts, test/mcp/outbound.test.ts).
+    assertNotLoaded(serverOnly, isMcpOrZod, 'the HTTP server and `warrant serve`');
+    const run = packagesLoadedByImport([repo('dist/esm/cli/commands/run.js')]);
+    assertNotLoaded(run, isMcpOrZod, '`warrant run`');
   });
 
   test('loads no MCP SDK and no zod, ESM and CommonJS', () => {
