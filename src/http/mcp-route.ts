@@ -106,8 +106,10 @@ export function registerMcpRoute(
       sdk.createMcpHandler(() => adapter.createServer()),
     ));
   // Before the server waits for its connections: an open event stream would hold it.
+  // A handler whose SDK failed to load has nothing to close.
   app.addHook('preClose', async () => {
-    if (handler !== undefined) await (await handler).close();
+    const ready = await handler?.catch(() => undefined);
+    await ready?.close();
   });
   app.route({
     method: ['GET', 'POST', 'DELETE'],

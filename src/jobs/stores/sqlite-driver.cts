@@ -11,7 +11,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 
-/** The package name loaded on this Node.js, for messages that say what to rebuild or install. */
+/** The package this Node.js should load: the Node-API build from Node 22 on. */
 const CURRENT =
   Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-node22' : 'better-sqlite3';
 
