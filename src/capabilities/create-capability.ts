@@ -145,9 +145,19 @@ export function createCapability<Input, Output>(
     inputSchema:
       (shape.standard?.schema as CapabilityInputSchema | undefined) ?? fieldRecord(shape.schema),
     ...(shape.outputSchema !== undefined && { outputSchema: shape.outputSchema }),
-    execute(input: Input, context: ExecutionContext): Promise<Output> {
-      return dispatch(0, { input, context, capability: identity }) as Promise<Output>;
-    },
+    // With no middleware the definition's execute is called directly: the same promise, with
+    // no async frame or execution object between (docs/decisions.md, "Allocation on the hot path").
+    execute:
+      layers.length === 0
+        ? (input: Input, context: ExecutionContext): Promise<Output> => {
+            try {
+              return Promise.resolve(run.call(definition, { input, context }));
+            } catch (error) {
+              return Promise.reject(error as Error);
+            }
+          }
+        : (input: Input, context: ExecutionContext): Promise<Output> =>
+            dispatch(0, { input, context, capability: identity }) as Promise<Output>,
   };
   if (timeoutMs !== undefined) {
     Object.defineProperty(capability, TIMEOUT_KEY, { value: timeoutMs, enumerable: false });

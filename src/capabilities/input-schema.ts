@@ -92,7 +92,9 @@ export function checkInput(
     ];
   }
   const problems: InputProblem[] = [];
-  for (const field of schema) {
+  // An index loop: the iterator of for...of was a tenth of what a step allocates.
+  for (let index = 0; index < schema.length; index++) {
+    const field = schema[index] as CompiledField;
     let value: unknown;
     try {
       // Own properties only: an inherited member (`toString`, a prototype getter) is no field.

@@ -60,8 +60,7 @@ export function sha256Digest(text: string): string {
  * digests per step). Joined from two parts it is held as both until read; reading a character
  * makes it one flat string, and the collector then drops the parts: a fifth less memory per
  * digest (bench/runtime/execute.bench.ts). The same holds for every text a record keeps that
- * was joined from parts: `crypto.randomUUID()` returns a chain of about a dozen joined pieces,
- * and each event id joins the job id with its sequence number.
+ * was joined from parts: each event id joins the job id with its sequence number.
  */
 export function keptFlat(text: string): string {
   text.charCodeAt(0);

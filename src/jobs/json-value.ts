@@ -70,7 +70,7 @@ const NEAR_LEVELS = 32;
  * a value is that deep, so a deep value costs at most NEAR_LEVELS comparisons per place.
  */
 interface Ancestors {
-  readonly near: object[];
+  readonly near: (object | undefined)[];
   far: Set<object> | undefined;
 }
 
@@ -143,6 +143,9 @@ function walk(key: string, original: unknown, depth: number, seen: Ancestors): u
   }
 }
 
+/** The ancestors no encoding is using (see toJsonSafe). */
+let spareAncestors: Ancestors | undefined;
+
 /**
  * `key` is the property the value is recorded under, handed to a `toJSON(key)` as
  * `JSON.stringify` would hand it when writing that property ('' for a root value).
@@ -150,7 +153,18 @@ function walk(key: string, original: unknown, depth: number, seen: Ancestors): u
 export function toJsonSafe(value: unknown, key = ''): unknown {
   if (typeof value !== 'object' && typeof value !== 'function' && typeof value !== 'bigint')
     return primitive(value);
-  return walk(key, value, 0, { near: [], far: undefined });
+  // One set of ancestors serves every encoding, emptied after each; a `toJSON` that encodes
+  // again meanwhile gets a set of its own (docs/decisions.md, "Allocation on the hot path").
+  const seen = spareAncestors ?? { near: [], far: undefined };
+  spareAncestors = undefined;
+  try {
+    return walk(key, value, 0, seen);
+  } finally {
+    // Nothing of the value stays reachable from here.
+    seen.near.fill(undefined);
+    seen.far = undefined;
+    spareAncestors = seen;
+  }
 }
 
 /**

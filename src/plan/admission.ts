@@ -24,6 +24,7 @@ import {
   parseReference,
   referenceText,
   type LocatedReference,
+  type StepIndex,
 } from './references.js';
 import { nameSuggester, type Suggester } from './suggest-name.js';
 
@@ -130,9 +131,40 @@ function isReference(value: unknown): boolean {
   return referenceText(value) !== undefined;
 }
 
+/** A usable step id: a non-empty string. */
+function usableId(step: CapturedStep): string | undefined {
+  const { id } = step;
+  return id.ok && typeof id.value === 'string' && id.value !== '' ? id.value : undefined;
+}
+
+/** Plans of at most this many steps find ids by a scan: a Map cost more than the scan. */
+const SCANNED_STEPS = 8;
+
+/** The steps of a short plan, searched in order (the first occurrence wins, as in the Map). */
+class ScannedStepIds implements StepIndex {
+  readonly steps: readonly CapturedStep[];
+  constructor(steps: readonly CapturedStep[]) {
+    this.steps = steps;
+  }
+  get(id: string): number | undefined {
+    for (const step of this.steps) if (usableId(step) === id) return step.index;
+    return undefined;
+  }
+}
+
+function indexStepIds(steps: readonly CapturedStep[]): StepIndex {
+  if (steps.length <= SCANNED_STEPS) return new ScannedStepIds(steps);
+  const index = new Map<string, number>();
+  for (const step of steps) {
+    const id = usableId(step);
+    if (id !== undefined && !index.has(id)) index.set(id, step.index);
+  }
+  return index;
+}
+
 function admitStep(
   step: CapturedStep,
-  idIndex: Map<string, number>,
+  idIndex: StepIndex,
   lookup: Lookup,
   issues: Issue[],
   suggest: Suggester,
@@ -387,17 +419,7 @@ export function admitPlan(
     report(issues, 'EMPTY_PLAN', 'plan: steps must contain at least one step', 'steps');
   }
   // First occurrence of each usable id: references and duplicates are judged against it.
-  const idIndex = new Map<string, number>();
-  for (const step of submission.steps) {
-    if (
-      step.id.ok &&
-      typeof step.id.value === 'string' &&
-      step.id.value !== '' &&
-      !idIndex.has(step.id.value)
-    ) {
-      idIndex.set(step.id.value, step.index);
-    }
-  }
+  const idIndex = indexStepIds(submission.steps);
   const steps: AdmittedStep[] = [];
   const suggest = nameSuggester(names);
   for (const step of submission.steps) {

@@ -71,6 +71,11 @@ export function referenceText(value: unknown): string | undefined {
   return keys.length === 1 ? descriptor.value : undefined;
 }
 
+/** The first step index of each usable step id of a plan (a Map fits). */
+export interface StepIndex {
+  get(id: string): number | undefined;
+}
+
 /**
  * Parses `$ref` text against the ids of the plan. `idIndex` maps each step id to the index of its
  * first occurrence. Ids may contain dots: every `.result` boundary in the text proposes a
@@ -79,7 +84,7 @@ export function referenceText(value: unknown): string | undefined {
 export function parseReference(
   text: string,
   currentIndex: number,
-  idIndex: ReadonlyMap<string, number>,
+  idIndex: StepIndex,
 ): ParsedReference | ReferenceParseFailure {
   if (text.length > MAX_REFERENCE_TEXT_CHARS) {
     return {
@@ -215,7 +220,10 @@ export function collectReferences(
   misplaced: (path: InputPath, why: string) => void = () => {},
 ): void {
   // The containers on the path from the root to the one being walked: only they make a cycle.
-  const ancestors = new Set<object>();
+  // They are also the containers whose `exit` entry is still on the stack, so the Set is made
+  // from the stack when a container is first met below another: a flat input (the usual one)
+  // makes none (docs/decisions.md, "Allocation on the hot path").
+  let ancestors: Set<object> | undefined;
   // Containers already walked where references are not resolved: each is entered once. Made
   // when first needed: most inputs have none, and admission walks every step's input.
   let walkedElsewhere: Set<object> | undefined;
@@ -230,7 +238,7 @@ export function collectReferences(
   while (stack.length > 0) {
     const { value, at, misplaced: why, exit } = stack.pop() as Place;
     if (exit === true) {
-      ancestors.delete(value as object);
+      ancestors?.delete(value as object);
       continue;
     }
     const text = referenceText(value);
@@ -248,7 +256,8 @@ export function collectReferences(
     const kind = containerKind(value);
     if (kind === undefined || kind === 'bytes') continue;
     const container = value as object;
-    if (ancestors.has(container)) continue;
+    if (ancestors === undefined && stack.length > 0) ancestors = pendingExits(stack);
+    if (ancestors?.has(container) === true) continue;
     if (why !== undefined || kind === 'other') {
       walkedElsewhere ??= new Set<object>();
       if (walkedElsewhere.has(container)) continue;
@@ -259,7 +268,7 @@ export function collectReferences(
         `input holds more than ${MAX_INPUT_CONTAINERS} objects and arrays (shared ones counted at each place)`,
       );
     }
-    ancestors.add(container);
+    ancestors?.add(container);
     stack.push({ value: container, at, misplaced: why, exit: true });
     const keys = Object.keys(container);
     for (let k = keys.length - 1; k >= 0; k--) {
@@ -282,6 +291,13 @@ export function collectReferences(
       });
     }
   }
+}
+
+/** The containers whose `exit` entry is on the stack: the ancestors of the next place. */
+function pendingExits(stack: readonly Place[]): Set<object> {
+  const containers = new Set<object>();
+  for (const place of stack) if (place.exit === true) containers.add(place.value as object);
+  return containers;
 }
 
 /** One step of an input path, linked to the step above it (undefined: the input root). */

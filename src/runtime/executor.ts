@@ -4,7 +4,6 @@
  * check the resolved input → authorize (fail closed) → invoke → record (docs/api.md, "runtime.executePlan").
  * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan").
  */
-import { randomUUID } from 'node:crypto';
 import { authorizerName } from '../authorization/authorizer-name.js';
 import type {
   ApprovalGrant,
@@ -19,6 +18,7 @@ import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import { isoNow as now } from '../jobs/clock.js';
+import { newJobId } from '../jobs/job-id.js';
 import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
 import {
@@ -253,7 +253,7 @@ export function executeAdmittedPlan(
   // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
   const loading = telemetryLoading();
   if (loading !== undefined) return loading.then(() => executeAdmittedPlan(plan, caller, deps));
-  const { running, change: created } = createJob(plan, caller, randomUUID(), now());
+  const { running, change: created } = createJob(plan, caller, newJobId(), now());
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry);
   const started = () => startJob(run, created, plan, caller, deps);

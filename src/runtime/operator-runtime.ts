@@ -188,7 +188,12 @@ function checkApprovalFilter(filter: unknown): string | undefined {
  * Reads `executePlan` options once. Options that are not an object, or whose `caller` cannot be
  * read (a throwing getter or proxy trap), are EXECUTE_OPTIONS_INVALID.
  */
-function readExecuteOptions(options: unknown): { readonly caller: unknown } {
+/** `executePlan(plan)` without options: nothing to read. */
+const NO_OPTIONS: ExecutePlanOptions = Object.freeze({});
+
+/** The caller option of `executePlan`, read once. */
+function readCaller(options: unknown): unknown {
+  if (options === NO_OPTIONS) return undefined;
   if (typeof options !== 'object' || options === null) {
     throw createError(
       TypeError,
@@ -196,10 +201,9 @@ function readExecuteOptions(options: unknown): { readonly caller: unknown } {
       `executePlan() options must be an object, got ${describeValue(options)}`,
     );
   }
-  const caller = readField(options, 'caller', (problem) =>
+  return readField(options, 'caller', (problem) =>
     createError(TypeError, 'EXECUTE_OPTIONS_INVALID', `executePlan() options.caller ${problem}`),
   );
-  return { caller };
 }
 
 /**
@@ -224,8 +228,13 @@ export class OperatorRuntime {
   #dependencies: ExecutorDependencies | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
-  /** Jobs admitted and not yet ended: close() waits for them before it releases the store. */
-  readonly #running = new Set<Promise<Job>>();
+  /** Jobs and decisions admitted and not yet ended: close() waits for them to end. */
+  #active = 0;
+  /** Called when `#active` falls to 0 while close() waits. */
+  #drained: (() => void) | undefined;
+  readonly #ended = (): void => {
+    if (--this.#active === 0) this.#drained?.();
+  };
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
@@ -309,20 +318,27 @@ export class OperatorRuntime {
    * refused; TypeError (EXECUTE_OPTIONS_INVALID) for bad options; JOB_STORE_FAILED when the
    * store fails; RUNTIME_CLOSED after `close()`.
    */
-  async executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = {}): Promise<Job> {
-    this.#assertOpen();
-    const caller = snapshotCaller(readExecuteOptions(options).caller);
-    const submission = captureSubmission(plan, this.#maxPlanSteps);
-    const inventory = capabilityInventory();
-    const admitted = admitPlan(submission, (name) => inventory.get(name));
-    // The store opens only for an admitted plan: a refused one creates no file and an
-    // unopenable store cannot hide why a plan was refused.
-    const deps = this.#executorDependencies();
-    return this.#track(
-      deps instanceof Promise
-        ? deps.then((ready) => executeAdmittedPlan(admitted, caller, ready))
-        : executeAdmittedPlan(admitted, caller, deps),
-    );
+  executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = NO_OPTIONS): Promise<Job> {
+    // Not an async function: one promise per job, the executor's own (docs/decisions.md,
+    // "Allocation on the hot path"); what throws before the job exists still rejects.
+    let job: Promise<Job>;
+    try {
+      this.#assertOpen();
+      const caller = snapshotCaller(readCaller(options));
+      const submission = captureSubmission(plan, this.#maxPlanSteps);
+      const inventory = capabilityInventory();
+      const admitted = admitPlan(submission, (name) => inventory.get(name));
+      // The store opens only for an admitted plan: a refused one creates no file and an
+      // unopenable store cannot hide why a plan was refused.
+      const deps = this.#executorDependencies();
+      job =
+        deps instanceof Promise
+          ? deps.then((ready) => executeAdmittedPlan(admitted, caller, ready))
+          : executeAdmittedPlan(admitted, caller, deps);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.#track(job);
   }
 
   /**
@@ -419,7 +435,12 @@ export class OperatorRuntime {
   async #shutDown(): Promise<void> {
     this.#closed = true;
     // No job starts once closed, so this set only shrinks; a job's rejection is its caller's.
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    while (this.#active > 0) {
+      await new Promise<void>((resolve) => {
+        this.#drained = resolve;
+      });
+    }
+    this.#drained = undefined;
     // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
     if (this.#opening !== undefined) await this.#opening.catch(() => {});
     const store = this.#store;
@@ -427,12 +448,10 @@ export class OperatorRuntime {
     if (store !== undefined) await store.close();
   }
 
+  /** Counts a job or decision until it settles (its rejection stays its caller's). */
   #track(running: Promise<Job>): Promise<Job> {
-    this.#running.add(running);
-    const ended = (): void => {
-      this.#running.delete(running);
-    };
-    running.then(ended, ended);
+    this.#active++;
+    running.then(this.#ended, this.#ended);
     return running;
   }
 

@@ -196,7 +196,37 @@ describe('createCapability()', () => {
         throw new Error('sync');
       },
     });
-    await assert.rejects(Promise.resolve(capability.execute({}, context())), /sync/);
+    const outcome = capability.execute({}, context());
+    assert.ok(outcome instanceof Promise, 'a promise, not a throw');
+    await assert.rejects(outcome, /sync/);
+  });
+
+  it('without middleware, calls definition.execute({ input, context }) with the definition as this, and returns a promise', async () => {
+    let seen: unknown;
+    const selves: unknown[] = [];
+    const definition = {
+      ...base,
+      lifecycleLogging: false,
+      execute(this: unknown, execution: unknown) {
+        seen = execution;
+        selves.push(this);
+        return { out: 1 };
+      },
+    };
+    const capability = createCapability(definition);
+    const ctx = context();
+    const outcome = capability.execute({ a: 1 }, ctx);
+    assert.ok(outcome instanceof Promise);
+    assert.deepEqual(await outcome, { out: 1 });
+    assert.deepEqual(seen, { input: { a: 1 }, context: ctx });
+    assert.deepEqual(selves.length, 1);
+    assert.equal(selves[0], definition);
+    const thenable = createCapability({
+      ...base,
+      lifecycleLogging: false,
+      execute: () => ({ then: (resolve: (value: string) => void) => resolve('adopted') }) as never,
+    });
+    assert.equal(await thenable.execute({}, ctx), 'adopted');
   });
 
   it('refuses a timeoutMs that setTimeout cannot honour: above 2^31-1, fractional, negative or NaN', () => {

@@ -148,6 +148,49 @@ describe('OperatorRuntime#executePlan() admission', () => {
     );
   });
 
+  // Plans of up to 8 steps find ids by a scan, longer ones through a Map: both give the same.
+  for (const padding of [0, 10]) {
+    it(`judges duplicate ids and references by each id's first occurrence (${3 + padding} steps)`, async () => {
+      const { runtime, plain } = setup();
+      const extra = Array.from({ length: padding }, (_, index) => ({
+        id: `pad${index}`,
+        capability: plain,
+      }));
+      const error = await rejection(() =>
+        runtime.executePlan({
+          version: '1.0',
+          steps: [
+            { id: 'a', capability: plain },
+            { id: 'a', capability: plain, input: { back: { $ref: 'steps.a.result' } } },
+            {
+              id: 'c',
+              capability: plain,
+              input: { ok: { $ref: 'steps.a.result' }, no: { $ref: 'steps.pad0.result' } },
+            },
+            ...extra,
+          ],
+        }),
+      );
+      assert.deepEqual(
+        error.issues.map((issue) => [issue.code, issue.stepIndex, issue.field]),
+        [
+          ['DUPLICATE_STEP_ID', 1, 'id'],
+          ['RESULT_REFERENCE_NOT_EARLIER', 2, 'input.no'],
+        ],
+      );
+      assert.match(error.issues[0]?.message ?? '', /already used by steps\[0\]/);
+      const job = await runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: plain },
+          ...extra,
+          { id: 'z', capability: plain, input: { back: { $ref: 'steps.a.result' } } },
+        ],
+      });
+      assert.equal(job.status, 'completed');
+    });
+  }
+
   it('treats an omitted or undefined capabilityVersion as unspecified', async () => {
     const { runtime, plain } = setup();
     const job = await runtime.executePlan({

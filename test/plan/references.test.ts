@@ -103,6 +103,18 @@ describe('collectReferences()', () => {
     assert.deepEqual(misplaced, [['box', 'inner']], 'found, and reported as never resolved');
   });
 
+  it('ends a cycle back to the root, and to a container met after flat ones', () => {
+    const root: Record<string, unknown> = {
+      flat: { n: 1 },
+      below: { r: { $ref: 'steps.a.result' } },
+    };
+    (root.below as Record<string, unknown>).up = root;
+    (root.flat as Record<string, unknown>).list = [1, 2];
+    const found: [string, InputPath][] = [];
+    collectReferences(root, (text, path) => found.push([text, path]));
+    assert.deepEqual(found, [['steps.a.result', ['below', 'r']]]);
+  });
+
   it('finds a reference at every place of a shared container, with each path', () => {
     const shared = { got: { $ref: 'steps.a.result' } };
     const found: [string, InputPath][] = [];

@@ -349,6 +349,40 @@ describe('OperatorRuntime#close() while jobs run (issue 15, item 9)', () => {
       }
     });
   }
+
+  it('waits for every running job, one that fails included, and for nothing once they ended', async () => {
+    const runtime = runtimeWith();
+    const gates: (() => void)[] = [];
+    let entered = 0;
+    const [gated] = register(runtime, {
+      execute: async ({ input }) => {
+        entered++;
+        await new Promise<void>((resolve) => gates.push(resolve));
+        if ((input as { fail?: boolean }).fail === true) throw new Error('failed on purpose');
+        return 'done';
+      },
+    });
+    const plan = (fail: boolean) => ({
+      version: '1.0' as const,
+      steps: [{ id: 'x', capability: gated as string, input: { fail } }],
+    });
+    const jobs = [runtime.executePlan(plan(false)), runtime.executePlan(plan(true))];
+    jobs.push(runtime.executePlan(plan(false)));
+    for (let turn = 0; turn < 50 && entered < 3; turn++)
+      await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(entered, 3);
+    const closed = runtime.close();
+    for (const open of gates.splice(0, 2)) open();
+    await within(Promise.all(jobs.slice(0, 2)), 'the first two jobs');
+    assert.equal(await settledYet(closed), false, 'one job still runs');
+    gates.splice(0).forEach((open) => open());
+    const [, failed, last] = await within(Promise.all(jobs), 'every job');
+    await within(closed, 'close()');
+    assert.equal(failed?.status, 'failed');
+    assert.equal(last?.status, 'completed');
+    const idle = runtimeWith();
+    await within(idle.close(), 'close() of a runtime that ran nothing');
+  });
 });
 
 describe('the unhandled-rejection guard of the test suite', () => {
