@@ -94,13 +94,13 @@ function append(
   data?: Record<string, unknown>,
 ): JobEvent {
   const { job, record } = running;
-  const event: Mutable<JobEvent> = {
-    id: keptFlat(`${job.id}:${job.events.length + 1}`),
-    jobId: job.id,
-    type,
-    timestamp,
-  };
-  if (data !== undefined) event.data = Object.freeze(data);
+  const id = keptFlat(`${job.id}:${job.events.length + 1}`);
+  // One literal each way: `data` added afterwards would take a property array of its own, an
+  // extra object kept with every event (docs/decisions.md, "Allocation on the hot path").
+  const event: JobEvent =
+    data === undefined
+      ? { id, jobId: job.id, type, timestamp }
+      : { id, jobId: job.id, type, timestamp, data: Object.freeze(data) };
   Object.freeze(event);
   job.events.push(event);
   record.events.push(event);
@@ -126,9 +126,12 @@ export function createJob(
   // Kept by every retained record (and in each event id): one flat string, not a chain of parts.
   const id = keptFlat(givenId);
   // Optional keys are set only when present (plain assignments: spreads were measurably slower).
-  const steps: JobStep[] = [];
-  const recordedSteps: JobStep[] = [];
-  for (const step of plan.steps) {
+  // Both arrays are made at their final length: grown by push, a 1-step job kept room for 17.
+  const count = plan.steps.length;
+  const steps = new Array<JobStep>(count);
+  const recordedSteps = new Array<JobStep>(count);
+  for (let index = 0; index < count; index++) {
+    const step = plan.steps[index] as NewStep;
     const name = step.capability.name;
     const live: Mutable<JobStep> = {
       id: step.id,
@@ -158,8 +161,8 @@ export function createJob(
       live.idempotencyKey = step.idempotencyKey;
       recorded.idempotencyKey = step.idempotencyKey;
     }
-    steps.push(live);
-    recordedSteps.push(recorded);
+    steps[index] = live;
+    recordedSteps[index] = recorded;
   }
   const { goal } = plan;
   const job: Mutable<Job> = {
@@ -332,7 +335,17 @@ export function failJob(running: RunningJob, at: string, error: string): JobChan
     face.completedAt = at;
     face.updatedAt = at;
   }
-  return { steps: skipped, events: [append(running, 'job.failed', at, { error })] };
+  const event = append(running, 'job.failed', at, { error });
+  keepEventsAsIs(record);
+  return { steps: skipped, events: [event] };
+}
+
+/**
+ * A finished record keeps its events in an array of their number: grown by push, the array of a
+ * 1-step job kept room for 17 events, for as long as the store keeps the job.
+ */
+function keepEventsAsIs(record: Job): void {
+  (record as Mutable<Job>).events = record.events.slice();
 }
 
 /**
@@ -356,10 +369,9 @@ export function completeJob(running: RunningJob, at: string): JobChange {
     face.completedAt = at;
     face.updatedAt = at;
   }
-  return {
-    steps: NO_STEPS,
-    events: [append(running, 'job.completed', at, { stepCount: steps.length })],
-  };
+  const event = append(running, 'job.completed', at, { stepCount: steps.length });
+  keepEventsAsIs(record);
+  return { steps: NO_STEPS, events: [event] };
 }
 
 /** Two changes written as one (both land, or neither). */

@@ -80,7 +80,42 @@ describe('job transitions', () => {
       timestamp: AT,
       data: { goal: 'g' },
     });
+    assert.deepEqual(job.events[1], {
+      id: 'j:2',
+      jobId: 'j',
+      type: 'execution.started',
+      timestamp: AT,
+    });
+    assert.equal('data' in (job.events[1] as object), false, 'no data key when there is none');
+    assert.ok(job.events.every((event) => Object.isFrozen(event)));
     assert.equal('caller' in createJob(plan(1), undefined, 'k', AT).running.job, false);
+  });
+
+  it('leaves a finished record with every step and every event, the events shared with the job', () => {
+    for (const outcome of ['completed', 'failed'] as const) {
+      const { running } = createJob(plan(3), undefined, 'j', AT);
+      const { job, record } = running;
+      for (let index = 0; index < 3; index++) {
+        startStep(running, index, LATER, decided('allow', { n: index }));
+        endStep(running, index, LATER, { status: 'completed', result: index });
+      }
+      if (outcome === 'completed') completeJob(running, LATER);
+      else failJob(running, LATER, 'stopped');
+      for (const face of [job, record]) {
+        assert.equal(face.steps.length, 3);
+        assert.deepEqual(Object.keys(face.steps), ['0', '1', '2'], 'no holes');
+      }
+      assert.equal(record.events.length, 9);
+      assert.ok(record.events.every((event, index) => event === job.events[index]));
+      assert.deepEqual(
+        record.events.map((event) => event.id),
+        Array.from({ length: 9 }, (_, index) => `j:${index + 1}`),
+      );
+      assert.equal(
+        record.events.at(-1)?.type,
+        outcome === 'completed' ? 'job.completed' : 'job.failed',
+      );
+    }
   });
 
   it('starts a step with its decision, naming only that step, and completes it with the result digest', () => {
