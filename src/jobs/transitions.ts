@@ -122,6 +122,8 @@ export function createJob(
   caller: ExecutionCaller | undefined,
   givenId: string,
   at: string,
+  /** The caller as recorded, when the caller of this function has it already (a snapshot). */
+  recordedCaller: unknown = caller === undefined ? undefined : toJsonSafe(caller, 'caller'),
 ): { running: RunningJob; change: JobChange } {
   // Kept by every retained record (and in each event id): one flat string, not a chain of parts.
   const id = keptFlat(givenId);
@@ -194,7 +196,7 @@ export function createJob(
   }
   if (caller !== undefined) {
     job.caller = caller;
-    setRecorded(record, 'caller', toJsonSafe(caller, 'caller'));
+    setRecorded(record, 'caller', recordedCaller);
   }
   const running: RunningJob = { job, record };
   const created = append(running, 'job.created', at, { goal });

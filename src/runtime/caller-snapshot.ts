@@ -1,5 +1,7 @@
+import { types } from 'node:util';
 import type { ExecutionCaller } from '../authorization/authorizer.js';
 import { createError } from '../errors/warrant-error.js';
+import { toJsonSafe } from '../jobs/json-value.js';
 import { boundText, describeThrown, describeValue, quoteText } from '../errors/describe-value.js';
 
 /** Deepest nesting of a caller: the caller object is level 0, `caller.metadata` level 1. */
@@ -62,6 +64,10 @@ function readItem(container: object, key: string, where: string): unknown {
 class JsonCopier {
   #values = MAX_CALLER_VALUES;
   readonly #ancestors = new Set<object>();
+  /** Every container was frozen, no proxy, and every property a data property: it cannot change. */
+  immutable = true;
+  /** A -0 was copied (the record's encoding writes it as 0). */
+  negativeZero = false;
 
   copy(value: unknown, path: string, depth: number): unknown {
     if (--this.#values < 0) {
@@ -69,7 +75,11 @@ class JsonCopier {
     }
     const problem = primitiveProblem(value);
     if (problem !== undefined) throw new NotJsonData(path, problem);
-    if (typeof value !== 'object' || value === null) return value;
+    if (typeof value !== 'object' || value === null) {
+      if (Object.is(value, -0)) this.negativeZero = true;
+      return value;
+    }
+    if (this.immutable && (types.isProxy(value) || !Object.isFrozen(value))) this.immutable = false;
     if (depth > MAX_CALLER_DEPTH) {
       throw new NotJsonData(path, `is nested deeper than ${MAX_CALLER_DEPTH} levels`);
     }
@@ -102,6 +112,7 @@ class JsonCopier {
     for (const key of Reflect.ownKeys(value)) {
       if (typeof key === 'symbol') throw new NotJsonData(path, 'has a symbol key');
       const descriptor = Reflect.getOwnPropertyDescriptor(value, key);
+      if (descriptor !== undefined && !('value' in descriptor)) this.immutable = false;
       // JSON holds own enumerable string keys only; other properties are not copied.
       if (descriptor === undefined || descriptor.enumerable !== true) continue;
       const where = keyPath(path, key);
@@ -133,6 +144,8 @@ class JsonCopier {
     for (let index = 0; index < length; index++) {
       const where = `${path}[${index}]`;
       if (!Object.hasOwn(value, index)) throw new NotJsonData(where, 'is a hole of a sparse array');
+      if (this.immutable && !('value' in (Reflect.getOwnPropertyDescriptor(value, index) ?? {})))
+        this.immutable = false;
       copy.push(this.copy(readItem(value, String(index), where), where, depth + 1));
     }
     return Object.freeze(copy);
@@ -156,9 +169,12 @@ export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
   if (typeof caller !== 'object' || caller === null) {
     throw invalid(`options.caller must be an object, got ${describeValue(caller)}`);
   }
+  const known = SNAPSHOTS.get(caller);
+  if (known !== undefined) return known;
   let copy: unknown;
+  const copier = new JsonCopier();
   try {
-    copy = new JsonCopier().copy(caller, 'caller', 0);
+    copy = copier.copy(caller, 'caller', 0);
   } catch (error) {
     if (!(error instanceof NotJsonData)) throw error;
     const path = boundText(error.path, MAX_PATH_CHARS);
@@ -182,5 +198,27 @@ export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
   ) {
     throw invalid(`options.caller.metadata must be an object, got ${describeValue(metadata)}`);
   }
-  return copy as ExecutionCaller;
+  const snapshot = copy as ExecutionCaller;
+  // A snapshot cannot change, and neither can a caller that was deeply frozen data: given again,
+  // either gets this same snapshot, with nothing read or copied (docs/decisions.md, "Callers").
+  SNAPSHOTS.set(snapshot, snapshot);
+  if (copier.immutable) SNAPSHOTS.set(caller, snapshot);
+  if (!copier.negativeZero) RECORDED_AS_IS.add(snapshot);
+  return snapshot;
+}
+
+/** Each snapshot, by itself and by the deeply frozen caller it was taken from. */
+const SNAPSHOTS = new WeakMap<object, ExecutionCaller>();
+
+/** Snapshots that are their own record: JSON data that `toJsonSafe` would copy unchanged. */
+const RECORDED_AS_IS = new WeakSet<object>();
+
+/**
+ * The caller as the job record keeps it: a snapshot is deeply frozen JSON data, so the record
+ * shares it (one object for every job of that caller) unless it holds a -0, which the record's
+ * encoding writes as 0.
+ */
+export function recordedCaller(caller: ExecutionCaller | undefined): unknown {
+  if (caller === undefined || RECORDED_AS_IS.has(caller)) return caller;
+  return toJsonSafe(caller, 'caller');
 }

@@ -36,6 +36,7 @@ import {
 import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
+import { recordedCaller } from './caller-snapshot.js';
 import {
   startJobTelemetry,
   telemetryLoading,
@@ -253,7 +254,13 @@ export function executeAdmittedPlan(
   // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
   const loading = telemetryLoading();
   if (loading !== undefined) return loading.then(() => executeAdmittedPlan(plan, caller, deps));
-  const { running, change: created } = createJob(plan, caller, newJobId(), now());
+  const { running, change: created } = createJob(
+    plan,
+    caller,
+    newJobId(),
+    now(),
+    recordedCaller(caller),
+  );
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry);
   const started = () => startJob(run, created, plan, caller, deps);

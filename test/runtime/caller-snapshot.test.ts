@@ -172,6 +172,80 @@ describe('snapshotCaller()', () => {
   });
 });
 
+describe('snapshotCaller() given a caller that cannot change', () => {
+  /** Freezes a value and everything inside it. */
+  const deepFreeze = <T>(value: T): T => {
+    if (typeof value === 'object' && value !== null) {
+      Object.values(value).forEach(deepFreeze);
+      Object.freeze(value);
+    }
+    return value;
+  };
+
+  it('gives a deeply frozen caller, and a snapshot given back, the same snapshot', () => {
+    const caller = deepFreeze({ id: 'svc', scopes: ['a'], metadata: { team: ['ops'] } });
+    const first = snapshotCaller(caller);
+    assert.notEqual(first, caller, 'still a copy');
+    assert.deepEqual(first, caller);
+    assert.equal(snapshotCaller(caller), first);
+    assert.equal(snapshotCaller(first), first);
+  });
+
+  it('copies afresh a caller that could change: not frozen, frozen on top only, or with a getter', () => {
+    const open = { id: 'a', metadata: { n: 1 } };
+    const one = snapshotCaller(open);
+    open.metadata.n = 2;
+    assert.equal((snapshotCaller(open)?.metadata as { n: number }).n, 2);
+    assert.equal((one?.metadata as { n: number }).n, 1);
+
+    const inner = { n: 1 };
+    const shallow = Object.freeze({ id: 'b', metadata: inner });
+    snapshotCaller(shallow);
+    inner.n = 2;
+    assert.equal((snapshotCaller(shallow)?.metadata as { n: number }).n, 2);
+
+    let reads = 0;
+    const withGetter = Object.freeze(
+      Object.defineProperty({}, 'id', {
+        get: () => `read ${++reads}`,
+        enumerable: true,
+      }),
+    );
+    assert.equal(snapshotCaller(withGetter)?.id, 'read 1');
+    assert.equal(snapshotCaller(withGetter)?.id, 'read 2');
+
+    let elementReads = 0;
+    const list: string[] = [];
+    Object.defineProperty(list, 0, { get: () => `s${++elementReads}`, enumerable: true });
+    const withElementGetter = deepFreeze({ id: 'c', scopes: list });
+    const before = elementReads;
+    assert.deepEqual(snapshotCaller(withElementGetter)?.scopes, [`s${before + 1}`]);
+    assert.deepEqual(snapshotCaller(withElementGetter)?.scopes, [`s${before + 2}`]);
+
+    const proxied = new Proxy(deepFreeze({ id: 'd' }), {});
+    assert.notEqual(snapshotCaller(proxied), snapshotCaller(proxied));
+  });
+
+  it('records the one snapshot for every job of a frozen caller, and a -0 as 0', async () => {
+    const runtime = runtimeWith();
+    const [name] = register(runtime, { execute: () => 1 });
+    const plan = { version: '1.0' as const, steps: [{ id: 'x', capability: name as string }] };
+    const caller = deepFreeze({ id: 'svc', metadata: { n: 1 } });
+    const [one, two] = await Promise.all([
+      runtime.executePlan(plan, { caller }),
+      runtime.executePlan(plan, { caller }),
+    ]);
+    assert.equal(one.caller, two.caller);
+    const recorded = await runtime.getJob(one.id);
+    assert.equal(recorded?.caller, one.caller, 'the record shares the frozen snapshot');
+    const zero = await runtime.executePlan(plan, { caller: { id: 'z', metadata: { n: -0 } } });
+    assert.ok(Object.is((zero.caller?.metadata as { n: number }).n, -0), 'the caller as given');
+    const zeroRecord = await runtime.getJob(zero.id);
+    assert.ok(Object.is((zeroRecord?.caller?.metadata as { n: number }).n, 0), 'recorded as 0');
+    await runtime.close();
+  });
+});
+
 describe('the caller of executePlan()', () => {
   const roleAuthorizer = () =>
     recordingAuthorizer((context: CapabilityAuthorizationContext) => {
