@@ -314,7 +314,9 @@ async function runSteps(
       : telemetry.step(step, () => runStep(run, step, results, caller, deps, stepApproval)));
     const endedAt = now();
     if (end.status === 'awaiting_approval') {
-      pending = run.commit(awaitApproval(running, step.index, endedAt, end));
+      // Stamped with the decision's own time, so `expiresAt - requestedAt` is
+      // exactly the TTL (docs/api.md, approvals) and never off by a clock tick.
+      pending = run.commit(awaitApproval(running, step.index, end.decided.at, end));
       if (pending !== undefined) await pending;
       return job;
     }
