@@ -107,6 +107,21 @@ describe('approvals: the request', () => {
     await s.runtime.close();
   });
 
+  it('expires exactly one TTL after it was requested, however the clock moves meanwhile', async (t) => {
+    // Every clock read a millisecond later: the decision and its record never share a tick.
+    let clock = Date.parse('2026-01-01T00:00:00.000Z');
+    t.mock.method(Date, 'now', () => (clock += 1));
+    const s = setup({ approvals: { approver: anyone, ttlMs: 5_000 } });
+    const job = await waiting(s);
+    const [request] = await s.runtime.listApprovals();
+    assert.equal(
+      Date.parse(request?.expiresAt ?? '') - Date.parse(request?.requestedAt ?? ''),
+      5_000,
+    );
+    assert.equal(request?.requestedAt, job.steps[1]?.decision?.decidedAt);
+    await s.runtime.close();
+  });
+
   it('without approvals, require_approval is a malformed decision and the default denies', async () => {
     const s = setup({
       authorizer: { authorize: () => ({ decision: 'require_approval' }) as never },
