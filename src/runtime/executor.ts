@@ -33,7 +33,7 @@ import {
   type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
-import { recordValue } from '../jobs/recorded-value.js';
+import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
 import { recordedCaller } from './caller-snapshot.js';
@@ -135,6 +135,30 @@ class JobRun {
   }
 }
 
+/**
+ * The decision on a step as the executor made it, stamped now. A module function, not a closure
+ * made per step: one object fewer for every step (docs/decisions.md, "Allocation on the hot path").
+ */
+function decidedNow(
+  outcome: DecisionOutcome,
+  reason: string | undefined,
+  step: AdmittedStep,
+  input: unknown,
+  recorded: RecordedValue,
+  deps: ExecutorDependencies,
+): Decided {
+  return {
+    outcome,
+    reason,
+    authorizer: authorizerName(deps.authorizer),
+    capabilityVersion: step.capability.version,
+    at: now(),
+    input,
+    recorded,
+    resolved: step.references.length > 0,
+  };
+}
+
 /** Resolve → check → authorize → invoke for one step. Never throws; store faults aside. */
 async function runStep(
   run: JobRun,
@@ -181,16 +205,6 @@ async function runStep(
     (asked as { approval?: ApprovalGrant }).approval = approval.grant;
   }
   const authorization = Object.freeze(asked);
-  const decided = (outcome: DecisionOutcome, reason?: string): Decided => ({
-    outcome,
-    reason,
-    authorizer: authorizerName(deps.authorizer),
-    capabilityVersion: capability.version,
-    at: now(),
-    input,
-    recorded: recordedInput,
-    resolved: step.references.length > 0,
-  });
   let decision: unknown;
   try {
     decision = deps.authorizer.authorize(authorization);
@@ -198,29 +212,54 @@ async function runStep(
       decision = await decision;
   } catch (error) {
     const message = describeThrown(error);
-    return { status: 'failed', error: message, decided: decided('error', message) };
+    return {
+      status: 'failed',
+      error: message,
+      decided: decidedNow('error', message, step, input, recordedInput, deps),
+    };
   }
   const checked = checkDecision(decision, deps.approvals !== undefined);
   if (checked.kind === 'require_approval') {
     if (approval !== undefined) {
       // Asked again with the approval and still no: a denial, never a second request.
       const reason = checked.reason ?? APPROVAL_NOT_ENOUGH;
-      return { status: 'denied', reason, risk: capability.risk, decided: decided('deny', reason) };
+      return {
+        status: 'denied',
+        reason,
+        risk: capability.risk,
+        decided: decidedNow('deny', reason, step, input, recordedInput, deps),
+      };
     }
     const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
-    const requested = decided('approval_required', checked.reason);
+    const requested = decidedNow(
+      'approval_required',
+      checked.reason,
+      step,
+      input,
+      recordedInput,
+      deps,
+    );
     const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
     return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
   }
   if (checked.kind === 'deny') {
     const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return { status: 'denied', reason, risk: capability.risk, decided: decided('deny', reason) };
+    return {
+      status: 'denied',
+      reason,
+      risk: capability.risk,
+      decided: decidedNow('deny', reason, step, input, recordedInput, deps),
+    };
   }
   if (checked.kind !== 'allow')
-    return { status: 'failed', error: INVALID_DECISION, decided: decided('invalid') };
+    return {
+      status: 'failed',
+      error: INVALID_DECISION,
+      decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
+    };
 
   // The "started" record is durable before the capability runs (README, "Stores").
-  const allowed = decided('allow');
+  const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps);
   const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;
   const context: ExecutionContext = {
@@ -263,8 +302,9 @@ export function executeAdmittedPlan(
   );
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry);
-  const started = () => startJob(run, created, plan, caller, deps);
-  return telemetry === undefined ? started() : telemetry.job(started);
+  // The closure only where telemetry wraps the run: without it, no function is made per job.
+  if (telemetry === undefined) return startJob(run, created, plan, caller, deps);
+  return telemetry.job(() => startJob(run, created, plan, caller, deps));
 }
 
 /** Writes the new job, publishes its creation, then runs its steps. */
