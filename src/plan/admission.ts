@@ -58,6 +58,14 @@ function thrownText(error: unknown): string {
   return boundText(describeThrown(error), MAX_QUOTED_CHARS);
 }
 
+/**
+ * How messages name a step: `steps[2] "fetch"`. Made only for a message: the id is quoted cut to
+ * 80 characters, so 600 steps sharing a 1 MiB id cost 600 short texts.
+ */
+function stepLabel(index: number, id: string | undefined): string {
+  return id === undefined ? `steps[${index}]` : `steps[${index}] ${quoteText(id)}`;
+}
+
 function unreadable(field: string, read: CapturedField, label: string): string {
   const error = read.ok ? undefined : read.error;
   return `${label}: ${field} could not be read (${thrownText(error)})`;
@@ -83,23 +91,25 @@ function report(
   issues.push(issue);
 }
 
+/** An optional string field of the plan (`label` 'plan') or of step `stepIndex` (label made on error). */
 function optionalString(
   read: CapturedField,
   field: string,
   issues: Issue[],
-  label: string,
+  label: string | undefined,
   stepIndex?: number,
   stepId?: string,
 ): string | undefined {
   if (!read.ok) {
-    report(issues, 'INVALID_PLAN', unreadable(field, read, label), field, stepIndex, stepId);
+    const where = label ?? stepLabel(stepIndex as number, stepId);
+    report(issues, 'INVALID_PLAN', unreadable(field, read, where), field, stepIndex, stepId);
     return undefined;
   }
   if (read.value === undefined || typeof read.value === 'string') return read.value;
   report(
     issues,
     'INVALID_PLAN',
-    `${label}: ${field} must be a string when present, got ${describeValue(read.value)}`,
+    `${label ?? stepLabel(stepIndex as number, stepId)}: ${field} must be a string when present, got ${describeValue(read.value)}`,
     field,
     stepIndex,
     stepId,
@@ -193,15 +203,13 @@ function admitStep(
   } else {
     id = step.id.value;
   }
-  // The id is quoted cut to 80 characters: 600 steps sharing a 1 MiB id cost 600 short texts.
-  const label = id === undefined ? `steps[${index}]` : `steps[${index}] ${quoteText(id)}`;
   if (id !== undefined) {
     const first = idIndex.get(id);
     if (first !== undefined && first !== index) {
       report(
         issues,
         'DUPLICATE_STEP_ID',
-        `${label}: id is already used by steps[${first}]; step ids must be unique within a plan`,
+        `${stepLabel(index, id)}: id is already used by steps[${first}]; step ids must be unique within a plan`,
         'id',
         index,
         id,
@@ -215,7 +223,7 @@ function admitStep(
     report(
       issues,
       'INVALID_PLAN',
-      unreadable('capability', capability, label),
+      unreadable('capability', capability, stepLabel(index, id)),
       'capability',
       index,
       id,
@@ -224,7 +232,7 @@ function admitStep(
     report(
       issues,
       'INVALID_PLAN',
-      `${label}: capability must be a string, got ${describeValue(capability.value)}`,
+      `${stepLabel(index, id)}: capability must be a string, got ${describeValue(capability.value)}`,
       'capability',
       index,
       id,
@@ -236,7 +244,7 @@ function admitStep(
       report(
         issues,
         'UNKNOWN_CAPABILITY',
-        `${label}: capability ${describeValue(capability.value)} is not registered${
+        `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
           close === undefined ? '' : `; did you mean ${quoteText(close)}?`
         }`,
         'capability',
@@ -251,7 +259,7 @@ function admitStep(
     report(
       issues,
       'INVALID_PLAN',
-      unreadable('capabilityVersion', version, label),
+      unreadable('capabilityVersion', version, stepLabel(index, id)),
       'capabilityVersion',
       index,
       id,
@@ -262,7 +270,7 @@ function admitStep(
       report(
         issues,
         'INVALID_PLAN',
-        `${label}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
+        `${stepLabel(index, id)}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
         'capabilityVersion',
         index,
         id,
@@ -273,7 +281,7 @@ function admitStep(
         report(
           issues,
           'CAPABILITY_VERSION_MISMATCH',
-          `${label}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
+          `${stepLabel(index, id)}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
           'capabilityVersion',
           index,
           id,
@@ -281,12 +289,12 @@ function admitStep(
       }
     }
   }
-  const reason = optionalString(step.reason, 'reason', issues, label, index, id);
+  const reason = optionalString(step.reason, 'reason', issues, undefined, index, id);
   const idempotencyKey = optionalString(
     step.idempotencyKey,
     'idempotencyKey',
     issues,
-    label,
+    undefined,
     index,
     id,
   );
@@ -294,7 +302,14 @@ function admitStep(
   let input: unknown;
   let references: LocatedReference[] | undefined;
   if (!step.input.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('input', step.input, label), 'input', index, id);
+    report(
+      issues,
+      'INVALID_PLAN',
+      unreadable('input', step.input, stepLabel(index, id)),
+      'input',
+      index,
+      id,
+    );
   } else {
     input = step.input.value;
     try {
@@ -304,7 +319,14 @@ function admitStep(
           const parsed = parseReference(text, index, idIndex);
           if ('code' in parsed) {
             const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
-            report(issues, parsed.code, `${label}: ${field}: ${parsed.message}`, field, index, id);
+            report(
+              issues,
+              parsed.code,
+              `${stepLabel(index, id)}: ${field}: ${parsed.message}`,
+              field,
+              index,
+              id,
+            );
           } else {
             const { stepIndex, stepId, segments } = parsed;
             (references ??= []).push({ stepIndex, stepId, segments, text, path });
@@ -316,7 +338,7 @@ function admitStep(
           report(
             issues,
             'INVALID_RESULT_REFERENCE',
-            `${label}: ${field}: ${why}`,
+            `${stepLabel(index, id)}: ${field}: ${why}`,
             field,
             index,
             id,
@@ -326,20 +348,34 @@ function admitStep(
       // A Standard Schema checks a literal input here; one holding a reference, at step time.
       if (registered?.standard !== undefined && references === undefined && !isReference(input)) {
         checkStandardInput(registered.standard, input, (path, message) => {
-          report(issues, 'INPUT_INVALID', `${label}: ${path}: ${message}`, path, index, id);
+          report(
+            issues,
+            'INPUT_INVALID',
+            `${stepLabel(index, id)}: ${path}: ${message}`,
+            path,
+            index,
+            id,
+          );
         });
       }
       // A reference as the whole input is checked once resolved, at step time.
       if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {
         for (const problem of checkInput(input, registered.schema, isReference)) {
-          report(issues, problem.code, `${label}: ${problem.message}`, problem.field, index, id);
+          report(
+            issues,
+            problem.code,
+            `${stepLabel(index, id)}: ${problem.message}`,
+            problem.field,
+            index,
+            id,
+          );
         }
       }
     } catch (error) {
       report(
         issues,
         'INVALID_PLAN',
-        `${label}: input could not be read (${thrownText(error)})`,
+        `${stepLabel(index, id)}: input could not be read (${thrownText(error)})`,
         'input',
         index,
         id,
