@@ -57,7 +57,9 @@ const RESULT = '.result';
  */
 export function referenceText(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  // The descriptor first: most values have no `$ref`, and this allocates nothing for them.
+  // Most values have no own `$ref`: `Object.hasOwn` answers that without a call into the
+  // runtime. The descriptor is read only when there is one (a getter does not count).
+  if (!Object.hasOwn(value, '$ref')) return undefined;
   const descriptor = Reflect.getOwnPropertyDescriptor(value, '$ref');
   if (
     descriptor === undefined ||
@@ -353,37 +355,47 @@ export function resolveInput(
 ): unknown {
   if (references.length === 0) return input;
   let root: unknown = input;
-  const copies = new Map<object, object>();
-  const copyOf = (container: unknown, path: InputPath, depth: number): object => {
-    if (typeof container !== 'object' || container === null) {
-      const where = ['input', ...path.slice(0, depth)].join('.');
-      throw new ReferenceResolutionError(
-        `Input changed after admission: ${clip(where)} is no longer an object`,
-      );
-    }
-    let copy = copies.get(container);
-    if (copy === undefined) {
-      copy = copyContainer(container);
-      copies.set(container, copy);
-      copies.set(copy, copy);
-    }
-    return copy;
-  };
+  // Each container is copied once, however many references go through it; with one reference
+  // nothing can be met twice, and no Map is made.
+  const copies = references.length > 1 ? new Map<object, object>() : undefined;
   for (const reference of references) {
     const value = resolvePath(results[reference.stepIndex], reference);
     const { path } = reference;
     if (path.length === 0) return value;
-    root = copyOf(root, path, 0);
+    root = copyOf(root, path, 0, copies);
     let parent = root as Record<string | number, unknown>;
     for (let depth = 0; depth < path.length - 1; depth++) {
       const key = path[depth] as string | number;
-      const child = copyOf(parent[key], path, depth + 1);
-      defineOwn(parent, key, child);
+      const child = copyOf(parent[key], path, depth + 1, copies);
+      setOwn(parent, key, child);
       parent = child as Record<string | number, unknown>;
     }
-    defineOwn(parent, path[path.length - 1] as string | number, value);
+    setOwn(parent, path[path.length - 1] as string | number, value);
   }
   return root;
+}
+
+/** The copy of a container on a reference path (the one already made, when `copies` has it). */
+function copyOf(
+  container: unknown,
+  path: InputPath,
+  depth: number,
+  copies: Map<object, object> | undefined,
+): object {
+  if (typeof container !== 'object' || container === null) {
+    const where = ['input', ...path.slice(0, depth)].join('.');
+    throw new ReferenceResolutionError(
+      `Input changed after admission: ${clip(where)} is no longer an object`,
+    );
+  }
+  if (copies === undefined) return copyContainer(container);
+  let copy = copies.get(container);
+  if (copy === undefined) {
+    copy = copyContainer(container);
+    copies.set(container, copy);
+    copies.set(copy, copy);
+  }
+  return copy;
 }
 
 /**
@@ -399,6 +411,24 @@ function copyContainer(container: object): object {
     if (!isArrayIndex(key)) defineOwn(copy, key, (list as unknown as Record<string, unknown>)[key]);
   }
   return copy;
+}
+
+/**
+ * Writes a key of a copy. A copy holds its keys as writable own data properties (made by spread,
+ * `slice` or `defineOwn`), so a key it has already is assigned, which is cheaper. Every other
+ * case is defined as before: a key the copy lacks (never set through a prototype), `__proto__`,
+ * and an array's string keys (`length` is its own, and not a data key of the input).
+ */
+function setOwn(target: object, key: string | number, value: unknown): void {
+  if (
+    key !== '__proto__' &&
+    (typeof key === 'number' || !Array.isArray(target)) &&
+    Object.hasOwn(target, key)
+  ) {
+    (target as Record<string | number, unknown>)[key] = value;
+  } else {
+    defineOwn(target, key, value);
+  }
 }
 
 /** Writes an own data property, whatever the key (`__proto__` included). */

@@ -216,6 +216,37 @@ describe('resolvePath() and resolveInput()', () => {
     const untouched = { n: 1 };
     assert.equal(resolveInput(untouched, [], []), untouched);
   });
+
+  it('writes a copied key as an own data property: __proto__, a shared container, never an array length', () => {
+    // JSON gives an own `__proto__` key: it is replaced as data, the prototype stays.
+    const parsed = JSON.parse('{"__proto__": {"$ref": "steps.a.result"}, "n": 1}') as object;
+    const withProto = resolveInput(
+      parsed,
+      [{ ...reference([]), path: ['__proto__'] }],
+      [{ polluted: true }],
+    ) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(withProto), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(withProto, '__proto__')?.value, {
+      polluted: true,
+    });
+    assert.equal((withProto as { polluted?: unknown }).polluted, undefined);
+    // Two references through one container: one copy holds both.
+    const shared = { box: { x: { $ref: 'steps.a.result.x' }, y: { $ref: 'steps.a.result.y' } } };
+    const both = resolveInput(
+      shared,
+      [
+        { ...reference(['x']), path: ['box', 'x'] },
+        { ...reference(['y']), path: ['box', 'y'] },
+      ],
+      [{ x: 1, y: 2 }],
+    );
+    assert.deepEqual(both, { box: { x: 1, y: 2 } });
+    assert.deepEqual(shared.box.x, { $ref: 'steps.a.result.x' });
+    // An input changed into an array after admission: its length is never assigned.
+    const list = [1, 2, 3];
+    assert.throws(() => resolveInput(list, [{ ...reference([]), path: ['length'] }], [0]));
+    assert.deepEqual(list, [1, 2, 3]);
+  });
 });
 
 describe('references through OperatorRuntime', () => {
