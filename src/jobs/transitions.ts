@@ -391,14 +391,16 @@ export function joinChanges(first: JobChange, second: JobChange): JobChange {
 
 /**
  * The authorizer asked for approval: the step and the job wait (`awaiting_approval`), with
- * `approval.requested`. Nothing was invoked (docs/api.md, "Approvals").
+ * `approval.requested`. Nothing was invoked (docs/api.md, "Approvals"). The request is stamped
+ * with its decision's time, the time `expiresAt` counts from: `requestedAt` is then exactly
+ * `ttlMs` before it, whatever the clock did since.
  */
 export function awaitApproval(
   running: RunningJob,
   index: number,
-  at: string,
   end: Extract<StepEnd, { readonly status: 'awaiting_approval' }>,
 ): JobChange {
+  const at = end.decided.at;
   const inputDigest = decide(running, index, end.decided);
   setStatus(running, index, 'awaiting_approval');
   running.job.status = running.record.status = 'awaiting_approval';

@@ -91,30 +91,40 @@ function report(
   issues.push(issue);
 }
 
-/** An optional string field of the plan (`label` 'plan') or of step `stepIndex` (label made on error). */
 function optionalString(
   read: CapturedField,
   field: string,
   issues: Issue[],
-  label: string | undefined,
+  label: string,
   stepIndex?: number,
   stepId?: string,
 ): string | undefined {
   if (!read.ok) {
-    const where = label ?? stepLabel(stepIndex as number, stepId);
-    report(issues, 'INVALID_PLAN', unreadable(field, read, where), field, stepIndex, stepId);
+    report(issues, 'INVALID_PLAN', unreadable(field, read, label), field, stepIndex, stepId);
     return undefined;
   }
   if (read.value === undefined || typeof read.value === 'string') return read.value;
   report(
     issues,
     'INVALID_PLAN',
-    `${label ?? stepLabel(stepIndex as number, stepId)}: ${field} must be a string when present, got ${describeValue(read.value)}`,
+    `${label}: ${field} must be a string when present, got ${describeValue(read.value)}`,
     field,
     stepIndex,
     stepId,
   );
   return undefined;
+}
+
+/** An optional string field of a step: its label is made only when there is something to report. */
+function optionalStepString(
+  read: CapturedField,
+  field: string,
+  issues: Issue[],
+  index: number,
+  id: string | undefined,
+): string | undefined {
+  if (read.ok && (read.value === undefined || typeof read.value === 'string')) return read.value;
+  return optionalString(read, field, issues, stepLabel(index, id), index, id);
 }
 
 const ignore = (): void => {};
@@ -289,12 +299,11 @@ function admitStep(
       }
     }
   }
-  const reason = optionalString(step.reason, 'reason', issues, undefined, index, id);
-  const idempotencyKey = optionalString(
+  const reason = optionalStepString(step.reason, 'reason', issues, index, id);
+  const idempotencyKey = optionalStepString(
     step.idempotencyKey,
     'idempotencyKey',
     issues,
-    undefined,
     index,
     id,
   );

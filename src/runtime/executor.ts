@@ -159,6 +159,18 @@ function decidedNow(
   };
 }
 
+/** A denial of the step, with its decision. */
+function denied(
+  reason: string,
+  step: AdmittedStep,
+  input: unknown,
+  recorded: RecordedValue,
+  deps: ExecutorDependencies,
+): StepEnd {
+  const decided = decidedNow('deny', reason, step, input, recorded, deps);
+  return { status: 'denied', reason, risk: step.capability.risk, decided };
+}
+
 /** Resolve → check → authorize → invoke for one step. Never throws; store faults aside. */
 async function runStep(
   run: JobRun,
@@ -222,13 +234,7 @@ async function runStep(
   if (checked.kind === 'require_approval') {
     if (approval !== undefined) {
       // Asked again with the approval and still no: a denial, never a second request.
-      const reason = checked.reason ?? APPROVAL_NOT_ENOUGH;
-      return {
-        status: 'denied',
-        reason,
-        risk: capability.risk,
-        decided: decidedNow('deny', reason, step, input, recordedInput, deps),
-      };
+      return denied(checked.reason ?? APPROVAL_NOT_ENOUGH, step, input, recordedInput, deps);
     }
     const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
     const requested = decidedNow(
@@ -244,12 +250,7 @@ async function runStep(
   }
   if (checked.kind === 'deny') {
     const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return {
-      status: 'denied',
-      reason,
-      risk: capability.risk,
-      decided: decidedNow('deny', reason, step, input, recordedInput, deps),
-    };
+    return denied(reason, step, input, recordedInput, deps);
   }
   if (checked.kind !== 'allow')
     return {
@@ -352,14 +353,12 @@ async function runSteps(
     const end = await (telemetry === undefined
       ? runStep(run, step, results, caller, deps, stepApproval)
       : telemetry.step(step, () => runStep(run, step, results, caller, deps, stepApproval)));
-    const endedAt = now();
     if (end.status === 'awaiting_approval') {
-      // Stamped with the decision's own time, so `expiresAt - requestedAt` is
-      // exactly the TTL (docs/api.md, approvals) and never off by a clock tick.
-      pending = run.commit(awaitApproval(running, step.index, end.decided.at, end));
+      pending = run.commit(awaitApproval(running, step.index, end));
       if (pending !== undefined) await pending;
       return job;
     }
+    const endedAt = now();
     let change = endStep(running, step.index, endedAt, end);
     if (end.status === 'completed') {
       results.push(end.result);

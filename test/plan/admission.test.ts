@@ -116,6 +116,35 @@ describe('OperatorRuntime#executePlan() admission', () => {
     assert.equal(error.issues[6]?.message, 'steps[6] "x": capability must be a string, got 5');
   });
 
+  it('names the step in a reason or idempotencyKey refusal: a non-string, or a getter that throws', async () => {
+    const { runtime, plain } = setup();
+    const throwing = { id: 'b', capability: plain };
+    Object.defineProperty(throwing, 'idempotencyKey', {
+      enumerable: true,
+      get() {
+        throw new Error('no key');
+      },
+    });
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'a', capability: plain, reason: 7 }, throwing],
+      } as never),
+    );
+    assert.deepEqual(
+      error.issues.map((issue) => [issue.code, issue.stepIndex, issue.field, issue.message]),
+      [
+        ['INVALID_PLAN', 0, 'reason', 'steps[0] "a": reason must be a string when present, got 7'],
+        [
+          'INVALID_PLAN',
+          1,
+          'idempotencyKey',
+          'steps[1] "b": idempotencyKey could not be read (no key)',
+        ],
+      ],
+    );
+  });
+
   it('reports duplicate ids (exact equality), unknown capabilities and version mismatches, all in step order', async () => {
     const { runtime, plain } = setup();
     const error = await rejection(() =>
