@@ -91,6 +91,13 @@ function report(
   issues.push(issue);
 }
 
+/** A field that is absent or a string: what an optional string field accepts as it is. */
+function isOptionalString(
+  read: CapturedField,
+): read is { readonly ok: true; readonly value: string | undefined } {
+  return read.ok && (read.value === undefined || typeof read.value === 'string');
+}
+
 function optionalString(
   read: CapturedField,
   field: string,
@@ -103,7 +110,7 @@ function optionalString(
     report(issues, 'INVALID_PLAN', unreadable(field, read, label), field, stepIndex, stepId);
     return undefined;
   }
-  if (read.value === undefined || typeof read.value === 'string') return read.value;
+  if (isOptionalString(read)) return read.value;
   report(
     issues,
     'INVALID_PLAN',
@@ -123,7 +130,7 @@ function optionalStepString(
   index: number,
   id: string | undefined,
 ): string | undefined {
-  if (read.ok && (read.value === undefined || typeof read.value === 'string')) return read.value;
+  if (isOptionalString(read)) return read.value;
   return optionalString(read, field, issues, stepLabel(index, id), index, id);
 }
 
