@@ -1,7 +1,15 @@
 // Throwaway git repositories for the quality harness tests. One template repository is built
 // per test process; every test clones it, edits the clone and runs the harness in it.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,8 +106,7 @@ export const ANCHORS = {
   runStep: 'src/runtime/executor.ts#runStep#reflect-apply#capability.execute#0',
   executor: 'src/runtime/executor.ts#executeAdmittedPlan#call#runStep#0',
   runtime: 'src/runtime/runtime.ts#class Runtime > executePlan#call#executeAdmittedPlan#0',
-  legacy:
-    'src/http/routes.ts#registerRoutes > app.post("/legacy/run")@1#reflect-apply#registered.execute#0',
+  legacy: 'src/http/routes.ts#registerRoutes#reflect-apply#registered.execute#0',
 } as const;
 
 export interface BaselineSite {
@@ -240,6 +247,33 @@ export async function cloneTemplate(): Promise<Repo> {
   await git(dir, 'config', 'user.name', 'Quality Test');
   await git(dir, 'config', 'commit.gpgsign', 'false');
   return new Repo(dir);
+}
+
+/**
+ * A repository holding a copy of this checkout's files (tracked, and untracked ones git does not
+ * ignore; node_modules and build output never), committed once: the gate as CI runs it.
+ */
+export async function copyOfThisTree(): Promise<Repo> {
+  const listed = await exec(
+    'git',
+    ['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+    ROOT,
+  );
+  if (listed.code !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  clones += 1;
+  const dir = join(workspaceDir(), `tree-${clones}`);
+  mkdirSync(dir);
+  for (const path of listed.stdout.split('\0')) {
+    // A tracked file deleted in the working tree is not part of it.
+    if (path !== '' && existsSync(join(ROOT, path))) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      copyFileSync(join(ROOT, path), join(dir, path));
+    }
+  }
+  await initRepository(dir);
+  const repo = new Repo(dir);
+  await repo.commit('this tree');
+  return repo;
 }
 
 /** An empty repository (no commit yet) with identity set. */

@@ -3,9 +3,14 @@
  * executor (`executeAdmittedPlan`, `runStep`), or takes one of them out for a later call. The
  * scan is syntactic (no type checker): it reads the property name `execute` whatever the object.
  *
- * Each site gets an anchor: file, enclosing function chain, kind, normalized callee text and an
- * ordinal among identical sites of that function. Formatting and comments do not change it;
- * moving the code to another function or file does. Line numbers are shown, never anchored.
+ * Each site gets an anchor: file, enclosing declaration, kind, normalized callee text and an
+ * ordinal among identical sites of that declaration. The enclosing declaration is the outermost
+ * one in the file: a top-level function, a function held by a top-level name, or a class member
+ * (`class X > method`); functions, callbacks and closures nested inside it are not part of the
+ * anchor. So formatting, comments and restructuring the body of an approved declaration keep its
+ * sites approved, while a new site (another callee text, one more identical site, or a site in
+ * another declaration or file) is new. The full chain of enclosing functions (`scope`) is shown
+ * in the report, and so are line numbers; neither is anchored.
  */
 import type * as TS from 'typescript';
 import { ts } from './typescript.js';
@@ -70,8 +75,9 @@ export interface Site {
   readonly target: SiteTarget;
   /** Normalized callee text (no whitespace, comments, type assertions). */
   readonly text: string;
-  /** Enclosing function/method/class chain, outermost first. */
+  /** Enclosing function/method/class chain, outermost first (shown, not anchored). */
   readonly scope: string;
+  /** `file#declaration#kind#text#ordinal`, see the module comment. */
   readonly anchor: string;
 }
 
@@ -424,12 +430,11 @@ class Scanner {
   }
 
   #add(kind: SiteKind, target: SiteTarget, node: TS.Node, text: string): void {
-    const scope =
-      this.#frames
-        .slice(1)
-        .map((frame) => frame.name)
-        .join(' > ') || '<module>';
-    const identity = `${scope}#${kind}#${text}`;
+    const names = this.#frames.slice(1).map((frame) => frame.name);
+    const scope = names.join(' > ') || '<module>';
+    // The outermost declaration: a class with its member, else the top-level function.
+    const declaration = names.slice(0, names[0]?.startsWith('class ') === true ? 2 : 1);
+    const identity = `${declaration.join(' > ') || '<module>'}#${kind}#${text}`;
     const ordinal = this.#ordinals.get(identity) ?? 0;
     this.#ordinals.set(identity, ordinal + 1);
     const start = this.#sourceFile.getLineAndCharacterOfPosition(node.getStart(this.#sourceFile));
