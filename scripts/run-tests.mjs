@@ -1,9 +1,26 @@
 // Runs every test/**/*.test.ts file with node:test through tsx. Node 20's runner finds nothing
 // when given a directory, so the files are listed explicitly. Extra arguments are passed on
 // (for example a single file: `npm test -- test/plan/admission.test.ts`).
+//
+// Files run as concurrent processes (docs/decisions.md, "Test runs"): WARRANT_TEST_CONCURRENCY,
+// by default twice the available cores. Most files wait on child processes, sockets and
+// databases, so two cores keep more than two files busy.
+//
+// WARRANT_TEST_SCOPE=node-dependent leaves out the files whose outcome does not depend on the
+// Node version (the TypeScript compiler checks and the quality harness): CI runs them on its
+// first Node only and this scope on the others (.ci/run). The files left out are printed.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+
+/** Files whose outcome does not depend on the Node version that runs them, and why. */
+const NODE_INDEPENDENT = {
+  'test/quality/harness.test.ts': 'the governance harness parses source with the TypeScript compiler',
+  'test/capabilities/input-types.test.ts': 'tsc on examples/typed-inputs.ts',
+  'test/examples/typecheck.test.ts': 'tsc on the examples as consumers of the package types',
+  'test/contract/docs-typescript.test.ts': 'tsc on the TypeScript blocks of README.md and docs/',
+};
 
 function findTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -13,13 +30,37 @@ function findTests(dir) {
   });
 }
 
+function positiveInteger(name, fallback) {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    console.error(`run-tests: ${name} must be a positive integer, got ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const scope = process.env.WARRANT_TEST_SCOPE ?? 'all';
+if (scope !== 'all' && scope !== 'node-dependent') {
+  console.error(`run-tests: WARRANT_TEST_SCOPE must be "all" or "node-dependent", got ${scope}`);
+  process.exit(2);
+}
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const flags = process.argv.slice(2).filter((arg) => arg.startsWith('-'));
-const files = requested.length > 0 ? requested : findTests('test').sort();
+let files = requested.length > 0 ? requested : findTests('test').sort();
+if (scope === 'node-dependent') {
+  const left = files.filter((file) => Object.hasOwn(NODE_INDEPENDENT, file.split('\\').join('/')));
+  files = files.filter((file) => !left.includes(file));
+  for (const file of left) {
+    console.log(`run-tests: ${file} runs on CI's first Node only (${NODE_INDEPENDENT[file]})`);
+  }
+}
 if (files.length === 0) {
   console.error('run-tests: no test files found under test/');
   process.exit(1);
 }
+const concurrency = positiveInteger('WARRANT_TEST_CONCURRENCY', 2 * availableParallelism());
 const result = spawnSync(
   process.execPath,
   [
@@ -28,6 +69,7 @@ const result = spawnSync(
     '--import',
     './test/support/unhandled-rejection-guard.ts',
     '--test',
+    `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',
     ...flags,
     ...files,
