@@ -30,9 +30,10 @@ import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js'
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import { chainHashes } from '../event-chain.js';
 import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
+import { ChainHeads } from './chain-heads.js';
+import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
   decodeEvent,
   decodeJob,
@@ -378,17 +379,7 @@ function batchValues(changes: readonly EncodedChange[]): unknown[] {
 }
 
 /** A change waiting for the next group commit, and how to settle its promise. */
-interface QueuedWrite {
-  readonly change: EncodedChange;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/** Changes committed together: at most one per job, so one statement can write them all. */
-interface Batch {
-  readonly writes: QueuedWrite[];
-  readonly ids: Set<string>;
-}
+type QueuedWrite = QueuedChange<EncodedChange>;
 
 /**
  * True for an error about the data of a statement (SQLSTATE classes 22 and 23): in a batch it
@@ -472,14 +463,18 @@ export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
   #ready: Promise<void> | undefined;
-  readonly #auditKey: string | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
-  readonly #heads = new Map<string, string>();
-  /** Batches waiting to be written, in order; changes join the last one. */
-  readonly #queue: Batch[] = [];
-  /** A batch is being written (one at a time: the next one gathers meanwhile). */
-  #writing = false;
-  #drainScheduled = false;
+  readonly #heads: ChainHeads;
+  /**
+   * Changes committed together: at most one per job, so one statement can write them all; one
+   * batch written at a time (the next one gathers meanwhile).
+   */
+  readonly #writes = new GroupCommit<EncodedChange>({
+    write: (writes) => this.#commit(writes),
+    keyOf: (change) => change.id,
+    // After a failed change the executor writes nothing more for that job.
+    forget: (change) => this.#heads.forget(change.id),
+  });
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
@@ -499,7 +494,7 @@ export class PostgresJobStore implements JobStore {
         connectionTimeoutMillis: timeout + CLIENT_MARGIN_MS,
       }),
     });
-    this.#auditKey = options.auditKey;
+    this.#heads = new ChainHeads(options.auditKey);
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
@@ -565,17 +560,9 @@ export class PostgresJobStore implements JobStore {
     }
   }
 
-  /** Chain hashes of events appended after `previous`; the head kept while the job runs. */
-  #chain(id: string, previous: string, events: readonly JobEvent[], finished: boolean): string[] {
-    const hashes = chainHashes(previous, events, this.#auditKey);
-    if (finished) this.#heads.delete(id);
-    else if (hashes.length > 0) this.#heads.set(id, hashes[hashes.length - 1] as string);
-    return hashes;
-  }
-
   create(job: Job): Promise<void> {
     // Encoded now, before anything is awaited: the job as it is when it is created.
-    const hashes = this.#chain(job.id, '', job.events, isFinished(job));
+    const hashes = this.#heads.append(job.id, '', job.events, isFinished(job));
     return this.#enqueue({
       id: job.id,
       row: jobRow(job),
@@ -594,42 +581,15 @@ export class PostgresJobStore implements JobStore {
    * batch after it.
    */
   #enqueue(change: EncodedChange): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let batch = this.#queue.at(-1);
-      if (batch === undefined || batch.ids.has(change.id)) {
-        batch = { writes: [], ids: new Set() };
-        this.#queue.push(batch);
-      }
-      batch.writes.push({ change, resolve, reject });
-      batch.ids.add(change.id);
-      this.#scheduleDrain();
-    });
+    return this.#writes.add(change);
   }
-
-  /** Writes the next batch on the next turn, once no batch is being written. */
-  #scheduleDrain(): void {
-    if (this.#writing || this.#drainScheduled || this.#queue.length === 0) return;
-    this.#drainScheduled = true;
-    setImmediate(this.#drain);
-  }
-
-  readonly #drain = (): void => {
-    this.#drainScheduled = false;
-    const batch = this.#queue.shift();
-    if (batch === undefined) return;
-    this.#writing = true;
-    void this.#commit(batch.writes).finally(() => {
-      this.#writing = false;
-      this.#scheduleDrain();
-    });
-  };
 
   /** Writes a batch; settles every change of it, never rejects. */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
       await this.#whenReady();
     } catch (error) {
-      for (const write of writes) this.#fail(write, error);
+      for (const write of writes) this.#writes.fail(write, error);
       return;
     }
     if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite);
@@ -643,7 +603,7 @@ export class PostgresJobStore implements JobStore {
       found = new Set(rows.map((row) => row.id));
     } catch (error) {
       if (!isDataError(error)) {
-        for (const write of writes) this.#fail(write, error);
+        for (const write of writes) this.#writes.fail(write, error);
         return;
       }
       // Nothing of the batch was written: each change alone, in order, so only its own fails.
@@ -652,7 +612,8 @@ export class PostgresJobStore implements JobStore {
     }
     for (const write of writes) {
       const { change } = write;
-      if (change.row === undefined && !found.has(change.id)) this.#fail(write, notFound(change.id));
+      if (change.row === undefined && !found.has(change.id))
+        this.#writes.fail(write, notFound(change.id));
       else write.resolve();
     }
   }
@@ -677,14 +638,8 @@ export class PostgresJobStore implements JobStore {
       }
       write.resolve();
     } catch (error) {
-      this.#fail(write, error);
+      this.#writes.fail(write, error);
     }
-  }
-
-  /** After a failed change the executor writes nothing more for that job. */
-  #fail(write: QueuedWrite, error: unknown): void {
-    this.#heads.delete(write.change.id);
-    write.reject(error);
   }
 
   /** The last stored chain hash of a job this store did not create (none today). */
@@ -699,8 +654,8 @@ export class PostgresJobStore implements JobStore {
     // Encoded now, before anything is awaited: the change as it is when it happens.
     const steps = stepColumns(job, change.steps, change.decided);
     const first = job.events.length - change.events.length;
-    const previous = this.#heads.get(job.id) ?? (await this.#storedHead(job.id));
-    const hashes = this.#chain(job.id, previous, change.events, isFinished(job));
+    const previous = this.#heads.last(job.id) ?? (await this.#storedHead(job.id));
+    const hashes = this.#heads.append(job.id, previous, change.events, isFinished(job));
     return this.#enqueue(encodedUpdate(job, steps, change.events, first, hashes));
   }
 
@@ -725,13 +680,18 @@ export class PostgresJobStore implements JobStore {
         );
       }
       const { rows } = await client.query<{ hash: string | null }>(LAST_HASH, [job.id]);
-      this.#heads.delete(job.id);
-      const hashes = this.#chain(job.id, rows[0]?.hash ?? '', change.events, isFinished(job));
+      this.#heads.forget(job.id);
+      const hashes = this.#heads.append(
+        job.id,
+        rows[0]?.hash ?? '',
+        change.events,
+        isFinished(job),
+      );
       const values = updateValues(encodedUpdate(job, steps, change.events, first, hashes));
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
       await client.query('COMMIT');
     } catch (error) {
-      this.#heads.delete(job.id);
+      this.#heads.forget(job.id);
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
@@ -797,7 +757,7 @@ export class PostgresJobStore implements JobStore {
 
   async close(): Promise<void> {
     // Changes already reported are written first (each write is bounded by the time-outs).
-    while (this.#writing || this.#queue.length > 0) await new Promise(setImmediate);
+    while (this.#writes.busy) await new Promise(setImmediate);
     if (!this.#pool.ended) await this.#pool.end();
   }
 }

@@ -16,9 +16,10 @@ import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import { chainHashes } from '../event-chain.js';
 import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
+import { ChainHeads } from './chain-heads.js';
+import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
   decodeEvent,
   decodeJob,
@@ -172,12 +173,7 @@ interface EncodedChange {
 }
 
 /** A change waiting for the next group commit, and how to settle its promise. */
-interface PendingWrite {
-  readonly change: EncodedChange;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-  error: unknown;
-}
+type PendingWrite = QueuedChange<EncodedChange>;
 
 export interface SqliteStoreOptions {
   /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
@@ -202,19 +198,29 @@ export class SqliteJobStore implements JobStore {
   readonly #snapshot: (read: () => Job[]) => Job[];
   readonly #seqOf = new Map<string, number>();
   /** The last chain hash of each job being written (event-chain.ts). */
-  readonly #heads = new Map<string, string>();
-  readonly #auditKey: string | undefined;
+  readonly #heads: ChainHeads;
   readonly #lastHash: Sqlite.Statement;
   readonly #hashesOf: Sqlite.Statement;
   readonly #listQueries = new Map<string, Sqlite.Statement>();
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
   readonly #eventStatements: Sqlite.Statement[] = [];
-  readonly #one: (pending: PendingWrite) => void;
-  readonly #together: (writes: PendingWrite[]) => void;
-  readonly #batch: (writes: PendingWrite[]) => void;
-  #pending: PendingWrite[] = [];
-  #flushScheduled = false;
+  readonly #one: (change: EncodedChange) => void;
+  readonly #together: (writes: readonly PendingWrite[]) => void;
+  /** Runs a batch with one savepoint per change; `errors[i]` receives the error of change i. */
+  readonly #batch: (writes: readonly PendingWrite[], errors: unknown[]) => void;
+  /**
+   * Changes reported in one turn of the event loop, committed together on the next (group
+   * commit); reads flush it first.
+   */
+  readonly #writes = new GroupCommit<EncodedChange>({
+    write: (writes) => this.#commit(writes),
+    // The executor writes nothing more for a job whose change failed.
+    forget: (change) => {
+      this.#heads.forget(change.id);
+      this.#seqOf.delete(change.id);
+    },
+  });
 
   /**
    * Opens (and creates or migrates) the database at `file`, or runs on a connection already
@@ -222,7 +228,7 @@ export class SqliteJobStore implements JobStore {
    * connection the store writes through.
    */
   constructor(file: string | Sqlite.Database, options: SqliteStoreOptions = {}) {
-    this.#auditKey = options.auditKey;
+    this.#heads = new ChainHeads(options.auditKey);
     if (typeof file === 'string') {
       try {
         this.#db = new Database(file);
@@ -280,19 +286,19 @@ export class SqliteJobStore implements JobStore {
       .raw();
     this.#snapshot = db.transaction((read: () => Job[]) => read());
 
-    this.#one = db.transaction((pending: PendingWrite) => this.#write(pending.change));
+    this.#one = db.transaction((change: EncodedChange) => this.#write(change));
     // A batch first runs as one transaction with no savepoint; if a change fails, nothing of it
     // is kept and it runs again with one savepoint per change, so a change that fails leaves
     // the others alone (the savepoints cost about as much as the statements of a change).
-    this.#together = db.transaction((writes: PendingWrite[]) =>
+    this.#together = db.transaction((writes: readonly PendingWrite[]) =>
       this.#writeAll(writes.map((pending) => pending.change)),
     );
-    this.#batch = db.transaction((writes: PendingWrite[]) => {
-      for (const pending of writes) {
+    this.#batch = db.transaction((writes: readonly PendingWrite[], errors: unknown[]) => {
+      for (let index = 0; index < writes.length; index++) {
         try {
-          this.#one(pending);
+          this.#one((writes[index] as PendingWrite).change);
         } catch (error) {
-          pending.error = error;
+          errors[index] = error;
           // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) roll back the whole transaction: then
           // nothing of this batch is on disk, and the rest must not run outside a transaction.
           if (!db.inTransaction) throw error;
@@ -309,41 +315,30 @@ export class SqliteJobStore implements JobStore {
    * commit per change.
    */
   #enqueue(change: EncodedChange): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ change, resolve, reject, error: undefined });
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        setImmediate(this.#flush);
-      }
+    return this.#writes.add(change);
+  }
+
+  /**
+   * Commits a batch of queued changes (the group commit's write): in one transaction, or each in
+   * its own savepoint once one has failed; then settles each, in order.
+   */
+  #commit(writes: readonly PendingWrite[]): void {
+    // The error of each change, undefined for a change committed.
+    const errors: unknown[] = [];
+    try {
+      if (writes.length === 1) this.#one((writes[0] as PendingWrite).change);
+      else this.#commitBatch(writes, errors);
+    } catch (error) {
+      for (let index = 0; index < writes.length; index++) errors[index] ??= error;
+    }
+    writes.forEach((pending, index) => {
+      if (errors[index] === undefined) pending.resolve();
+      else this.#writes.fail(pending, errors[index]);
     });
   }
 
-  /** Commits every queued change: one transaction, one savepoint per change. */
-  readonly #flush = (): void => {
-    this.#flushScheduled = false;
-    const writes = this.#pending;
-    if (writes.length === 0) return;
-    this.#pending = [];
-    try {
-      if (writes.length === 1) this.#one(writes[0] as PendingWrite);
-      else this.#commitBatch(writes);
-    } catch (error) {
-      for (const pending of writes) pending.error ??= error;
-    }
-    for (const pending of writes) {
-      if (pending.error === undefined) {
-        pending.resolve();
-      } else {
-        // The executor writes nothing more for a job whose change failed.
-        this.#heads.delete(pending.change.id);
-        this.#seqOf.delete(pending.change.id);
-        pending.reject(pending.error);
-      }
-    }
-  };
-
   /** Commits several changes: together, or each in its own savepoint once one has failed. */
-  #commitBatch(writes: PendingWrite[]): void {
+  #commitBatch(writes: readonly PendingWrite[], errors: unknown[]): void {
     try {
       this.#together(writes);
       return;
@@ -352,7 +347,7 @@ export class SqliteJobStore implements JobStore {
       for (const pending of writes)
         if (pending.change.job !== undefined) this.#seqOf.delete(pending.change.id);
     }
-    this.#batch(writes);
+    this.#batch(writes, errors);
   }
 
   /** Runs the statements of one queued change (inside a transaction or savepoint). */
@@ -474,15 +469,12 @@ export class SqliteJobStore implements JobStore {
   #chain(id: string, events: readonly JobEvent[], finished: boolean): string[] {
     // A job this store did not create (none today) continues from its last stored hash.
     const previous =
-      this.#heads.get(id) ?? (this.#lastHash.get(id) as string | null | undefined) ?? '';
-    const hashes = chainHashes(previous, events, this.#auditKey);
-    if (finished) this.#heads.delete(id);
-    else if (hashes.length > 0) this.#heads.set(id, hashes[hashes.length - 1] as string);
-    return hashes;
+      this.#heads.last(id) ?? (this.#lastHash.get(id) as string | null | undefined) ?? '';
+    return this.#heads.append(id, previous, events, finished);
   }
 
   create(job: Job): Promise<void> {
-    this.#heads.set(job.id, '');
+    this.#heads.start(job.id);
     const steps: (string | number | null)[] = [];
     job.steps.forEach((step, position) => pushStep(steps, position, step, false));
     return this.#enqueue({
@@ -510,8 +502,8 @@ export class SqliteJobStore implements JobStore {
       // Another process may have written this job since: its chain continues from the file.
       // Its row is looked up now: a transaction that reads before it writes cannot take the
       // write lock once another process has committed (SQLITE_BUSY_SNAPSHOT).
-      this.#flush();
-      this.#heads.delete(job.id);
+      this.#writes.flush();
+      this.#heads.forget(job.id);
       this.#seqOf.set(job.id, this.#seq(job.id));
     }
     return this.#enqueue({
@@ -535,7 +527,7 @@ export class SqliteJobStore implements JobStore {
 
   /** The job with the chain hash of each of its events, read in one snapshot. */
   readChain(id: string): RecordedChain | undefined {
-    this.#flush();
+    this.#writes.flush();
     let hashes: (string | null)[] = [];
     const [job] = this.#snapshot(() => {
       const row = this.#jobById.get(id) as JobRow | undefined;
@@ -548,7 +540,7 @@ export class SqliteJobStore implements JobStore {
 
   // Reads commit what is queued first, so a reader sees every change reported before it.
   get(id: string): Job | undefined {
-    this.#flush();
+    this.#writes.flush();
     return this.#snapshot(() => {
       const row = this.#jobById.get(id) as JobRow | undefined;
       return row === undefined ? [] : this.#toJobs([row]);
@@ -556,7 +548,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   list(filter: JobListFilter): Job[] {
-    this.#flush();
+    this.#writes.flush();
     const conditions: string[] = [];
     const values: unknown[] = [];
     let from = 'jobs';
@@ -592,7 +584,7 @@ export class SqliteJobStore implements JobStore {
 
   close(): void {
     if (!this.#db.open) return;
-    this.#flush();
+    this.#writes.flush();
     this.#db.close();
   }
 
