@@ -40,9 +40,9 @@ export type {
   ExecutionAuthorizer,
   CapabilityAuthorizationContext,
   CapabilityAuthorizationDecision,
-  ExecutionCaller,
   ApprovalGrant,
 } from './authorization/authorizer.js';
+export type { ExecutionCaller } from './callers/execution-caller.js';
 export type {
   Job,
   JobStep,

@@ -25,7 +25,7 @@ import {
 } from '../jobs/transitions.js';
 import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
-import { snapshotCaller } from '../runtime/caller-snapshot.js';
+import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from '../runtime/executor.js';
 import { isExpired, requestOf, waitingSteps, type ApprovalRequest } from './approval-request.js';
 import { askApprover, type ApprovalsConfig } from './approver-policy.js';

@@ -30,7 +30,7 @@ import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
-import { snapshotCaller } from './caller-snapshot.js';
+import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
 
 /** Options of `new OperatorRuntime()`. */

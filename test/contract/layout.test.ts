@@ -80,6 +80,12 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/capabilities/capability.ts': { types: 'capability types; checked by tsc' },
   'src/capabilities/risk.ts': { types: 'the risk type; checked by tsc' },
   'src/authorization/authorizer.ts': { types: 'authorizer types; checked by tsc' },
+  'src/callers/execution-caller.ts': { types: 'the caller type; checked by tsc' },
+  'src/runtime/recorded-caller.ts': {
+    coveredBy: 'test/callers/caller-snapshot.test.ts',
+    reason:
+      'how the record keeps a snapshot: one shared object, a -0 written as 0, asserted through executePlan',
+  },
   'src/events/runtime-event.ts': { types: 'event types; checked by tsc' },
   'src/jobs/job-store.ts': {
     types: 'the store interface; each store runs the store contract suite',

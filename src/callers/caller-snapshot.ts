@@ -1,7 +1,6 @@
 import { types } from 'node:util';
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from './execution-caller.js';
 import { createError } from '../errors/warrant-error.js';
-import { toJsonSafe } from '../jobs/json-value.js';
 import { boundText, describeThrown, describeValue, quoteText } from '../errors/describe-value.js';
 
 /** Deepest nesting of a caller: the caller object is level 0, `caller.metadata` level 1. */
@@ -214,11 +213,9 @@ const SNAPSHOTS = new WeakMap<object, ExecutionCaller>();
 const RECORDED_AS_IS = new WeakSet<object>();
 
 /**
- * The caller as the job record keeps it: a snapshot is deeply frozen JSON data, so the record
- * shares it (one object for every job of that caller) unless it holds a -0, which the record's
- * encoding writes as 0.
+ * True when the snapshot is its own record: deeply frozen JSON data that the record's encoding
+ * would copy unchanged (it holds no -0, which the encoding writes as 0).
  */
-export function recordedCaller(caller: ExecutionCaller | undefined): unknown {
-  if (caller === undefined || RECORDED_AS_IS.has(caller)) return caller;
-  return toJsonSafe(caller, 'caller');
+export function isRecordedAsIs(snapshot: ExecutionCaller): boolean {
+  return RECORDED_AS_IS.has(snapshot);
 }
