@@ -4,7 +4,8 @@ import {
   type ApprovalsConfig,
   type ApprovalsOptions,
 } from '../approvals/approver-policy.js';
-import { ApprovalDesk, type ApprovalDecision } from '../approvals/decide-approval.js';
+import type { ApprovalDecision } from '../approvals/decision-arguments.js';
+import { ApprovalDesk } from './approval-desk.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import type {

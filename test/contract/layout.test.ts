@@ -81,6 +81,10 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/capabilities/risk.ts': { types: 'the risk type; checked by tsc' },
   'src/authorization/authorizer.ts': { types: 'authorizer types; checked by tsc' },
   'src/callers/execution-caller.ts': { types: 'the caller type; checked by tsc' },
+  'src/approvals/decision-arguments.ts': {
+    coveredBy: 'test/runtime/approval-desk.test.ts',
+    reason: 'every APPROVAL_DECISION_INVALID refusal is asserted through runtime.decideApproval()',
+  },
   'src/runtime/recorded-caller.ts': {
     coveredBy: 'test/callers/caller-snapshot.test.ts',
     reason:
