@@ -55,6 +55,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
   'src/jobs/parse-json.ts':
     "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
+  'src/callers/caller-check.ts':
+    'one caller check with the runtime\'s limits: a caller the callers file, a resolver or --caller admits is one the runtime admits (docs/decisions.md, "Callers")',
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.
