@@ -35,7 +35,16 @@ function importsOf(file: string): string[] {
   );
 }
 
-const CORE = ['src/plan/', 'src/capabilities/', 'src/authorization/', 'src/jobs/', 'src/events/'];
+const CORE = [
+  'src/plan/',
+  'src/capabilities/',
+  'src/authorization/',
+  'src/jobs/',
+  'src/events/',
+  'src/approvals/',
+  'src/callers/',
+  'src/telemetry/',
+];
 const EDGES = ['src/cli/', 'src/http/', 'src/builtins/'];
 const under = (file: string, areas: string[]) => areas.some((area) => file.startsWith(area));
 
@@ -166,7 +175,7 @@ describe('source layout', () => {
     assert.deepEqual(bad, []);
   });
 
-  it('keeps plan/, capabilities/, authorization/, jobs/ and events/ from importing runtime/', () => {
+  it('keeps plan/, capabilities/, authorization/, jobs/, events/, approvals/, callers/ and telemetry/ from importing runtime/', () => {
     const violations = sources
       .filter((file) => under(file, CORE))
       .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
@@ -219,6 +228,38 @@ describe('source layout', () => {
       state.set(file, 'done');
     };
     for (const file of sources) visit(file, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  // docs/decisions.md, "House rules": a folder is one idea, and two folders that import each other
+  // are one idea split in two (as approvals/ and runtime/ were). Files directly under src/ (the
+  // package root) count as one node, `src/`.
+  it('has no import cycles between folders of src/ (type imports included)', () => {
+    const folderOf = (file: string): string => /^src\/[^/]+\//.exec(file)?.[0] ?? 'src/';
+    const graph = new Map<string, Set<string>>();
+    for (const file of sources) {
+      const from = folderOf(file);
+      const targets = graph.get(from) ?? new Set<string>();
+      graph.set(from, targets);
+      for (const target of importsOf(file).map(toSource)) {
+        if (!target.startsWith('src/')) continue;
+        const to = folderOf(target);
+        if (to !== from) targets.add(to);
+      }
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (folder: string, path: string[]): void => {
+      if (state.get(folder) === 'done') return;
+      if (state.get(folder) === 'open') {
+        cycles.push([...path.slice(path.indexOf(folder)), folder].join(' -> '));
+        return;
+      }
+      state.set(folder, 'open');
+      for (const target of [...(graph.get(folder) ?? [])].sort()) visit(target, [...path, folder]);
+      state.set(folder, 'done');
+    };
+    for (const folder of [...graph.keys()].sort()) visit(folder, []);
     assert.deepEqual(cycles, []);
   });
 
