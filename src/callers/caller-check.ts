@@ -45,10 +45,11 @@ const FIELD_REASON = {
  * it `ok: false`.
  */
 export function frozenCallerCopy(value: unknown, path = 'caller'): CallerCheck {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return { ok: false, reason: `${path} must be an object` };
   let copy: unknown;
   try {
+    // Inside the try: Array.isArray throws on a revoked proxy.
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return { ok: false, reason: `${path} must be an object` };
     copy = copyCallerData(value, path, true).copy;
   } catch (error) {
     if (!(error instanceof NotJsonData) || error.kind === 'unreadable')
