@@ -11,7 +11,7 @@ export type {
 } from './runtime/operator-runtime.js';
 export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';
 export type { ApprovalRequest } from './approvals/approval-request.js';
-export type { ApprovalDecision } from './approvals/decide-approval.js';
+export type { ApprovalDecision } from './approvals/decision-arguments.js';
 export { createCapability } from './capabilities/create-capability.js';
 export { defineModule } from './capabilities/define-module.js';
 export type { CapabilityInputSchema, InferCapabilityInput } from './capabilities/capability.js';
@@ -40,9 +40,9 @@ export type {
   ExecutionAuthorizer,
   CapabilityAuthorizationContext,
   CapabilityAuthorizationDecision,
-  ExecutionCaller,
   ApprovalGrant,
 } from './authorization/authorizer.js';
+export type { ExecutionCaller } from './callers/execution-caller.js';
 export type {
   Job,
   JobStep,

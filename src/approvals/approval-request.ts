@@ -4,7 +4,7 @@
  * `approval.requested` event for it. Nothing is kept beside the record, so every store holds
  * requests durably and any process with the same store finds them.
  */
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 import type { Job, JobStep } from '../jobs/job.js';
 

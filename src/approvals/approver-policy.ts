@@ -3,7 +3,7 @@
  * policy is asked whether an approver may decide a request; only `true`, or a promise of `true`,
  * within APPROVER_TIMEOUT_MS is yes. A throw, a rejection, a hang or any other answer is no.
  */
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { describeValue } from '../errors/describe-value.js';
 import { readField } from '../errors/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';

@@ -1,12 +1,9 @@
+import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 
-/** Who asked for the plan. The runtime keeps a frozen snapshot for the whole job. */
-export interface ExecutionCaller {
-  readonly id?: string;
-  readonly scopes?: readonly string[];
-  readonly metadata?: Readonly<Record<string, unknown>>;
-  readonly [key: string]: unknown;
-}
+// The caller lives in callers/ (docs/decisions.md, "Callers"); re-exported here, where authorizers
+// have always found it.
+export type { ExecutionCaller } from '../callers/execution-caller.js';
 
 /** What an authorizer is asked about one step. `input` is the object the capability receives. */
 export interface CapabilityAuthorizationContext {

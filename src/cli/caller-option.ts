@@ -7,7 +7,7 @@
  */
 import { userInfo } from 'node:os';
 import type { ExecutionCaller } from '../index.js';
-import { frozenCallerCopy } from '../http/auth/index.js';
+import { frozenCallerCopy } from '../callers/caller-check.js';
 import { parseJson } from '../jobs/parse-json.js';
 import { firstLine, UsageError } from './usage-error.js';
 

@@ -1,5 +1,5 @@
 /** The job record (docs/api.md, "Jobs and events"): the audit trail of one admitted plan. */
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from '../callers/execution-caller.js';
 
 /** `awaiting_approval` only with the runtime's `approvals` option (docs/api.md, "Approvals"). */
 export type JobStatus = 'created' | 'executing' | 'awaiting_approval' | 'completed' | 'failed';

@@ -10,7 +10,7 @@
  * later step, the caller or anyone) changes what was recorded (docs/decisions.md, "The decision
  * record"). Both share the event objects, which hold JSON data only and are frozen.
  */
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 import type { DecisionOutcome, Job, JobEvent, JobEventType, JobStep, StepDecision } from './job.js';
 import type { JobChange } from './job-store.js';

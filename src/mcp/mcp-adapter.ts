@@ -24,7 +24,7 @@ import { oneLineError } from '../errors/error-text.js';
 import { toJsonSafe } from '../jobs/json-value.js';
 // The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
 // the very modules the root re-exports from (test/contract/layout.test.ts).
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityDescriptor, CapabilityRisk } from '../capabilities/capability.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
 import { isPlanAdmissionError } from '../plan/plan-admission-error.js';

@@ -11,12 +11,14 @@
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
-import {
-  createCapability,
-  type Capability,
-  type CapabilityInputField,
-  type CapabilityRisk,
-} from '../index.js';
+// The modules the package root re-exports, not the root itself: the root re-exports mcp/, so
+// importing it back would tie the two folders in a cycle (docs/decisions.md, "House rules").
+import type {
+  Capability,
+  CapabilityInputField,
+  CapabilityRisk,
+} from '../capabilities/capability.js';
+import { createCapability } from '../capabilities/create-capability.js';
 
 /** A downstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint. */
 export type McpServerTarget =

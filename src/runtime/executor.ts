@@ -36,7 +36,7 @@ import {
 import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
-import { recordedCaller } from './caller-snapshot.js';
+import { recordedCaller } from './recorded-caller.js';
 import {
   startJobTelemetry,
   telemetryLoading,

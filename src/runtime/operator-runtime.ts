@@ -4,7 +4,8 @@ import {
   type ApprovalsConfig,
   type ApprovalsOptions,
 } from '../approvals/approver-policy.js';
-import { ApprovalDesk, type ApprovalDecision } from '../approvals/decide-approval.js';
+import type { ApprovalDecision } from '../approvals/decision-arguments.js';
+import { ApprovalDesk } from './approval-desk.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import type {
@@ -30,7 +31,7 @@ import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
-import { snapshotCaller } from './caller-snapshot.js';
+import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
 
 /** Options of `new OperatorRuntime()`. */

@@ -35,7 +35,16 @@ function importsOf(file: string): string[] {
   );
 }
 
-const CORE = ['src/plan/', 'src/capabilities/', 'src/authorization/', 'src/jobs/', 'src/events/'];
+const CORE = [
+  'src/plan/',
+  'src/capabilities/',
+  'src/authorization/',
+  'src/jobs/',
+  'src/events/',
+  'src/approvals/',
+  'src/callers/',
+  'src/telemetry/',
+];
 const EDGES = ['src/cli/', 'src/http/', 'src/builtins/'];
 const under = (file: string, areas: string[]) => areas.some((area) => file.startsWith(area));
 
@@ -55,6 +64,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
   'src/jobs/parse-json.ts':
     "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
+  'src/callers/caller-check.ts':
+    'one caller check with the runtime\'s limits: a caller the callers file, a resolver or --caller admits is one the runtime admits (docs/decisions.md, "Callers")',
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.
@@ -80,6 +91,16 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/capabilities/capability.ts': { types: 'capability types; checked by tsc' },
   'src/capabilities/risk.ts': { types: 'the risk type; checked by tsc' },
   'src/authorization/authorizer.ts': { types: 'authorizer types; checked by tsc' },
+  'src/callers/execution-caller.ts': { types: 'the caller type; checked by tsc' },
+  'src/approvals/decision-arguments.ts': {
+    coveredBy: 'test/runtime/approval-desk.test.ts',
+    reason: 'every APPROVAL_DECISION_INVALID refusal is asserted through runtime.decideApproval()',
+  },
+  'src/runtime/recorded-caller.ts': {
+    coveredBy: 'test/callers/caller-snapshot.test.ts',
+    reason:
+      'how the record keeps a snapshot: one shared object, a -0 written as 0, asserted through executePlan',
+  },
   'src/events/runtime-event.ts': { types: 'event types; checked by tsc' },
   'src/jobs/job-store.ts': {
     types: 'the store interface; each store runs the store contract suite',
@@ -154,7 +175,7 @@ describe('source layout', () => {
     assert.deepEqual(bad, []);
   });
 
-  it('keeps plan/, capabilities/, authorization/, jobs/ and events/ from importing runtime/', () => {
+  it('keeps plan/, capabilities/, authorization/, jobs/, events/, approvals/, callers/ and telemetry/ from importing runtime/', () => {
     const violations = sources
       .filter((file) => under(file, CORE))
       .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
@@ -207,6 +228,38 @@ describe('source layout', () => {
       state.set(file, 'done');
     };
     for (const file of sources) visit(file, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  // docs/decisions.md, "House rules": a folder is one idea, and two folders that import each other
+  // are one idea split in two (as approvals/ and runtime/ were). Files directly under src/ (the
+  // package root) count as one node, `src/`.
+  it('has no import cycles between folders of src/ (type imports included)', () => {
+    const folderOf = (file: string): string => /^src\/[^/]+\//.exec(file)?.[0] ?? 'src/';
+    const graph = new Map<string, Set<string>>();
+    for (const file of sources) {
+      const from = folderOf(file);
+      const targets = graph.get(from) ?? new Set<string>();
+      graph.set(from, targets);
+      for (const target of importsOf(file).map(toSource)) {
+        if (!target.startsWith('src/')) continue;
+        const to = folderOf(target);
+        if (to !== from) targets.add(to);
+      }
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (folder: string, path: string[]): void => {
+      if (state.get(folder) === 'done') return;
+      if (state.get(folder) === 'open') {
+        cycles.push([...path.slice(path.indexOf(folder)), folder].join(' -> '));
+        return;
+      }
+      state.set(folder, 'open');
+      for (const target of [...(graph.get(folder) ?? [])].sort()) visit(target, [...path, folder]);
+      state.set(folder, 'done');
+    };
+    for (const folder of [...graph.keys()].sort()) visit(folder, []);
     assert.deepEqual(cycles, []);
   });
 

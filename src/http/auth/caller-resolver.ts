@@ -15,7 +15,7 @@ import {
   type AuthResult,
   type Authenticator,
 } from './authenticator.js';
-import { frozenCallerCopy } from './caller-data.js';
+import { frozenCallerCopy } from '../../callers/caller-check.js';
 import { checkOptionFile } from './read-option-file.js';
 
 export type CallerResolver = (

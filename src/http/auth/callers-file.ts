@@ -13,7 +13,7 @@ import {
   type AuthResult,
   type Authenticator,
 } from './authenticator.js';
-import { frozenCallerCopy } from './caller-data.js';
+import { frozenCallerCopy } from '../../callers/caller-check.js';
 import { parseJson } from '../../jobs/parse-json.js';
 import { readOptionFile } from './read-option-file.js';
 import { sha256 } from './token.js';

@@ -13,8 +13,8 @@ export type {
   AuthSuccess,
   Authenticator,
 } from './authenticator.js';
-export { frozenCallerCopy } from './caller-data.js';
-export type { CallerCheck } from './caller-data.js';
+export { frozenCallerCopy } from '../../callers/caller-check.js';
+export type { CallerCheck } from '../../callers/caller-check.js';
 export { createTokenAuthenticator } from './token.js';
 export { CALLERS_FILE_MAX_BYTES, loadCallersFile } from './callers-file.js';
 export type { CallersFileAuthenticator } from './callers-file.js';

@@ -152,7 +152,7 @@ describe('--caller-resolver: what the resolver answers', () => {
       [{ id: 'a', f: () => 1 }, /caller\.f is not JSON data/],
       [{ id: 'a', u: undefined }, /caller\.u is not JSON data/],
       [{ id: 'a', m: new Map() }, /caller\.m is not a plain object/],
-      [cyclic, /caller\.self.* is nested deeper than 32 levels \(or cyclic\)/],
+      [cyclic, /caller\.self.* is nested deeper than 64 levels \(or cyclic\)/],
       [
         Object.defineProperty({ id: 'a' }, 'x', {
           enumerable: true,

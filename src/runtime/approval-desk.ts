@@ -7,10 +7,9 @@
  * other processes on the same store lose with APPROVAL_NOT_PENDING. An approved step then runs through the executor's one step path, asked again
  * with `context.approval`, bound to the recorded version and input digest.
  */
-import type { ApprovalGrant, ExecutionCaller } from '../authorization/authorizer.js';
+import type { ApprovalGrant } from '../authorization/authorizer.js';
 import type { RegisteredCapability } from '../capabilities/inventory.js';
-import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { readField } from '../errors/hostile-reads.js';
+import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
 import type { Job, JobStep } from '../jobs/job.js';
@@ -25,31 +24,16 @@ import {
 } from '../jobs/transitions.js';
 import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
-import { snapshotCaller } from '../runtime/caller-snapshot.js';
-import { commitChange, resumeApprovedJob, type ExecutorDependencies } from '../runtime/executor.js';
-import { isExpired, requestOf, waitingSteps, type ApprovalRequest } from './approval-request.js';
-import { askApprover, type ApprovalsConfig } from './approver-policy.js';
-
-/** Arguments of `runtime.decideApproval()`. */
-export interface ApprovalDecision {
-  jobId: string;
-  stepId: string;
-  /** The digest of the request being decided, as `listApprovals` gave it. */
-  inputDigest: string;
-  /** Who decides: a caller (JSON data) with a string `id`. */
-  approver: ExecutionCaller;
-  decision: 'approve' | 'reject';
-  comment?: string;
-}
-
-interface CheckedDecision {
-  readonly jobId: string;
-  readonly stepId: string;
-  readonly inputDigest: string;
-  readonly approver: ExecutionCaller & { readonly id: string };
-  readonly decision: 'approve' | 'reject';
-  readonly comment: string | undefined;
-}
+import {
+  isExpired,
+  requestOf,
+  waitingSteps,
+  type ApprovalRequest,
+} from '../approvals/approval-request.js';
+import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
+import { checkDecisionArguments, type CheckedDecision } from '../approvals/decision-arguments.js';
+import { snapshotCaller } from '../callers/caller-snapshot.js';
+import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
 
 /** What deciding needs of the runtime. */
 export interface ApprovalHost {
@@ -57,58 +41,8 @@ export interface ApprovalHost {
   readonly lookup: (name: string) => RegisteredCapability | undefined;
 }
 
-function invalid(message: string): TypeError {
-  return createError(TypeError, 'APPROVAL_DECISION_INVALID', message);
-}
-
 function refusal(code: string, message: string): Error {
   return createError(Error, code, message);
-}
-
-/** Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. */
-export function checkDecisionArguments(value: unknown): CheckedDecision {
-  if (typeof value !== 'object' || value === null) {
-    throw invalid(`decideApproval() takes an object, got ${describeValue(value)}`);
-  }
-  const field = (key: keyof ApprovalDecision): unknown =>
-    readField(value, key, (problem) => invalid(`decideApproval() ${key} ${problem}`));
-  const jobId = field('jobId');
-  const stepId = field('stepId');
-  const inputDigest = field('inputDigest');
-  const approver = field('approver');
-  const decision = field('decision');
-  const comment = field('comment');
-  for (const [name, text] of [
-    ['jobId', jobId],
-    ['stepId', stepId],
-    ['inputDigest', inputDigest],
-  ] as const) {
-    if (typeof text !== 'string')
-      throw invalid(`decideApproval() ${name} must be a string, got ${describeValue(text)}`);
-  }
-  if (decision !== 'approve' && decision !== 'reject') {
-    throw invalid(
-      `decideApproval() decision must be 'approve' or 'reject', got ${describeValue(decision)}`,
-    );
-  }
-  if (comment !== undefined && typeof comment !== 'string')
-    throw invalid(`decideApproval() comment must be a string, got ${describeValue(comment)}`);
-  let snapshot: ExecutionCaller | undefined;
-  try {
-    snapshot = snapshotCaller(approver);
-  } catch (error) {
-    throw invalid(`decideApproval() approver: ${describeThrown(error)}`);
-  }
-  if (snapshot === undefined || typeof snapshot.id !== 'string' || snapshot.id === '')
-    throw invalid('decideApproval() approver must be a caller with a non-empty string id');
-  return {
-    jobId: jobId as string,
-    stepId: stepId as string,
-    inputDigest: inputDigest as string,
-    approver: snapshot as ExecutionCaller & { readonly id: string },
-    decision,
-    comment: comment as string | undefined,
-  };
 }
 
 /** The store refused a claim: another decision (maybe another process) consumed the request. */

@@ -5,7 +5,7 @@ import {
   MAX_CALLER_DEPTH,
   MAX_CALLER_VALUES,
   snapshotCaller,
-} from '../../src/runtime/caller-snapshot.js';
+} from '../../src/callers/caller-snapshot.js';
 import { recordingAuthorizer, register, runtimeWith } from '../support/runtime-fixtures.js';
 
 /** True when `value` and everything inside it is frozen. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { frozenCallerCopy } from '../../../src/http/auth/caller-data.js';
+import { frozenCallerCopy } from '../../src/callers/caller-check.js';
 
 describe('frozenCallerCopy', () => {
   it('keeps JSON data as it is, with null-prototype objects allowed', () => {

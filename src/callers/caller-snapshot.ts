@@ -1,7 +1,6 @@
 import { types } from 'node:util';
-import type { ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from './execution-caller.js';
 import { createError } from '../errors/warrant-error.js';
-import { toJsonSafe } from '../jobs/json-value.js';
 import { boundText, describeThrown, describeValue, quoteText } from '../errors/describe-value.js';
 
 /** Deepest nesting of a caller: the caller object is level 0, `caller.metadata` level 1. */
@@ -11,16 +10,35 @@ export const MAX_CALLER_DEPTH = 64;
 export const MAX_CALLER_VALUES = 10_000;
 
 /** Longest path named in a message. */
-const MAX_PATH_CHARS = 200;
+export const MAX_PATH_CHARS = 200;
 
 function invalid(message: string): TypeError {
   return createError(TypeError, 'EXECUTE_OPTIONS_INVALID', message);
 }
 
+/**
+ * What makes a value not caller data. The runtime words each as `problem` says; an edge may word
+ * some its own way (src/callers/caller-check.ts), but refuses exactly the same values.
+ */
+export type CallerDataProblem =
+  | 'too-many-values'
+  | 'not-finite'
+  | 'not-data'
+  | 'too-deep'
+  | 'cycle'
+  | 'array-subclass'
+  | 'not-plain'
+  | 'symbol-key'
+  | 'named-array-key'
+  | 'hole'
+  | 'unreadable'
+  | 'proto-key';
+
 /** A value that is not JSON data, found at `path`. */
-class NotJsonData {
+export class NotJsonData {
   constructor(
     readonly path: string,
+    readonly kind: CallerDataProblem,
     readonly problem: string,
   ) {}
 }
@@ -56,12 +74,13 @@ function readItem(container: object, key: string, where: string): unknown {
   try {
     return (container as Record<string, unknown>)[key];
   } catch (error) {
-    throw new NotJsonData(where, unreadable(error));
+    throw new NotJsonData(where, 'unreadable', unreadable(error));
   }
 }
 
 /** Copies JSON data (see snapshotCaller), building frozen plain objects and arrays. */
 class JsonCopier {
+  readonly #refuseProtoKey: boolean;
   #values = MAX_CALLER_VALUES;
   readonly #ancestors = new Set<object>();
   /** Every container was frozen, no proxy, and every property a data property: it cannot change. */
@@ -69,29 +88,36 @@ class JsonCopier {
   /** A -0 was copied (the record's encoding writes it as 0). */
   negativeZero = false;
 
+  /** `refuseProtoKey`: a `"__proto__"` key is refused rather than copied as an own data property. */
+  constructor(refuseProtoKey: boolean) {
+    this.#refuseProtoKey = refuseProtoKey;
+  }
+
   copy(value: unknown, path: string, depth: number): unknown {
     if (--this.#values < 0) {
-      throw new NotJsonData(path, `holds more than ${MAX_CALLER_VALUES} values`);
+      throw new NotJsonData(path, 'too-many-values', `holds more than ${MAX_CALLER_VALUES} values`);
     }
     const problem = primitiveProblem(value);
-    if (problem !== undefined) throw new NotJsonData(path, problem);
+    if (problem !== undefined) {
+      throw new NotJsonData(path, typeof value === 'number' ? 'not-finite' : 'not-data', problem);
+    }
     if (typeof value !== 'object' || value === null) {
       if (Object.is(value, -0)) this.negativeZero = true;
       return value;
     }
     if (this.immutable && (types.isProxy(value) || !Object.isFrozen(value))) this.immutable = false;
     if (depth > MAX_CALLER_DEPTH) {
-      throw new NotJsonData(path, `is nested deeper than ${MAX_CALLER_DEPTH} levels`);
+      throw new NotJsonData(path, 'too-deep', `is nested deeper than ${MAX_CALLER_DEPTH} levels`);
     }
     if (this.#ancestors.has(value)) {
-      throw new NotJsonData(path, 'refers back to an object that contains it (a cycle)');
+      throw new NotJsonData(path, 'cycle', 'refers back to an object that contains it (a cycle)');
     }
     this.#ancestors.add(value);
     try {
       return this.#container(value, path, depth);
     } catch (error) {
       if (error instanceof NotJsonData) throw error;
-      throw new NotJsonData(path, unreadable(error));
+      throw new NotJsonData(path, 'unreadable', unreadable(error));
     } finally {
       this.#ancestors.delete(value);
     }
@@ -101,20 +127,27 @@ class JsonCopier {
     const prototype: unknown = Object.getPrototypeOf(value);
     if (Array.isArray(value)) {
       if (prototype !== Array.prototype) {
-        throw new NotJsonData(path, 'is an instance of an Array subclass');
+        throw new NotJsonData(path, 'array-subclass', 'is an instance of an Array subclass');
       }
       return this.#array(value as unknown[], path, depth);
     }
     if (prototype !== Object.prototype && prototype !== null) {
-      throw new NotJsonData(path, 'is not a plain object or array (a class instance?)');
+      throw new NotJsonData(
+        path,
+        'not-plain',
+        'is not a plain object or array (a class instance?)',
+      );
     }
     const copy: Record<string, unknown> = {};
     for (const key of Reflect.ownKeys(value)) {
-      if (typeof key === 'symbol') throw new NotJsonData(path, 'has a symbol key');
+      if (typeof key === 'symbol') throw new NotJsonData(path, 'symbol-key', 'has a symbol key');
       const descriptor = Reflect.getOwnPropertyDescriptor(value, key);
       if (descriptor !== undefined && !('value' in descriptor)) this.immutable = false;
       // JSON holds own enumerable string keys only; other properties are not copied.
       if (descriptor === undefined || descriptor.enumerable !== true) continue;
+      if (key === '__proto__' && this.#refuseProtoKey) {
+        throw new NotJsonData(path, 'proto-key', 'has a "__proto__" key');
+      }
       const where = keyPath(path, key);
       // A data property even for "__proto__", so the copy never gains a prototype.
       Object.defineProperty(copy, key, {
@@ -130,26 +163,79 @@ class JsonCopier {
   #array(value: unknown[], path: string, depth: number): readonly unknown[] {
     const length = value.length;
     if (length > this.#values) {
-      throw new NotJsonData(path, `holds more than ${MAX_CALLER_VALUES} values`);
+      throw new NotJsonData(path, 'too-many-values', `holds more than ${MAX_CALLER_VALUES} values`);
     }
     for (const key of Reflect.ownKeys(value)) {
-      if (typeof key === 'symbol') throw new NotJsonData(path, 'has a symbol key');
+      if (typeof key === 'symbol') throw new NotJsonData(path, 'symbol-key', 'has a symbol key');
       if (key === 'length') continue;
       const index = Number(key);
       if (!(String(index) === key && Number.isInteger(index) && index >= 0 && index < length)) {
-        throw new NotJsonData(keyPath(path, key), 'is a named key of an array, not an index');
+        throw new NotJsonData(
+          keyPath(path, key),
+          'named-array-key',
+          'is a named key of an array, not an index',
+        );
       }
     }
     const copy: unknown[] = [];
     for (let index = 0; index < length; index++) {
       const where = `${path}[${index}]`;
-      if (!Object.hasOwn(value, index)) throw new NotJsonData(where, 'is a hole of a sparse array');
+      if (!Object.hasOwn(value, index))
+        throw new NotJsonData(where, 'hole', 'is a hole of a sparse array');
       if (this.immutable && !('value' in (Reflect.getOwnPropertyDescriptor(value, index) ?? {})))
         this.immutable = false;
       copy.push(this.copy(readItem(value, String(index), where), where, depth + 1));
     }
     return Object.freeze(copy);
   }
+}
+
+/** A deeply frozen copy of caller data, and what the copy learned about its source. */
+export interface CallerDataCopy {
+  readonly copy: unknown;
+  /** The source was deeply frozen data (no proxy, no getter): it cannot change. */
+  readonly immutable: boolean;
+  /** The copy holds a -0 (the record's encoding writes it as 0). */
+  readonly negativeZero: boolean;
+}
+
+/**
+ * Copies `value` as caller data (see snapshotCaller), naming paths from `path`; the one check every
+ * caller goes through, in the runtime and at the edges (docs/decisions.md, "Callers").
+ * @throws NotJsonData at the first offending value; an edge also refuses a `"__proto__"` key.
+ */
+export function copyCallerData(
+  value: object,
+  path: string,
+  refuseProtoKey: boolean,
+): CallerDataCopy {
+  const copier = new JsonCopier(refuseProtoKey);
+  const copy = copier.copy(value, path, 0);
+  return { copy, immutable: copier.immutable, negativeZero: copier.negativeZero };
+}
+
+/**
+ * The first malformed field of copied caller data: `id` a string (non-empty when `idRequired`),
+ * `scopes` an array of strings, `metadata` an object; undefined when all hold.
+ */
+export function malformedField(
+  caller: Readonly<Record<string, unknown>>,
+  idRequired: boolean,
+): 'id' | 'scopes' | 'metadata' | undefined {
+  const { id, scopes, metadata } = caller;
+  if (idRequired ? typeof id !== 'string' || id === '' : id !== undefined && typeof id !== 'string')
+    return 'id';
+  if (
+    scopes !== undefined &&
+    (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string'))
+  )
+    return 'scopes';
+  if (
+    metadata !== undefined &&
+    (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+  )
+    return 'metadata';
+  return undefined;
 }
 
 /**
@@ -171,39 +257,34 @@ export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
   }
   const known = SNAPSHOTS.get(caller);
   if (known !== undefined) return known;
-  let copy: unknown;
-  const copier = new JsonCopier();
+  let copied: CallerDataCopy;
   try {
-    copy = copier.copy(caller, 'caller', 0);
+    copied = copyCallerData(caller, 'caller', false);
   } catch (error) {
     if (!(error instanceof NotJsonData)) throw error;
     const path = boundText(error.path, MAX_PATH_CHARS);
     throw invalid(`options.caller must be JSON data: ${path} ${error.problem}`);
   }
+  const { copy } = copied;
   if (Array.isArray(copy)) throw invalid('options.caller must be an object, got an array');
-  const { id, scopes, metadata } = copy as Record<string, unknown>;
+  const fields = copy as Record<string, unknown>;
   // Approvals compare ids (self-approval) and the record names the caller by it: a string only.
-  if (id !== undefined && typeof id !== 'string') {
-    throw invalid(`options.caller.id must be a string, got ${describeValue(id)}`);
-  }
-  if (
-    scopes !== undefined &&
-    (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string'))
-  ) {
-    throw invalid('options.caller.scopes must be an array of strings');
-  }
-  if (
-    metadata !== undefined &&
-    (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
-  ) {
-    throw invalid(`options.caller.metadata must be an object, got ${describeValue(metadata)}`);
+  switch (malformedField(fields, false)) {
+    case 'id':
+      throw invalid(`options.caller.id must be a string, got ${describeValue(fields.id)}`);
+    case 'scopes':
+      throw invalid('options.caller.scopes must be an array of strings');
+    case 'metadata':
+      throw invalid(
+        `options.caller.metadata must be an object, got ${describeValue(fields.metadata)}`,
+      );
   }
   const snapshot = copy as ExecutionCaller;
   // A snapshot cannot change, and neither can a caller that was deeply frozen data: given again,
   // either gets this same snapshot, with nothing read or copied (docs/decisions.md, "Callers").
   SNAPSHOTS.set(snapshot, snapshot);
-  if (copier.immutable) SNAPSHOTS.set(caller, snapshot);
-  if (!copier.negativeZero) RECORDED_AS_IS.add(snapshot);
+  if (copied.immutable) SNAPSHOTS.set(caller, snapshot);
+  if (!copied.negativeZero) RECORDED_AS_IS.add(snapshot);
   return snapshot;
 }
 
@@ -214,11 +295,9 @@ const SNAPSHOTS = new WeakMap<object, ExecutionCaller>();
 const RECORDED_AS_IS = new WeakSet<object>();
 
 /**
- * The caller as the job record keeps it: a snapshot is deeply frozen JSON data, so the record
- * shares it (one object for every job of that caller) unless it holds a -0, which the record's
- * encoding writes as 0.
+ * True when the snapshot is its own record: deeply frozen JSON data that the record's encoding
+ * would copy unchanged (it holds no -0, which the encoding writes as 0).
  */
-export function recordedCaller(caller: ExecutionCaller | undefined): unknown {
-  if (caller === undefined || RECORDED_AS_IS.has(caller)) return caller;
-  return toJsonSafe(caller, 'caller');
+export function isRecordedAsIs(snapshot: ExecutionCaller): boolean {
+  return RECORDED_AS_IS.has(snapshot);
 }

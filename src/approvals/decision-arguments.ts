@@ -1,0 +1,82 @@
+/**
+ * The arguments of `runtime.decideApproval()` (docs/api.md, "Approvals"): read once, each checked,
+ * the approver snapshotted as a caller. Separate from the desk that acts on them (runtime/), so
+ * the request model and its checks never import runtime/ (docs/decisions.md, "House rules").
+ */
+import type { ExecutionCaller } from '../callers/execution-caller.js';
+import { snapshotCaller } from '../callers/caller-snapshot.js';
+import { describeThrown, describeValue } from '../errors/describe-value.js';
+import { readField } from '../errors/hostile-reads.js';
+import { createError } from '../errors/warrant-error.js';
+
+/** Arguments of `runtime.decideApproval()`. */
+export interface ApprovalDecision {
+  jobId: string;
+  stepId: string;
+  /** The digest of the request being decided, as `listApprovals` gave it. */
+  inputDigest: string;
+  /** Who decides: a caller (JSON data) with a string `id`. */
+  approver: ExecutionCaller;
+  decision: 'approve' | 'reject';
+  comment?: string;
+}
+
+/** The arguments of `decideApproval()`, read once and checked. */
+export interface CheckedDecision {
+  readonly jobId: string;
+  readonly stepId: string;
+  readonly inputDigest: string;
+  readonly approver: ExecutionCaller & { readonly id: string };
+  readonly decision: 'approve' | 'reject';
+  readonly comment: string | undefined;
+}
+
+function invalid(message: string): TypeError {
+  return createError(TypeError, 'APPROVAL_DECISION_INVALID', message);
+}
+
+/** Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. */
+export function checkDecisionArguments(value: unknown): CheckedDecision {
+  if (typeof value !== 'object' || value === null) {
+    throw invalid(`decideApproval() takes an object, got ${describeValue(value)}`);
+  }
+  const field = (key: keyof ApprovalDecision): unknown =>
+    readField(value, key, (problem) => invalid(`decideApproval() ${key} ${problem}`));
+  const jobId = field('jobId');
+  const stepId = field('stepId');
+  const inputDigest = field('inputDigest');
+  const approver = field('approver');
+  const decision = field('decision');
+  const comment = field('comment');
+  for (const [name, text] of [
+    ['jobId', jobId],
+    ['stepId', stepId],
+    ['inputDigest', inputDigest],
+  ] as const) {
+    if (typeof text !== 'string')
+      throw invalid(`decideApproval() ${name} must be a string, got ${describeValue(text)}`);
+  }
+  if (decision !== 'approve' && decision !== 'reject') {
+    throw invalid(
+      `decideApproval() decision must be 'approve' or 'reject', got ${describeValue(decision)}`,
+    );
+  }
+  if (comment !== undefined && typeof comment !== 'string')
+    throw invalid(`decideApproval() comment must be a string, got ${describeValue(comment)}`);
+  let snapshot: ExecutionCaller | undefined;
+  try {
+    snapshot = snapshotCaller(approver);
+  } catch (error) {
+    throw invalid(`decideApproval() approver: ${describeThrown(error)}`);
+  }
+  if (snapshot === undefined || typeof snapshot.id !== 'string' || snapshot.id === '')
+    throw invalid('decideApproval() approver must be a caller with a non-empty string id');
+  return {
+    jobId: jobId as string,
+    stepId: stepId as string,
+    inputDigest: inputDigest as string,
+    approver: snapshot as ExecutionCaller & { readonly id: string },
+    decision,
+    comment: comment as string | undefined,
+  };
+}
