@@ -5,7 +5,7 @@
  * so deeply nested bodies cannot overflow the stack. Nesting deeper than `MAX_JSON_DEPTH` is
  * refused before anything else, by one pass over the text.
  */
-import { parseJson } from '../jobs/parse-json.js';
+import { parseJson } from '../json/parse-json.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 
 export class JsonBodyError extends Error {

@@ -36,7 +36,7 @@ import {
   type GateDecision,
   type GateRefusal,
 } from './request-gate.js';
-import { toJsonSafe } from '../jobs/json-value.js';
+import { toJsonSafe } from '../json/json-value.js';
 import { admissionStatus, approvalRefusalStatus, failedJobStatus } from './status-codes.js';
 
 export interface HttpServerOptions {

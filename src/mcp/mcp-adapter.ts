@@ -21,7 +21,7 @@ import type {
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import { oneLineError } from '../errors/error-text.js';
-import { toJsonSafe } from '../jobs/json-value.js';
+import { toJsonSafe } from '../json/json-value.js';
 // The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
 // the very modules the root re-exports from (test/contract/layout.test.ts).
 import type { ExecutionCaller } from '../authorization/authorizer.js';
@@ -124,7 +124,7 @@ function isPlainObject(value: unknown): value is JsonObject {
 }
 
 /**
- * A result in the one encoding every edge uses (README "Stores", src/jobs/json-value.ts): the
+ * A result in the one encoding every edge uses (README "Stores", src/json/json-value.ts): the
  * JSON text, and for a result that encodes to an object (not an array) the same value as
  * structuredContent. A cyclic or bigint result reads as it does over HTTP and in the CLI. A tool
  * that publishes an output schema must answer structuredContent: a result that is not an object

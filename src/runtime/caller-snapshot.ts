@@ -1,7 +1,7 @@
 import { types } from 'node:util';
 import type { ExecutionCaller } from '../authorization/authorizer.js';
 import { createError } from '../errors/warrant-error.js';
-import { toJsonSafe } from '../jobs/json-value.js';
+import { toJsonSafe } from '../json/json-value.js';
 import { boundText, describeThrown, describeValue, quoteText } from '../errors/describe-value.js';
 
 /** Deepest nesting of a caller: the caller object is level 0, `caller.metadata` level 1. */

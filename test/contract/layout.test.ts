@@ -49,11 +49,11 @@ const EDGE_INTERNALS_ALLOWED: Record<string, string> = {
 
 // Internal modules every edge may use, and why.
 const SHARED_WITH_EDGES: Record<string, string> = {
-  'src/jobs/json-value.ts':
+  'src/json/json-value.ts':
     'one JSON encoding of job values: the stores record with it and the edges print with it',
   'src/errors/error-text.ts':
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
-  'src/jobs/parse-json.ts':
+  'src/json/parse-json.ts':
     "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
 };
 

@@ -4,7 +4,7 @@
  * (README "Approvals"). The runtime runs with approvals on; `--approvers` names the policy.
  */
 import type { ApprovalRequest, Job } from '../../index.js';
-import { toJsonSafe } from '../../jobs/json-value.js';
+import { toJsonSafe } from '../../json/json-value.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { formatTable } from '../format-table.js';

@@ -1,6 +1,6 @@
 /** `warrant jobs [list|show <id>|verify <id>|verify --all]`: the job history of a store. */
 import type { Job, JobListFilter, JobVerification, OperatorRuntime } from '../../index.js';
-import { toJsonSafe } from '../../jobs/json-value.js';
+import { toJsonSafe } from '../../json/json-value.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';

@@ -6,7 +6,7 @@ import {
   type PlanAdmissionError,
   type RuntimeEvent,
 } from '../../index.js';
-import { toJsonSafe } from '../../jobs/json-value.js';
+import { toJsonSafe } from '../../json/json-value.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { parseCommand, text as optionText } from '../parse.js';
@@ -20,7 +20,7 @@ import { readInputFile } from '../input-file.js';
 import { printable, RunProgress } from '../run-progress.js';
 import { summaryTable } from '../run-summary.js';
 import { waitingFor } from '../unsettled.js';
-import { parseJson } from '../../jobs/parse-json.js';
+import { parseJson } from '../../json/parse-json.js';
 import { firstLine, UsageError } from '../usage-error.js';
 
 /** Longest admission issue or job error shown on stderr (issue texts are bounded to 500). */
