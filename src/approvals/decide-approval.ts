@@ -10,7 +10,7 @@
 import type { ApprovalGrant, ExecutionCaller } from '../authorization/authorizer.js';
 import type { RegisteredCapability } from '../capabilities/inventory.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { readField } from '../errors/hostile-reads.js';
+import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
 import type { Job, JobStep } from '../jobs/job.js';
