@@ -19,11 +19,9 @@ import {
   type ExecutionAuthorizer,
   type ExecutionCaller,
   type ExecutionPlan,
-  type Job,
   type JobListFilter,
   type OperatorRuntime,
 } from '../index.js';
-import { oneLineError } from '../errors/error-text.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
 import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
@@ -36,7 +34,14 @@ import {
   type GateDecision,
   type GateRefusal,
 } from './request-gate.js';
-import { toJsonSafe } from '../json/json-value.js';
+import {
+  errorText,
+  jobAnswer,
+  jobListAnswer,
+  refusalAnswer,
+  REMOTE_ANSWER,
+  valueAnswer,
+} from '../json/answer.js';
 import { admissionStatus, approvalRefusalStatus, failedJobStatus } from './status-codes.js';
 
 export interface HttpServerOptions {
@@ -95,31 +100,6 @@ function jobListLimit(text: string | undefined): number | undefined {
   if (!/^\d{1,4}$/.test(text)) return undefined;
   const limit = Number(text);
   return limit >= 1 && limit <= JOB_LIST_MAX ? limit : undefined;
-}
-
-function oneLineField(record: unknown, key: string): void {
-  if (typeof record !== 'object' || record === null) return;
-  const value = (record as Record<string, unknown>)[key];
-  if (typeof value === 'string') (record as Record<string, unknown>)[key] = oneLineError(value);
-}
-
-/** A job as answered: JSON-safe, and every error or denial reason in it one line. */
-function jobAnswer(job: Job): unknown {
-  const answer = toJsonSafe(job) as { steps?: unknown; events?: unknown };
-  oneLineField(answer, 'error');
-  if (Array.isArray(answer.steps)) {
-    for (const step of answer.steps as { decision?: unknown }[]) {
-      oneLineField(step, 'error');
-      oneLineField(step.decision, 'reason');
-    }
-  }
-  if (Array.isArray(answer.events)) {
-    for (const event of answer.events as { data?: unknown }[]) {
-      oneLineField(event.data, 'error');
-      oneLineField(event.data, 'reason');
-    }
-  }
-  return answer;
 }
 
 function refuse(reply: FastifyReply, refusal: GateRefusal): FastifyReply {
@@ -344,23 +324,22 @@ export function createHttpServer(
             capability: name,
             risk,
             jobId: job.id,
-            result: toJsonSafe(job.result),
+            result: valueAnswer(job.result),
           };
         }
         // Stopped for approval (the runtime's approvals option): accepted, nothing ran yet.
         if (job.status === 'awaiting_approval') {
           return reply
             .code(202)
-            .send({ capability: name, risk, jobId: job.id, job: jobAnswer(job) });
+            .send({ capability: name, risk, jobId: job.id, job: jobAnswer(job, REMOTE_ANSWER) });
         }
-        return reply
-          .code(failedJobStatus(job))
-          .send({ error: oneLineError(job.error ?? 'Execution failed'), jobId: job.id });
+        return reply.code(failedJobStatus(job)).send({
+          error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
+          jobId: job.id,
+        });
       } catch (error) {
         if (!isPlanAdmissionError(error)) throw error;
-        return reply
-          .code(admissionStatus(error.issues))
-          .send({ error: oneLineError(error.message), issues: error.issues });
+        return reply.code(admissionStatus(error.issues)).send(refusalAnswer(error, REMOTE_ANSWER));
       }
     },
   );
@@ -370,16 +349,16 @@ export function createHttpServer(
       const job = await runtime.executePlan(request.body as ExecutionPlan, {
         caller: await caller(request),
       });
-      if (job.status === 'completed') return reply.code(201).send(jobAnswer(job));
-      if (job.status === 'awaiting_approval') return reply.code(202).send(jobAnswer(job));
-      return reply
-        .code(failedJobStatus(job))
-        .send({ error: oneLineError(job.error ?? 'Execution failed'), job: jobAnswer(job) });
+      if (job.status === 'completed') return reply.code(201).send(jobAnswer(job, REMOTE_ANSWER));
+      if (job.status === 'awaiting_approval')
+        return reply.code(202).send(jobAnswer(job, REMOTE_ANSWER));
+      return reply.code(failedJobStatus(job)).send({
+        error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
+        job: jobAnswer(job, REMOTE_ANSWER),
+      });
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
-      return reply
-        .code(admissionStatus(error.issues))
-        .send({ error: oneLineError(error.message), issues: error.issues });
+      return reply.code(admissionStatus(error.issues)).send(refusalAnswer(error, REMOTE_ANSWER));
     }
   });
 
@@ -397,14 +376,14 @@ export function createHttpServer(
       if (status !== undefined) filter.status = status as JobListFilter['status'];
       if (capability !== undefined) filter.capability = capability;
       if (goal !== undefined) filter.goal = goal;
-      return (await runtime.listJobs(filter)).map(jobAnswer);
+      return jobListAnswer(await runtime.listJobs(filter), REMOTE_ANSWER);
     },
   );
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (request, reply) => {
     const job = await runtime.getJob(request.params.id);
     return job === undefined
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
-      : jobAnswer(job);
+      : jobAnswer(job, REMOTE_ANSWER);
   });
 
   registerVerifyRoute(app, runtime);
@@ -470,11 +449,13 @@ function registerApprovalRoutes(
           decision: body.decision as 'approve' | 'reject',
           ...(body.comment === undefined ? {} : { comment: body.comment as string }),
         });
-        return jobAnswer(job);
+        return jobAnswer(job, REMOTE_ANSWER);
       } catch (error) {
         const status = approvalRefusalStatus((error as { code?: unknown } | null)?.code);
         if (status === undefined) throw error;
-        return reply.code(status).send({ error: oneLineError((error as Error).message) });
+        return reply
+          .code(status)
+          .send({ error: errorText((error as Error).message, REMOTE_ANSWER) });
       }
     },
   );

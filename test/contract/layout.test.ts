@@ -53,6 +53,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'one JSON encoding of job values: the stores record with it and the edges print with it',
   'src/errors/error-text.ts':
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
+  'src/json/answer.ts':
+    'one answer encoder for jobs, values and refusals: HTTP, MCP and the CLI answer through it, each in its style',
   'src/json/parse-json.ts':
     "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
 };
