@@ -50,3 +50,9 @@ export function parseJsonBody(text: string): unknown {
   }
   return value;
 }
+
+/** True for a parsed body that is a JSON object (not an array, not null): the shape the routes
+ * that take fields accept. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -124,6 +124,29 @@ const NO_TWIN: Record<string, NoTwin> = {
     coveredBy: 'test/http/server.test.ts',
     reason: 'every status of README, "The warrant program" is asserted over a socket',
   },
+  'src/http/routes/request-caller.ts': {
+    types: 'the caller resolver type of the routes; checked by tsc',
+  },
+  'src/http/routes/health.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'GET /health, exercised over a socket',
+  },
+  'src/http/routes/capabilities.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'the capability routes, execute included, exercised over a socket',
+  },
+  'src/http/routes/plans.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'POST /api/plans, exercised over a socket',
+  },
+  'src/http/routes/jobs.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'the job routes, exercised over a socket (verify: test/http/verify-route.test.ts)',
+  },
+  'src/http/routes/approvals.ts': {
+    coveredBy: 'test/http/approval-routes.test.ts',
+    reason: 'the approval routes, exercised over a socket',
+  },
   'src/http/parse-json-body.ts': {
     coveredBy: 'test/http/server.test.ts',
     reason: 'hostile bodies are asserted over a socket',
