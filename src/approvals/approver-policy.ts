@@ -5,7 +5,7 @@
  */
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { describeValue } from '../errors/describe-value.js';
-import { readField } from '../errors/hostile-reads.js';
+import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import type { ApprovalRequest } from './approval-request.js';
 

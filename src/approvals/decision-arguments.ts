@@ -6,7 +6,7 @@
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { readField } from '../errors/hostile-reads.js';
+import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 
 /** Arguments of `runtime.decideApproval()`. */

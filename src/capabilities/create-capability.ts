@@ -1,6 +1,6 @@
 import { createError } from '../errors/warrant-error.js';
 import { describeValue, quoteText } from '../errors/describe-value.js';
-import { isArrayValue, readArray, readField } from '../errors/hostile-reads.js';
+import { isArrayValue, readArray, readField } from '../values/hostile-reads.js';
 import type {
   Capability,
   CapabilityDefinition,

@@ -4,7 +4,7 @@
  * stays valid; `use()` checks both the same way.
  */
 import { describeValue } from '../errors/describe-value.js';
-import { isArrayValue, readArray, readField, type ReadFailure } from '../errors/hostile-reads.js';
+import { isArrayValue, readArray, readField, type ReadFailure } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import type { Capability, CapabilityModule } from './capability.js';
 

@@ -15,8 +15,8 @@ import {
   readField,
   readKeys,
   type ReadFailure,
-} from '../errors/hostile-reads.js';
-import { processGlobal } from '../errors/process-global.js';
+} from '../values/hostile-reads.js';
+import { processGlobal } from '../process/process-global.js';
 import type { Capability, CapabilityModule, CapabilityRisk } from './capability.js';
 import { destructuresExecution } from './calling-convention.js';
 import { FIELD_TYPES, type CompiledField, type CompiledSchema } from './input-schema.js';

@@ -5,7 +5,7 @@
  * object may be a proxy, a getter may throw, a validate may throw or never settle.
  */
 import { boundText, describeThrown, describeValue } from '../errors/describe-value.js';
-import { readField, type ReadFailure } from '../errors/hostile-reads.js';
+import { readField, type ReadFailure } from '../values/hostile-reads.js';
 import type { CompiledField, CompiledSchema } from './input-schema.js';
 
 /** A Standard Schema as registered: what validation needs, taken once. Frozen. */

@@ -8,7 +8,7 @@
 import { userInfo } from 'node:os';
 import type { ExecutionCaller } from '../index.js';
 import { frozenCallerCopy } from '../callers/caller-check.js';
-import { parseJson } from '../jobs/parse-json.js';
+import { parseJson } from '../json/parse-json.js';
 import { firstLine, UsageError } from './usage-error.js';
 
 /** Longest `--caller` text accepted (a caller is an identity, not a payload). */

@@ -8,7 +8,7 @@
  * its time-out) and closes the connection on the third.
  */
 import type { Readable, Writable } from 'node:stream';
-import { parseJson } from '../jobs/parse-json.js';
+import { parseJson } from '../json/parse-json.js';
 import {
   parseJSONRPCMessage,
   serializeMessage,

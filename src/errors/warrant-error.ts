@@ -6,7 +6,7 @@
  * lookalike, a clone, a proxy or an object whose prototype is a real error is never recognised.
  * The holder can add and ask, never remove.
  */
-import { processGlobal } from './process-global.js';
+import { processGlobal } from '../process/process-global.js';
 
 interface IssuedErrors {
   add(error: object): void;

@@ -24,7 +24,7 @@ import {
   resolveInput,
   type LocatedReference,
 } from '../plan/references.js';
-import { toJsonSafe } from '../jobs/json-value.js';
+import { toJsonSafe } from '../json/json-value.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const neverAborted = new AbortController().signal;

@@ -5,7 +5,7 @@
  * so deeply nested bodies cannot overflow the stack. Nesting deeper than `MAX_JSON_DEPTH` is
  * refused before anything else, by one pass over the text.
  */
-import { parseJson } from '../jobs/parse-json.js';
+import { parseJson } from '../json/parse-json.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 
 export class JsonBodyError extends Error {
@@ -49,4 +49,10 @@ export function parseJsonBody(text: string): unknown {
     );
   }
   return value;
+}
+
+/** True for a parsed body that is a JSON object (not an array, not null): the shape the routes
+ * that take fields accept. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

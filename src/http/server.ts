@@ -13,17 +13,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import {
-  isPlanAdmissionError,
-  type CapabilityRisk,
-  type ExecutionAuthorizer,
-  type ExecutionCaller,
-  type ExecutionPlan,
-  type Job,
-  type JobListFilter,
-  type OperatorRuntime,
-} from '../index.js';
-import { oneLineError } from '../errors/error-text.js';
+import type { ExecutionAuthorizer, ExecutionCaller, OperatorRuntime } from '../index.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
 import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
@@ -36,8 +26,12 @@ import {
   type GateDecision,
   type GateRefusal,
 } from './request-gate.js';
-import { toJsonSafe } from '../jobs/json-value.js';
-import { admissionStatus, approvalRefusalStatus, failedJobStatus } from './status-codes.js';
+import { registerApprovalRoutes } from './routes/approvals.js';
+import { registerCapabilityRoutes } from './routes/capabilities.js';
+import { registerHealthRoute } from './routes/health.js';
+import { registerJobRoutes } from './routes/jobs.js';
+import { registerPlanRoute } from './routes/plans.js';
+import type { RequestCaller } from './routes/request-caller.js';
 
 export interface HttpServerOptions {
   /** The authentication mode (`createAuthenticator` of `src/http/auth/`): every route but
@@ -79,56 +73,9 @@ export interface HttpServerOptions {
   readonly requestTimeoutMs?: number;
 }
 
-interface ExecuteBody {
-  input?: unknown;
-  capabilityVersion?: unknown;
-}
-
-/** `GET /api/jobs` answers this many jobs unless `limit` says otherwise, and never more than
- * `JOB_LIST_MAX` (README "HTTP routes"). */
-export const JOB_LIST_DEFAULT = 50;
-export const JOB_LIST_MAX = 1000;
-
-/** The `limit` of a job list: the default when absent, undefined when not 1..JOB_LIST_MAX. */
-function jobListLimit(text: string | undefined): number | undefined {
-  if (text === undefined) return JOB_LIST_DEFAULT;
-  if (!/^\d{1,4}$/.test(text)) return undefined;
-  const limit = Number(text);
-  return limit >= 1 && limit <= JOB_LIST_MAX ? limit : undefined;
-}
-
-function oneLineField(record: unknown, key: string): void {
-  if (typeof record !== 'object' || record === null) return;
-  const value = (record as Record<string, unknown>)[key];
-  if (typeof value === 'string') (record as Record<string, unknown>)[key] = oneLineError(value);
-}
-
-/** A job as answered: JSON-safe, and every error or denial reason in it one line. */
-function jobAnswer(job: Job): unknown {
-  const answer = toJsonSafe(job) as { steps?: unknown; events?: unknown };
-  oneLineField(answer, 'error');
-  if (Array.isArray(answer.steps)) {
-    for (const step of answer.steps as { decision?: unknown }[]) {
-      oneLineField(step, 'error');
-      oneLineField(step.decision, 'reason');
-    }
-  }
-  if (Array.isArray(answer.events)) {
-    for (const event of answer.events as { data?: unknown }[]) {
-      oneLineField(event.data, 'error');
-      oneLineField(event.data, 'reason');
-    }
-  }
-  return answer;
-}
-
 function refuse(reply: FastifyReply, refusal: GateRefusal): FastifyReply {
   if (refusal.headers !== undefined) reply.headers(refusal.headers);
   return reply.code(refusal.status).send({ error: refusal.error });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A fixed message per kind of bad request: never the parser's or a driver's own text. */
@@ -272,9 +219,7 @@ export function createHttpServer(
   // the caller of each plan anyway), no promise per request. With a mode, the gate has
   // authenticated every request that reaches a governed route.
   const defaultCaller: ExecutionCaller = Object.freeze({ id: 'http' });
-  const caller = (
-    request: FastifyRequest,
-  ): ExecutionCaller | undefined | Promise<ExecutionCaller | undefined> =>
+  const caller: RequestCaller = (request) =>
     options.resolveCaller
       ? options.resolveCaller(request)
       : authenticator === undefined
@@ -291,123 +236,10 @@ export function createHttpServer(
   // (bench/http/execute.bench.ts measures it).
   app.addHook('onRequest', (request, reply, done) => runGate(request, reply, done));
 
-  app.get('/health', async () => ({ status: 'ok' }));
-
-  app.get('/api/capabilities', async () => runtime.listCapabilities());
-  app.get<{ Params: { name: string }; Querystring: { version?: string } }>(
-    '/api/capabilities/:name',
-    async (request, reply) => {
-      const found = runtime.describeCapability(request.params.name, request.query.version);
-      return found ?? reply.code(404).send({ error: `Unknown capability: ${request.params.name}` });
-    },
-  );
-
-  // The risk of each capability this route has run. The inventory only grows and a name keeps its
-  // registration (docs/api.md, "runtime.use"), so a name found once is found the same way later;
-  // building a whole descriptor per request cost about 6% of the server's CPU
-  // (bench/http/execute.bench.ts). Bounded by the number of registered capabilities.
-  const riskOf = new Map<string, CapabilityRisk>();
-  const registeredRisk = (name: string): CapabilityRisk | undefined => {
-    const known = riskOf.get(name);
-    if (known !== undefined) return known;
-    const risk = runtime.describeCapability(name)?.risk;
-    if (risk !== undefined) riskOf.set(name, risk);
-    return risk;
-  };
-
-  app.post<{ Params: { name: string }; Body: ExecuteBody }>(
-    '/api/capabilities/:name/execute',
-    async (request, reply) => {
-      const body: unknown = request.body ?? {};
-      if (!isObject(body))
-        return reply
-          .code(400)
-          .send({ error: 'Body must be a JSON object { input?, capabilityVersion? }' });
-      const name = request.params.name;
-      const risk = registeredRisk(name);
-      if (risk === undefined) return reply.code(404).send({ error: `Unknown capability: ${name}` });
-      // `approved` and any other body field are ignored: only the host's authorizer decides.
-      const step: ExecutionPlan['steps'][number] = {
-        id: 'execute',
-        capability: name,
-        input: body.input,
-      };
-      if (body.capabilityVersion !== undefined)
-        step.capabilityVersion = body.capabilityVersion as string;
-      try {
-        const job = await runtime.executePlan(
-          { version: '1.0', goal: `HTTP execute ${name}`, steps: [step] },
-          { caller: await caller(request) },
-        );
-        if (job.status === 'completed') {
-          return {
-            capability: name,
-            risk,
-            jobId: job.id,
-            result: toJsonSafe(job.result),
-          };
-        }
-        // Stopped for approval (the runtime's approvals option): accepted, nothing ran yet.
-        if (job.status === 'awaiting_approval') {
-          return reply
-            .code(202)
-            .send({ capability: name, risk, jobId: job.id, job: jobAnswer(job) });
-        }
-        return reply
-          .code(failedJobStatus(job))
-          .send({ error: oneLineError(job.error ?? 'Execution failed'), jobId: job.id });
-      } catch (error) {
-        if (!isPlanAdmissionError(error)) throw error;
-        return reply
-          .code(admissionStatus(error.issues))
-          .send({ error: oneLineError(error.message), issues: error.issues });
-      }
-    },
-  );
-
-  app.post<{ Body: unknown }>('/api/plans', async (request, reply) => {
-    try {
-      const job = await runtime.executePlan(request.body as ExecutionPlan, {
-        caller: await caller(request),
-      });
-      if (job.status === 'completed') return reply.code(201).send(jobAnswer(job));
-      if (job.status === 'awaiting_approval') return reply.code(202).send(jobAnswer(job));
-      return reply
-        .code(failedJobStatus(job))
-        .send({ error: oneLineError(job.error ?? 'Execution failed'), job: jobAnswer(job) });
-    } catch (error) {
-      if (!isPlanAdmissionError(error)) throw error;
-      return reply
-        .code(admissionStatus(error.issues))
-        .send({ error: oneLineError(error.message), issues: error.issues });
-    }
-  });
-
-  // The gate has refused repeated parameters, so every query value is a string here.
-  app.get<{ Querystring: Record<string, string | undefined> }>(
-    '/api/jobs',
-    async (request, reply) => {
-      const { status, capability, goal } = request.query;
-      const limit = jobListLimit(request.query.limit);
-      if (limit === undefined)
-        return reply
-          .code(400)
-          .send({ error: `limit must be an integer from 1 to ${JOB_LIST_MAX}` });
-      const filter: JobListFilter = { limit };
-      if (status !== undefined) filter.status = status as JobListFilter['status'];
-      if (capability !== undefined) filter.capability = capability;
-      if (goal !== undefined) filter.goal = goal;
-      return (await runtime.listJobs(filter)).map(jobAnswer);
-    },
-  );
-  app.get<{ Params: { id: string } }>('/api/jobs/:id', async (request, reply) => {
-    const job = await runtime.getJob(request.params.id);
-    return job === undefined
-      ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
-      : jobAnswer(job);
-  });
-
-  registerVerifyRoute(app, runtime);
+  registerHealthRoute(app);
+  registerCapabilityRoutes(app, runtime, caller);
+  registerPlanRoute(app, runtime, caller);
+  registerJobRoutes(app, runtime);
   if (options.console !== false) registerConsole(app);
   registerApprovalRoutes(app, runtime, caller);
   if (options.mcp !== false)
@@ -428,68 +260,4 @@ export function createHttpServer(
     authorizer: options.legacyAuthorizer,
   });
   return app;
-}
-
-/**
- * `GET /api/approvals` (pending requests; `?jobId=` one job's) and
- * `POST /api/jobs/:id/steps/:stepId/approval` `{ decision, inputDigest, comment? }`, decided by
- * the request's caller as approver: 200 with the job at its next stop, or the refusal's status
- * (approvalRefusalStatus). Nothing in the body names the approver.
- */
-function registerApprovalRoutes(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: (
-    request: FastifyRequest,
-  ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>,
-): void {
-  app.get<{ Querystring: Record<string, string | undefined> }>(
-    '/api/approvals',
-    async (request) => {
-      const { jobId } = request.query;
-      return runtime.listApprovals(jobId === undefined ? {} : { jobId });
-    },
-  );
-  app.post<{ Params: { id: string; stepId: string }; Body: unknown }>(
-    '/api/jobs/:id/steps/:stepId/approval',
-    async (request, reply) => {
-      const body: unknown = request.body;
-      if (!isObject(body))
-        return reply
-          .code(400)
-          .send({ error: 'Body must be a JSON object { decision, inputDigest, comment? }' });
-      const approver = await callerOf(request);
-      if (approver === undefined)
-        return reply.code(403).send({ error: 'An approval needs an identified approver' });
-      try {
-        const job = await runtime.decideApproval({
-          jobId: request.params.id,
-          stepId: request.params.stepId,
-          inputDigest: body.inputDigest as string,
-          approver,
-          decision: body.decision as 'approve' | 'reject',
-          ...(body.comment === undefined ? {} : { comment: body.comment as string }),
-        });
-        return jobAnswer(job);
-      } catch (error) {
-        const status = approvalRefusalStatus((error as { code?: unknown } | null)?.code);
-        if (status === undefined) throw error;
-        return reply.code(status).send({ error: oneLineError((error as Error).message) });
-      }
-    },
-  );
-}
-
-/**
- * `GET /api/jobs/:id/verify`: 200 with `runtime.verifyJob`'s answer (`{ ok: true, events }` or
- * `{ ok: false, reason, eventIndex?, stepId? }`: a job that is not intact is still an answer),
- * 404 for an unknown job.
- */
-function registerVerifyRoute(app: FastifyInstance, runtime: OperatorRuntime): void {
-  app.get<{ Params: { id: string } }>('/api/jobs/:id/verify', async (request, reply) => {
-    const verification = await runtime.verifyJob(request.params.id);
-    return verification === undefined
-      ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
-      : verification;
-  });
 }

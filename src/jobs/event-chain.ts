@@ -10,7 +10,7 @@
  * key's UTF-8 bytes, prefix 'hmac-sha256:', so a database writer without the key cannot forge a
  * chain.
  */
-import { canonicalJson, hmacSha256Digest, sha256Digest } from './canonical-json.js';
+import { canonicalJson, hmacSha256Digest, sha256Digest } from '../json/canonical-json.js';
 import type { JobEvent } from './job.js';
 
 export const KEYED_PREFIX = 'hmac-sha256:';

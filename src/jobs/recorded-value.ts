@@ -4,8 +4,8 @@
  * that reads the recorded value and canonicalizes it gets the same digest (docs/api.md, "The
  * decision record").
  */
-import { digestJson } from './canonical-json.js';
-import { toJsonSafe } from './json-value.js';
+import { digestJson } from '../json/canonical-json.js';
+import { toJsonSafe } from '../json/json-value.js';
 
 export interface RecordedValue {
   /** JSON data: what stores keep and `getJob` returns. */

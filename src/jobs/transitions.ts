@@ -14,8 +14,8 @@ import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 import type { DecisionOutcome, Job, JobEvent, JobEventType, JobStep, StepDecision } from './job.js';
 import type { JobChange } from './job-store.js';
-import { keptFlat } from './canonical-json.js';
-import { toJsonSafe } from './json-value.js';
+import { keptFlat } from '../json/canonical-json.js';
+import { toJsonSafe } from '../json/json-value.js';
 import { recordValue, sameRecordedValue, type RecordedValue } from './recorded-value.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

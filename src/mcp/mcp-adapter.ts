@@ -20,8 +20,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
-import { oneLineError } from '../errors/error-text.js';
-import { toJsonSafe } from '../jobs/json-value.js';
+import { answerText, errorText, REMOTE_ANSWER, valueAnswer } from '../json/answer.js';
 // The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
 // the very modules the root re-exports from (test/contract/layout.test.ts).
 import type { ExecutionCaller } from '../callers/execution-caller.js';
@@ -124,15 +123,15 @@ function isPlainObject(value: unknown): value is JsonObject {
 }
 
 /**
- * A result in the one encoding every edge uses (README "Stores", src/jobs/json-value.ts): the
+ * A result in the one encoding every edge uses (README "Stores", src/json/answer.ts): the
  * JSON text, and for a result that encodes to an object (not an array) the same value as
  * structuredContent. A cyclic or bigint result reads as it does over HTTP and in the CLI. A tool
  * that publishes an output schema must answer structuredContent: a result that is not an object
  * is then an error result.
  */
 function successResult(result: unknown, outputSchema: boolean): CallToolResult {
-  const encoded = toJsonSafe(result);
-  const text = JSON.stringify(encoded) ?? 'null';
+  const encoded = valueAnswer(result);
+  const text = answerText(encoded);
   if (!isPlainObject(encoded)) {
     return outputSchema
       ? errorResult('The result is not an object, as the output schema of the tool requires')
@@ -299,15 +298,18 @@ export class McpAdapter {
       if (job.status === 'awaiting_approval') {
         const waiting = job.steps.find((step) => step.status === 'awaiting_approval');
         return errorResult(
-          oneLineError(`Awaiting approval: job ${job.id}, step ${waiting?.id ?? 'call'}`),
+          errorText(
+            `Awaiting approval: job ${job.id}, step ${waiting?.id ?? 'call'}`,
+            REMOTE_ANSWER,
+          ),
         );
       }
       // A denial or a failure is recorded in the job; its error is the step's message.
       if (job.status !== 'completed')
-        return errorResult(oneLineError(job.error ?? 'Execution failed'));
+        return errorResult(errorText(job.error ?? 'Execution failed', REMOTE_ANSWER));
       return successResult(job.result, tool.outputSchema !== undefined);
     } catch (error) {
-      if (isPlanAdmissionError(error)) return errorResult(oneLineError(error.message));
+      if (isPlanAdmissionError(error)) return errorResult(errorText(error.message, REMOTE_ANSWER));
       // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
       this.#options.onInternalError?.(error, toolName);
       return errorResult(INTERNAL_ERROR);

@@ -19,8 +19,8 @@ import { capabilityInventory, registerModule } from '../capabilities/inventory.j
 import { hostLogger } from '../capabilities/host-logger.js';
 import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { isArrayValue, readField } from '../errors/hostile-reads.js';
-import { processGlobal } from '../errors/process-global.js';
+import { isArrayValue, readField } from '../values/hostile-reads.js';
+import { processGlobal } from '../process/process-global.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';

@@ -1,6 +1,6 @@
 import { isRecordedAsIs } from '../callers/caller-snapshot.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
-import { toJsonSafe } from '../jobs/json-value.js';
+import { toJsonSafe } from '../json/json-value.js';
 
 /**
  * The caller as the job record keeps it: a snapshot is deeply frozen JSON data, so the record

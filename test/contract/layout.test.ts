@@ -58,11 +58,13 @@ const EDGE_INTERNALS_ALLOWED: Record<string, string> = {
 
 // Internal modules every edge may use, and why.
 const SHARED_WITH_EDGES: Record<string, string> = {
-  'src/jobs/json-value.ts':
+  'src/json/json-value.ts':
     'one JSON encoding of job values: the stores record with it and the edges print with it',
   'src/errors/error-text.ts':
     'one-line error text for every process boundary: the HTTP and MCP answers use it',
-  'src/jobs/parse-json.ts':
+  'src/json/answer.ts':
+    'one answer encoder for jobs, values and refusals: HTTP, MCP and the CLI answer through it, each in its style',
+  'src/json/parse-json.ts':
     "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
   'src/callers/caller-check.ts':
     'one caller check with the runtime\'s limits: a caller the callers file, a resolver or --caller admits is one the runtime admits (docs/decisions.md, "Callers")',
@@ -142,6 +144,29 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/http/status-codes.ts': {
     coveredBy: 'test/http/server.test.ts',
     reason: 'every status of README, "The warrant program" is asserted over a socket',
+  },
+  'src/http/routes/request-caller.ts': {
+    types: 'the caller resolver type of the routes; checked by tsc',
+  },
+  'src/http/routes/health.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'GET /health, exercised over a socket',
+  },
+  'src/http/routes/capabilities.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'the capability routes, execute included, exercised over a socket',
+  },
+  'src/http/routes/plans.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'POST /api/plans, exercised over a socket',
+  },
+  'src/http/routes/jobs.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason: 'the job routes, exercised over a socket (verify: test/http/verify-route.test.ts)',
+  },
+  'src/http/routes/approvals.ts': {
+    coveredBy: 'test/http/approval-routes.test.ts',
+    reason: 'the approval routes, exercised over a socket',
   },
   'src/http/parse-json-body.ts': {
     coveredBy: 'test/http/server.test.ts',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
-import { toJsonSafe } from '../../src/jobs/json-value.js';
+import { toJsonSafe } from '../../src/json/json-value.js';
 import { comparable } from '../stores/contract.js';
 import { register } from '../support/runtime-fixtures.js';
 import { buildHostile, hostileSpecArb, jsonOracle } from './hostile-values.js';

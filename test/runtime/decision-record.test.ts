@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { ExecutionAuthorizer, Job, JobStep } from '../../src/index.js';
-import { canonicalJson } from '../../src/jobs/canonical-json.js';
-import { toJsonSafe } from '../../src/jobs/json-value.js';
+import { canonicalJson } from '../../src/json/canonical-json.js';
+import { toJsonSafe } from '../../src/json/json-value.js';
 import { recordingAuthorizer, register, runtimeWith } from '../support/runtime-fixtures.js';
 
 const digestOf = (value: unknown): string =>

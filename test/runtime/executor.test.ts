@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { ExecutionContext, JobEventType } from '../../src/index.js';
-import { canonicalJson } from '../../src/jobs/canonical-json.js';
-import { toJsonSafe } from '../../src/jobs/json-value.js';
+import { canonicalJson } from '../../src/json/canonical-json.js';
+import { toJsonSafe } from '../../src/json/json-value.js';
 import {
   recordEvents,
   recordingAuthorizer,

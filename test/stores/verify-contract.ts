@@ -11,7 +11,7 @@ import {
   type Job,
   type JobVerification,
 } from '../../src/index.js';
-import { canonicalJson } from '../../src/jobs/canonical-json.js';
+import { canonicalJson } from '../../src/json/canonical-json.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
 

@@ -4,7 +4,7 @@
  * (README "Approvals"). The runtime runs with approvals on; `--approvers` names the policy.
  */
 import type { ApprovalRequest, Job } from '../../index.js';
-import { toJsonSafe } from '../../jobs/json-value.js';
+import { answerText, CLI_ANSWER, jobAnswer, valueAnswer } from '../../json/answer.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { formatTable } from '../format-table.js';
@@ -86,7 +86,7 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
   try {
     if (action === 'list') {
       const requests = await runtime.listApprovals();
-      if (values.json) process.stdout.write(`${JSON.stringify(toJsonSafe(requests), null, 2)}\n`);
+      if (values.json) process.stdout.write(`${answerText(valueAnswer(requests), 2)}\n`);
       else process.stdout.write(`${listLines(requests)}\n`);
       return 0;
     }
@@ -111,7 +111,7 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     process.stderr.write(
       `job ${job.id} ${job.status}${job.error === undefined ? '' : `: ${job.error}`}\n`,
     );
-    if (values.json) process.stdout.write(`${JSON.stringify(toJsonSafe(job), null, 2)}\n`);
+    if (values.json) process.stdout.write(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else process.stdout.write(`${job.id}\n`);
     return decidedExit(job, decision);
   } finally {

@@ -1,6 +1,12 @@
 /** `warrant jobs [list|show <id>|verify <id>|verify --all]`: the job history of a store. */
 import type { Job, JobListFilter, JobVerification, OperatorRuntime } from '../../index.js';
-import { toJsonSafe } from '../../jobs/json-value.js';
+import {
+  answerText,
+  CLI_ANSWER,
+  jobAnswer,
+  jobListAnswer,
+  valueAnswer,
+} from '../../json/answer.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
@@ -47,7 +53,7 @@ function showJob(job: Job): string {
     ...decisionLines(job),
     'events:',
     ...job.events.map((event) => {
-      const data = event.data === undefined ? '' : ` ${JSON.stringify(toJsonSafe(event.data))}`;
+      const data = event.data === undefined ? '' : ` ${JSON.stringify(valueAnswer(event.data))}`;
       return `  ${event.timestamp}  ${event.type}${data}`;
     }),
   ];
@@ -89,7 +95,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
         return 1;
       }
       process.stdout.write(
-        values.json ? `${JSON.stringify(toJsonSafe(job), null, 2)}\n` : `${showJob(job)}\n`,
+        values.json ? `${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n` : `${showJob(job)}\n`,
       );
       return 0;
     }
@@ -100,7 +106,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (capability !== undefined) filter.capability = capability;
     const jobs = await runtime.listJobs(filter);
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(toJsonSafe(jobs), null, 2)}\n`);
+      process.stdout.write(`${answerText(jobListAnswer(jobs, CLI_ANSWER), 2)}\n`);
       return 0;
     }
     const rows = jobs.map((job) => [
@@ -133,7 +139,7 @@ function decisionLines(job: Job): string[] {
     ];
   });
   const caller =
-    job.caller === undefined ? [] : [`caller: ${JSON.stringify(toJsonSafe(job.caller))}`];
+    job.caller === undefined ? [] : [`caller: ${JSON.stringify(valueAnswer(job.caller))}`];
   const shown = [...caller, ...(lines.length === 0 ? [] : ['decisions:', ...lines])];
   return shown.length === 0 ? [] : [...shown, ''];
 }

@@ -6,7 +6,7 @@ import {
   type PlanAdmissionError,
   type RuntimeEvent,
 } from '../../index.js';
-import { toJsonSafe } from '../../jobs/json-value.js';
+import { answerText, CLI_ANSWER, jobAnswer, refusalAnswer } from '../../json/answer.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { parseCommand, text as optionText } from '../parse.js';
@@ -20,7 +20,7 @@ import { readInputFile } from '../input-file.js';
 import { printable, RunProgress } from '../run-progress.js';
 import { summaryTable } from '../run-summary.js';
 import { waitingFor } from '../unsettled.js';
-import { parseJson } from '../../jobs/parse-json.js';
+import { parseJson } from '../../json/parse-json.js';
 import { firstLine, UsageError } from '../usage-error.js';
 
 /** Longest admission issue or job error shown on stderr (issue texts are bounded to 500). */
@@ -97,7 +97,7 @@ function stepIdsOf(plan: ExecutionPlan): string[] {
  * the HTTP answer to a refused plan plus the error's code (README "The `warrant` program").
  */
 export function admissionJson(error: PlanAdmissionError): string {
-  return JSON.stringify({ error: error.message, code: error.code, issues: error.issues }, null, 2);
+  return answerText(refusalAnswer(error, CLI_ANSWER), 2);
 }
 
 /** A shell word: kept as it is when plain, else single-quoted. */
@@ -191,7 +191,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     );
     if (job.status === 'awaiting_approval')
       process.stderr.write(approveCommand(job, values as RuntimeFlags));
-    if (values.json) process.stdout.write(`${JSON.stringify(toJsonSafe(job), null, 2)}\n`);
+    if (values.json) process.stdout.write(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else process.stdout.write(`${job.id}\n`);
     if (job.status === 'awaiting_approval') return 3;
     return job.status === 'completed' ? 0 : 1;

@@ -16,7 +16,8 @@ import {
   type ConfiguredAuthenticator,
 } from '../../http/auth/index.js';
 import { allowedHostName, isLoopbackAddress } from '../../http/request-gate.js';
-import { createHttpServer, JOB_LIST_DEFAULT, JOB_LIST_MAX } from '../../http/server.js';
+import { JOB_LIST_DEFAULT, JOB_LIST_MAX } from '../../http/routes/jobs.js';
+import { createHttpServer } from '../../http/server.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { parseCommand, text } from '../parse.js';
 import {

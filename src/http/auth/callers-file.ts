@@ -14,7 +14,7 @@ import {
   type Authenticator,
 } from './authenticator.js';
 import { frozenCallerCopy } from '../../callers/caller-check.js';
-import { parseJson } from '../../jobs/parse-json.js';
+import { parseJson } from '../../json/parse-json.js';
 import { readOptionFile } from './read-option-file.js';
 import { sha256 } from './token.js';
 

@@ -27,7 +27,7 @@ import {
   type AuthSuccess,
   type Authenticator,
 } from './authenticator.js';
-import { parseJson } from '../../jobs/parse-json.js';
+import { parseJson } from '../../json/parse-json.js';
 import { readOptionFile } from './read-option-file.js';
 import { VerifiedTokens } from './verified-tokens.js';
 

@@ -7,7 +7,7 @@
  */
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobStep } from '../job.js';
-import { parseJson } from '../parse-json.js';
+import { parseJson } from '../../json/parse-json.js';
 
 /** The JSON text of record data (JSON data already; undefined keys are left out). */
 export const encode = (value: unknown): string => JSON.stringify(value) ?? 'null';

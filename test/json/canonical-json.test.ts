@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { canonicalJson, digestJson, hmacSha256Digest } from '../../src/jobs/canonical-json.js';
+import { canonicalJson, digestJson, hmacSha256Digest } from '../../src/json/canonical-json.js';
 
 /** The IEEE 754 double whose bits are the given 16 hex digits (RFC 8785 appendix B notation). */
 function fromBits(hex: string): number {

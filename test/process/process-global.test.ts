@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { processGlobal } from '../../src/errors/process-global.js';
+import { processGlobal } from '../../src/process/process-global.js';
 
 describe('processGlobal()', () => {
   it('defines a frozen holder once, non-writable, non-configurable and non-enumerable', () => {

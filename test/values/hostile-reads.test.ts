@@ -6,7 +6,7 @@ import {
   readArray,
   readField,
   readKeys,
-} from '../../src/errors/hostile-reads.js';
+} from '../../src/values/hostile-reads.js';
 
 const fail = (problem: string) => Object.assign(new TypeError(`x ${problem}`), { code: 'CODED' });
 

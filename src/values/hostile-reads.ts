@@ -3,7 +3,7 @@
  * throwing getters. Each helper turns such a throw into the caller's own coded error, so nothing
  * but a coded error escapes the root (docs/errors.md).
  */
-import { boundText, describeThrown } from './describe-value.js';
+import { boundText, describeThrown } from '../errors/describe-value.js';
 
 /** Builds the coded error for a value that could not be read; `problem` is one short clause. */
 export type ReadFailure = (problem: string) => Error;

@@ -1,9 +1,9 @@
-// parseJson (src/jobs/parse-json.ts): JSON.parse, exact for keys written with escapes on the V8
+// parseJson (src/json/parse-json.ts): JSON.parse, exact for keys written with escapes on the V8
 // of Node 24, which can read such a key as an earlier object's key (docs/decisions.md, "Node
 // versions"). CI runs this file on Node 20, 22 and 24.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseJson, parseWithPlainKeys } from '../../src/jobs/parse-json.js';
+import { parseJson, parseWithPlainKeys } from '../../src/json/parse-json.js';
 
 const keysOf = (value: unknown): string[] => Object.keys(value as object);
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toJsonSafe, toJsonText } from '../../src/jobs/json-value.js';
+import { toJsonSafe, toJsonText } from '../../src/json/json-value.js';
 
 describe('toJsonSafe()', () => {
   it('keeps JSON values as they are', () => {
