@@ -7,7 +7,7 @@ import { ChainHeads } from '../../src/jobs/stores/chain-heads.js';
 const event = (n: number): JobEvent => ({
   id: `j:${n}`,
   jobId: 'j',
-  type: 'step.started',
+  type: 'capability.started',
   timestamp: `t${n}`,
 });
 const events = [event(1), event(2), event(3), event(4)];
