@@ -16,7 +16,8 @@ import { join } from 'node:path';
 
 /** Files whose outcome does not depend on the Node version that runs them, and why. */
 const NODE_INDEPENDENT = {
-  'test/quality/harness.test.ts': 'the governance harness parses source with the TypeScript compiler',
+  'test/quality/harness.test.ts':
+    'the governance harness parses source with the TypeScript compiler',
   'test/capabilities/input-types.test.ts': 'tsc on examples/typed-inputs.ts',
   'test/examples/typecheck.test.ts': 'tsc on the examples as consumers of the package types',
   'test/contract/docs-typescript.test.ts': 'tsc on the TypeScript blocks of README.md and docs/',
