@@ -189,23 +189,18 @@ function indexStepIds(steps: readonly CapturedStep[]): StepIndex {
   return index;
 }
 
-function admitStep(
-  step: CapturedStep,
-  idIndex: StepIndex,
-  lookup: Lookup,
-  issues: Issue[],
-  suggest: Suggester,
-): AdmittedStep | undefined {
+/** A step that is not an object: one issue, nothing else of it is judged. */
+function reportNonObjectStep(step: CapturedStep, issues: Issue[]): void {
   const { index } = step;
-  if (!step.isObject) {
-    const message = step.readFailure
-      ? `steps[${index}] could not be read (${thrownText(step.readFailure.error)})`
-      : `steps[${index}] must be an object`;
-    report(issues, 'INVALID_PLAN', message, undefined, index);
-    return undefined;
-  }
-  const before = issues.length;
-  // Step id: a non-empty string, unique within the plan by exact equality.
+  const message = step.readFailure
+    ? `steps[${index}] could not be read (${thrownText(step.readFailure.error)})`
+    : `steps[${index}] must be an object`;
+  report(issues, 'INVALID_PLAN', message, undefined, index);
+}
+
+/** Step id: a non-empty string, unique within the plan by exact equality. */
+function checkStepId(step: CapturedStep, idIndex: StepIndex, issues: Issue[]): string | undefined {
+  const { index } = step;
   let id: string | undefined;
   if (!step.id.ok) {
     report(issues, 'INVALID_PLAN', unreadable('id', step.id, `steps[${index}]`), 'id', index);
@@ -233,8 +228,18 @@ function admitStep(
       );
     }
   }
-  // Capability binding and the optional exact version.
-  let registered: RegisteredCapability | undefined;
+  return id;
+}
+
+/** Capability binding: the registered capability the step names, if any. */
+function bindCapability(
+  step: CapturedStep,
+  id: string | undefined,
+  lookup: Lookup,
+  issues: Issue[],
+  suggest: Suggester,
+): RegisteredCapability | undefined {
+  const { index } = step;
   const capability = step.capability;
   if (!capability.ok) {
     report(
@@ -245,7 +250,9 @@ function admitStep(
       index,
       id,
     );
-  } else if (typeof capability.value !== 'string') {
+    return undefined;
+  }
+  if (typeof capability.value !== 'string') {
     report(
       issues,
       'INVALID_PLAN',
@@ -254,23 +261,33 @@ function admitStep(
       index,
       id,
     );
-  } else {
-    registered = lookup(capability.value);
-    if (registered === undefined) {
-      const close = suggest(capability.value);
-      report(
-        issues,
-        'UNKNOWN_CAPABILITY',
-        `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
-          close === undefined ? '' : `; did you mean ${quoteText(close)}?`
-        }`,
-        'capability',
-        index,
-        id,
-      );
-    }
+    return undefined;
   }
-  let capabilityVersion: string | undefined;
+  const registered = lookup(capability.value);
+  if (registered === undefined) {
+    const close = suggest(capability.value);
+    report(
+      issues,
+      'UNKNOWN_CAPABILITY',
+      `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
+        close === undefined ? '' : `; did you mean ${quoteText(close)}?`
+      }`,
+      'capability',
+      index,
+      id,
+    );
+  }
+  return registered;
+}
+
+/** Version pinning: the optional exact `capabilityVersion`, checked against the registered one. */
+function checkVersionPin(
+  step: CapturedStep,
+  id: string | undefined,
+  registered: RegisteredCapability | undefined,
+  issues: Issue[],
+): string | undefined {
+  const { index } = step;
   const version = step.capabilityVersion;
   if (!version.ok) {
     report(
@@ -281,42 +298,131 @@ function admitStep(
       index,
       id,
     );
-  } else if (version.value !== undefined) {
-    // docs/api.md, "Plans and result references": any supplied string, including '', must equal the registered version.
-    if (typeof version.value !== 'string') {
-      report(
-        issues,
-        'INVALID_PLAN',
-        `${stepLabel(index, id)}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
-        'capabilityVersion',
-        index,
-        id,
-      );
-    } else {
-      capabilityVersion = version.value;
-      if (registered !== undefined && capabilityVersion !== registered.version) {
+    return undefined;
+  }
+  if (version.value === undefined) return undefined;
+  // docs/api.md, "Plans and result references": any supplied string, including '', must equal the registered version.
+  if (typeof version.value !== 'string') {
+    report(
+      issues,
+      'INVALID_PLAN',
+      `${stepLabel(index, id)}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
+      'capabilityVersion',
+      index,
+      id,
+    );
+    return undefined;
+  }
+  const capabilityVersion = version.value;
+  if (registered !== undefined && capabilityVersion !== registered.version) {
+    report(
+      issues,
+      'CAPABILITY_VERSION_MISMATCH',
+      `${stepLabel(index, id)}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
+      'capabilityVersion',
+      index,
+      id,
+    );
+  }
+  return capabilityVersion;
+}
+
+/**
+ * References: every `$ref` in the input parsed against the earlier steps; the located ones are
+ * returned (undefined when there are none), the malformed ones reported.
+ */
+function collectStepReferences(
+  input: unknown,
+  index: number,
+  id: string | undefined,
+  idIndex: StepIndex,
+  issues: Issue[],
+): LocatedReference[] | undefined {
+  let references: LocatedReference[] | undefined;
+  collectReferences(
+    input,
+    (text, path) => {
+      const parsed = parseReference(text, index, idIndex);
+      if ('code' in parsed) {
+        const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
         report(
           issues,
-          'CAPABILITY_VERSION_MISMATCH',
-          `${stepLabel(index, id)}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
-          'capabilityVersion',
+          parsed.code,
+          `${stepLabel(index, id)}: ${field}: ${parsed.message}`,
+          field,
           index,
           id,
         );
+      } else {
+        const { stepIndex, stepId, segments } = parsed;
+        (references ??= []).push({ stepIndex, stepId, segments, text, path });
       }
+    },
+    // A reference where it would never be resolved (docs/decisions.md "Result references").
+    (path, why) => {
+      const field = `input.${path.join('.')}`;
+      report(
+        issues,
+        'INVALID_RESULT_REFERENCE',
+        `${stepLabel(index, id)}: ${field}: ${why}`,
+        field,
+        index,
+        id,
+      );
+    },
+  );
+  return references;
+}
+
+/** Input fields: a literal input against the capability's Standard Schema or field record. */
+function checkInputFields(
+  input: unknown,
+  hasReferences: boolean,
+  registered: RegisteredCapability,
+  index: number,
+  id: string | undefined,
+  issues: Issue[],
+): void {
+  // A Standard Schema checks a literal input here; one holding a reference, at step time.
+  if (registered.standard !== undefined && !hasReferences && !isReference(input)) {
+    checkStandardInput(registered.standard, input, (path, message) => {
+      report(
+        issues,
+        'INPUT_INVALID',
+        `${stepLabel(index, id)}: ${path}: ${message}`,
+        path,
+        index,
+        id,
+      );
+    });
+  }
+  // A reference as the whole input is checked once resolved, at step time.
+  if (registered.schema.length > 0 && !isReference(input)) {
+    for (const problem of checkInput(input, registered.schema, isReference)) {
+      report(
+        issues,
+        problem.code,
+        `${stepLabel(index, id)}: ${problem.message}`,
+        problem.field,
+        index,
+        id,
+      );
     }
   }
-  const reason = optionalStepString(step.reason, 'reason', issues, index, id);
-  const idempotencyKey = optionalStepString(
-    step.idempotencyKey,
-    'idempotencyKey',
-    issues,
-    index,
-    id,
-  );
-  // Input: references first (they are exempt from the field check until resolved), then fields.
-  let input: unknown;
-  let references: LocatedReference[] | undefined;
+}
+
+/**
+ * Input: references first (they are exempt from the field check until resolved), then fields.
+ * Returns the located references; a value that cannot be read while walking is INVALID_PLAN.
+ */
+function admitInput(
+  step: CapturedStep,
+  id: string | undefined,
+  registered: RegisteredCapability | undefined,
+  idIndex: StepIndex,
+  issues: Issue[],
+): LocatedReference[] | undefined {
+  const { index } = step;
   if (!step.input.ok) {
     report(
       issues,
@@ -326,85 +432,61 @@ function admitStep(
       index,
       id,
     );
-  } else {
-    input = step.input.value;
-    try {
-      collectReferences(
-        input,
-        (text, path) => {
-          const parsed = parseReference(text, index, idIndex);
-          if ('code' in parsed) {
-            const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
-            report(
-              issues,
-              parsed.code,
-              `${stepLabel(index, id)}: ${field}: ${parsed.message}`,
-              field,
-              index,
-              id,
-            );
-          } else {
-            const { stepIndex, stepId, segments } = parsed;
-            (references ??= []).push({ stepIndex, stepId, segments, text, path });
-          }
-        },
-        // A reference where it would never be resolved (docs/decisions.md "Result references").
-        (path, why) => {
-          const field = `input.${path.join('.')}`;
-          report(
-            issues,
-            'INVALID_RESULT_REFERENCE',
-            `${stepLabel(index, id)}: ${field}: ${why}`,
-            field,
-            index,
-            id,
-          );
-        },
-      );
-      // A Standard Schema checks a literal input here; one holding a reference, at step time.
-      if (registered?.standard !== undefined && references === undefined && !isReference(input)) {
-        checkStandardInput(registered.standard, input, (path, message) => {
-          report(
-            issues,
-            'INPUT_INVALID',
-            `${stepLabel(index, id)}: ${path}: ${message}`,
-            path,
-            index,
-            id,
-          );
-        });
-      }
-      // A reference as the whole input is checked once resolved, at step time.
-      if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {
-        for (const problem of checkInput(input, registered.schema, isReference)) {
-          report(
-            issues,
-            problem.code,
-            `${stepLabel(index, id)}: ${problem.message}`,
-            problem.field,
-            index,
-            id,
-          );
-        }
-      }
-    } catch (error) {
-      report(
-        issues,
-        'INVALID_PLAN',
-        `${stepLabel(index, id)}: input could not be read (${thrownText(error)})`,
-        'input',
-        index,
-        id,
-      );
-    }
+    return undefined;
   }
+  const input = step.input.value;
+  let references: LocatedReference[] | undefined;
+  try {
+    references = collectStepReferences(input, index, id, idIndex, issues);
+    if (registered !== undefined) {
+      checkInputFields(input, references !== undefined, registered, index, id, issues);
+    }
+  } catch (error) {
+    report(
+      issues,
+      'INVALID_PLAN',
+      `${stepLabel(index, id)}: input could not be read (${thrownText(error)})`,
+      'input',
+      index,
+      id,
+    );
+  }
+  return references;
+}
+
+/** Admits one step: each check in turn, every issue reported, the step admitted only if none. */
+function admitStep(
+  step: CapturedStep,
+  idIndex: StepIndex,
+  lookup: Lookup,
+  issues: Issue[],
+  suggest: Suggester,
+): AdmittedStep | undefined {
+  if (!step.isObject) {
+    reportNonObjectStep(step, issues);
+    return undefined;
+  }
+  const { index } = step;
+  const before = issues.length;
+  const id = checkStepId(step, idIndex, issues);
+  const registered = bindCapability(step, id, lookup, issues, suggest);
+  const capabilityVersion = checkVersionPin(step, id, registered, issues);
+  const reason = optionalStepString(step.reason, 'reason', issues, index, id);
+  const idempotencyKey = optionalStepString(
+    step.idempotencyKey,
+    'idempotencyKey',
+    issues,
+    index,
+    id,
+  );
+  const references = admitInput(step, id, registered, idIndex, issues);
   if (issues.length !== before || id === undefined || registered === undefined) return undefined;
   return {
     index,
     id,
     capability: registered,
     capabilityVersion,
-    input,
+    input: step.input.ok ? step.input.value : undefined,
     reason,
     idempotencyKey,
     references: references ?? NO_REFERENCES,
