@@ -1,9 +1,5 @@
 import type { ApprovalRequest } from '../approvals/approval-request.js';
-import {
-  checkApprovalsOption,
-  type ApprovalsConfig,
-  type ApprovalsOptions,
-} from '../approvals/approver-policy.js';
+import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import { ApprovalDesk, type ApprovalDecision } from '../approvals/decide-approval.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
@@ -11,12 +7,9 @@ import type {
   CapabilityDescriptor,
   CapabilityModule,
   ExecutionLogger,
-  FieldsFirstLogger,
 } from '../capabilities/capability.js';
 import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
-import { hostLogger } from '../capabilities/host-logger.js';
-import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { isArrayValue, readField } from '../errors/hostile-reads.js';
 import { processGlobal } from '../errors/process-global.js';
@@ -25,43 +18,21 @@ import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
-import { checkStoreOption, openStore } from '../jobs/open-store.js';
+import { openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
 import { snapshotCaller } from './caller-snapshot.js';
 import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
+import {
+  checkRuntimeOptions,
+  GIVEN_STORE,
+  type InternalOptions,
+  type OperatorRuntimeOptions,
+} from './runtime-options.js';
 
-/** Options of `new OperatorRuntime()`. */
-export interface OperatorRuntimeOptions {
-  /** Decides every step. Default: reads allowed, writes and destructive work denied. */
-  authorizer?: ExecutionAuthorizer;
-  /** Where jobs are kept: `'memory'` (default). */
-  store?: string;
-  /** Bound of the memory store; oldest finished jobs are evicted first. Default 10000. */
-  maxJobs?: number;
-  /** Largest plan admitted (steps). Default 100000. */
-  maxPlanSteps?: number;
-  /**
-   * Logger behind `context.logger`: called `(message, fields)`, or `(fields, message)` when it is
-   * a pino logger (docs/api.md, "Loggers"). Default: silent.
-   */
-  logger?: ExecutionLogger | FieldsFirstLogger;
-  /** Told about observer throws and rejections. Default: a one-line console warning. */
-  onObserverError?: ObserverErrorHandler;
-  /**
-   * Key of the SQLite and PostgreSQL stores' event chain: hashes become HMAC-SHA-256 under its
-   * UTF-8 bytes, so a database writer without the key cannot forge a chain. Default: the
-   * `WARRANT_AUDIT_KEY` environment variable, else none (plain SHA-256).
-   */
-  auditKey?: string;
-  /**
-   * Human approval bound to the exact action (docs/api.md, "Approvals"): authorizers may answer
-   * `require_approval`, and the default policy asks approval for writes and destructive work.
-   */
-  approvals?: ApprovalsOptions;
-}
+export type { OperatorRuntimeOptions } from './runtime-options.js';
 
 /** Filter of `runtime.listApprovals()`. */
 export interface ApprovalListFilter {
@@ -72,16 +43,6 @@ export interface ApprovalListFilter {
 export interface ExecutePlanOptions {
   /** Who submits the plan; snapshotted (frozen) for the whole job. */
   caller?: ExecutionCaller;
-}
-
-/**
- * The key of an internal option: a store object the runtime uses as given (tests hand it a store
- * they hold, instead of reaching into a driver). Not exported from the package root.
- */
-const GIVEN_STORE = Symbol('warrant.givenStore');
-
-interface InternalOptions extends OperatorRuntimeOptions {
-  readonly [GIVEN_STORE]?: JobStore;
 }
 
 /** A runtime on a store object it is given (and closes with itself). Internal: tests use it. */
@@ -97,29 +58,6 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
   const message = describeThrown(error).replace(/\s+/g, ' ');
   console.warn(`warrant: observer of ${event.type} failed (ignored): ${message}`);
 };
-
-function invalidOption(message: string): TypeError {
-  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
-}
-
-/** The audit key: the option, else `WARRANT_AUDIT_KEY` (an empty variable is none). */
-function checkAuditKey(auditKey: unknown): string | undefined {
-  if (auditKey === undefined) {
-    const fromEnvironment = process.env.WARRANT_AUDIT_KEY;
-    return fromEnvironment === undefined || fromEnvironment === '' ? undefined : fromEnvironment;
-  }
-  if (typeof auditKey !== 'string' || auditKey === '')
-    throw invalidOption('options.auditKey must be a non-empty string');
-  return auditKey;
-}
-
-function positiveInteger(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`options.${name} must be a positive integer, got ${describeValue(value)}`);
-  }
-  return value;
-}
 
 function checkFilter(filter: unknown): JobListFilter {
   if (filter === undefined) return {};
@@ -238,58 +176,19 @@ export class OperatorRuntime {
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
-    if (typeof options !== 'object' || options === null) {
-      throw invalidOption(
-        `OperatorRuntime options must be an object, got ${describeValue(options)}`,
-      );
-    }
-    const option = (key: keyof OperatorRuntimeOptions): unknown =>
-      readField(options, key, (problem) => invalidOption(`options.${key} ${problem}`));
-    const authorizer = option('authorizer') as ExecutionAuthorizer | undefined;
-    const store = option('store') as string | undefined;
-    const maxJobs = option('maxJobs');
-    const maxPlanSteps = option('maxPlanSteps');
-    const logger = option('logger') as ExecutionLogger | FieldsFirstLogger | undefined;
-    const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
-    const auditKey = option('auditKey') as string | undefined;
-    const approvals = option('approvals');
-    if (
-      authorizer !== undefined &&
-      (typeof authorizer !== 'object' ||
-        authorizer === null ||
-        typeof readField(authorizer, 'authorize', (problem) =>
-          invalidOption(`options.authorizer.authorize ${problem}`),
-        ) !== 'function')
-    ) {
-      throw invalidOption('options.authorizer must be an object with an authorize(context) method');
-    }
-    if (logger !== undefined) {
-      if (typeof logger !== 'object' || logger === null) {
-        throw invalidOption(`options.logger must be an object, got ${describeValue(logger)}`);
-      }
-      for (const level of ['debug', 'info', 'warn', 'error'] as const) {
-        const method = readField(logger, level, (problem) =>
-          invalidOption(`options.logger.${level} ${problem}`),
-        );
-        if (typeof method !== 'function')
-          throw invalidOption(`options.logger must have a ${level}() method`);
-      }
-    }
-    if (onObserverError !== undefined && typeof onObserverError !== 'function') {
-      throw invalidOption('options.onObserverError must be a function');
-    }
-    checkStoreOption(store);
-    this.#auditKey = checkAuditKey(auditKey);
-    this.#approvals = checkApprovalsOption(approvals);
+    const settings = checkRuntimeOptions(options);
+    this.#auditKey = settings.auditKey;
+    this.#approvals = settings.approvals;
     this.#desk = this.#approvals === undefined ? undefined : new ApprovalDesk(this.#approvals);
     this.#authorizer =
-      authorizer ?? (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
-    this.#storeOption = store;
-    this.#store = (options as InternalOptions)[GIVEN_STORE];
-    this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
-    this.#maxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
-    this.#logger = logger === undefined ? silentLogger : hostLogger(logger);
-    this.#bus = new EventBus(onObserverError ?? warnObserverError);
+      settings.authorizer ??
+      (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
+    this.#storeOption = settings.store;
+    this.#store = settings.givenStore;
+    this.#maxJobs = settings.maxJobs;
+    this.#maxPlanSteps = settings.maxPlanSteps;
+    this.#logger = settings.logger;
+    this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
   }
 
   /**
