@@ -14,7 +14,7 @@ import type {
   InferCapabilityInput,
 } from './capability.js';
 import type { CompiledSchema } from './input-schema.js';
-import { checkCapabilityShape, TIMEOUT_KEY } from './inventory.js';
+import { checkCapabilityShape, TIMEOUT_KEY } from './capability-shape.js';
 import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
 import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
