@@ -5,6 +5,7 @@
  * proxy trap) is a TypeError with CAPABILITY_MODULE_INVALID or CAPABILITY_DEFINITION_INVALID
  * naming it (docs/errors.md). The inventory (inventory.ts) registers only what passed them.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { boundText, describeValue, quoteText } from '../errors/describe-value.js';
 import {
@@ -36,7 +37,8 @@ function shapeError(code: ShapeCode, message: string): TypeError {
   return createError(TypeError, code, message);
 }
 
-type ShapeCode = 'CAPABILITY_MODULE_INVALID' | 'CAPABILITY_DEFINITION_INVALID';
+type ShapeCode =
+  typeof ErrorCode.CAPABILITY_MODULE_INVALID | typeof ErrorCode.CAPABILITY_DEFINITION_INVALID;
 
 /** A ReadFailure naming `what`: a throwing getter or trap becomes a coded TypeError. */
 function failure(code: ShapeCode, what: string): ReadFailure {
@@ -53,8 +55,8 @@ function field(target: object, key: string, code: ShapeCode, what: string): unkn
   return readField(target, key, failure(code, `${what}.${key}`));
 }
 
-const DEFINITION = 'CAPABILITY_DEFINITION_INVALID';
-const MODULE = 'CAPABILITY_MODULE_INVALID';
+const DEFINITION = ErrorCode.CAPABILITY_DEFINITION_INVALID;
+const MODULE = ErrorCode.CAPABILITY_MODULE_INVALID;
 
 /** A checked `inputSchema`: a compiled field record, or a Standard Schema (then `fields` is empty). */
 export interface CheckedInputSchema {
@@ -305,10 +307,7 @@ export function checkModuleShape(module: unknown): ModuleShape {
   }
   const listFail = failure(MODULE, `${where}: capabilities`);
   if (!isArrayValue(capabilities, listFail)) {
-    throw shapeError(
-      'CAPABILITY_MODULE_INVALID',
-      `${where}: capabilities must be an array of capabilities`,
-    );
+    throw shapeError(MODULE, `${where}: capabilities must be an array of capabilities`);
   }
   const candidates = readArray(capabilities as unknown[], MAX_MODULE_CAPABILITIES, listFail);
   return { moduleName, where, declaredList, candidates };

@@ -6,6 +6,7 @@
  * Registration snapshots everything the runtime relies on (metadata, the compiled schema and
  * the `execute` function), so mutating a registered capability object later changes nothing.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { quoteText } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { processGlobal } from '../errors/process-global.js';
@@ -75,7 +76,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
   if (typeof name !== 'string' || !RISKS.has(risk) || typeof execute !== 'function') {
     throw createError(
       TypeError,
-      'CAPABILITY_DEFINITION_INVALID',
+      ErrorCode.CAPABILITY_DEFINITION_INVALID,
       'A capability record is malformed',
     );
   }
@@ -102,7 +103,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
 function alreadyRegistered(name: string, existing: RegisteredCapability): TypeError {
   return createError(
     TypeError,
-    'CAPABILITY_ALREADY_REGISTERED',
+    ErrorCode.CAPABILITY_ALREADY_REGISTERED,
     `Capability ${quoteText(name)} is already registered (version ${quoteText(existing.version)}); names are unique whatever the version`,
   );
 }
@@ -150,7 +151,7 @@ export function registerModule(module: CapabilityModule): void {
     if (!declared.has(shape.name)) {
       throw createError(
         TypeError,
-        'CAPABILITY_MODULE_INVALID',
+        ErrorCode.CAPABILITY_MODULE_INVALID,
         `${where}: capability ${quoteText(shape.name)} is not declared in manifest.capabilities`,
       );
     }
@@ -171,7 +172,7 @@ export function registerModule(module: CapabilityModule): void {
     if (!staged.has(name)) {
       throw createError(
         TypeError,
-        'CAPABILITY_MODULE_INVALID',
+        ErrorCode.CAPABILITY_MODULE_INVALID,
         `${where}: manifest declares ${quoteText(name)} but the module provides no such capability`,
       );
     }

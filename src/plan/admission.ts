@@ -3,6 +3,7 @@
  * step is collected, in step order; any issue rejects the plan with a PlanAdmissionError before
  * a job, an event, an authorizer call or a capability call exists.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { checkInput } from '../capabilities/input-schema.js';
 import { capabilityInventory, type RegisteredCapability } from '../capabilities/inventory.js';
 import { runValidate, type StandardInput } from '../capabilities/standard-input.js';
@@ -107,13 +108,20 @@ function optionalString(
   stepId?: string,
 ): string | undefined {
   if (!read.ok) {
-    report(issues, 'INVALID_PLAN', unreadable(field, read, label), field, stepIndex, stepId);
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable(field, read, label),
+      field,
+      stepIndex,
+      stepId,
+    );
     return undefined;
   }
   if (isOptionalString(read)) return read.value;
   report(
     issues,
-    'INVALID_PLAN',
+    ErrorCode.INVALID_PLAN,
     `${label}: ${field} must be a string when present, got ${describeValue(read.value)}`,
     field,
     stepIndex,
@@ -195,7 +203,7 @@ function reportNonObjectStep(step: CapturedStep, issues: Issue[]): void {
   const message = step.readFailure
     ? `steps[${index}] could not be read (${thrownText(step.readFailure.error)})`
     : `steps[${index}] must be an object`;
-  report(issues, 'INVALID_PLAN', message, undefined, index);
+  report(issues, ErrorCode.INVALID_PLAN, message, undefined, index);
 }
 
 /** Step id: a non-empty string, unique within the plan by exact equality. */
@@ -203,11 +211,17 @@ function checkStepId(step: CapturedStep, idIndex: StepIndex, issues: Issue[]): s
   const { index } = step;
   let id: string | undefined;
   if (!step.id.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('id', step.id, `steps[${index}]`), 'id', index);
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('id', step.id, `steps[${index}]`),
+      'id',
+      index,
+    );
   } else if (typeof step.id.value !== 'string' || step.id.value === '') {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       `steps[${index}]: id must be a non-empty string, got ${describeValue(step.id.value)}`,
       'id',
       index,
@@ -220,7 +234,7 @@ function checkStepId(step: CapturedStep, idIndex: StepIndex, issues: Issue[]): s
     if (first !== undefined && first !== index) {
       report(
         issues,
-        'DUPLICATE_STEP_ID',
+        ErrorCode.DUPLICATE_STEP_ID,
         `${stepLabel(index, id)}: id is already used by steps[${first}]; step ids must be unique within a plan`,
         'id',
         index,
@@ -244,7 +258,7 @@ function bindCapability(
   if (!capability.ok) {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       unreadable('capability', capability, stepLabel(index, id)),
       'capability',
       index,
@@ -255,7 +269,7 @@ function bindCapability(
   if (typeof capability.value !== 'string') {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       `${stepLabel(index, id)}: capability must be a string, got ${describeValue(capability.value)}`,
       'capability',
       index,
@@ -268,7 +282,7 @@ function bindCapability(
     const close = suggest(capability.value);
     report(
       issues,
-      'UNKNOWN_CAPABILITY',
+      ErrorCode.UNKNOWN_CAPABILITY,
       `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
         close === undefined ? '' : `; did you mean ${quoteText(close)}?`
       }`,
@@ -292,7 +306,7 @@ function checkVersionPin(
   if (!version.ok) {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       unreadable('capabilityVersion', version, stepLabel(index, id)),
       'capabilityVersion',
       index,
@@ -305,7 +319,7 @@ function checkVersionPin(
   if (typeof version.value !== 'string') {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       `${stepLabel(index, id)}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
       'capabilityVersion',
       index,
@@ -317,7 +331,7 @@ function checkVersionPin(
   if (registered !== undefined && capabilityVersion !== registered.version) {
     report(
       issues,
-      'CAPABILITY_VERSION_MISMATCH',
+      ErrorCode.CAPABILITY_VERSION_MISMATCH,
       `${stepLabel(index, id)}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
       'capabilityVersion',
       index,
@@ -363,7 +377,7 @@ function collectStepReferences(
       const field = `input.${path.join('.')}`;
       report(
         issues,
-        'INVALID_RESULT_REFERENCE',
+        ErrorCode.INVALID_RESULT_REFERENCE,
         `${stepLabel(index, id)}: ${field}: ${why}`,
         field,
         index,
@@ -388,7 +402,7 @@ function checkInputFields(
     checkStandardInput(registered.standard, input, (path, message) => {
       report(
         issues,
-        'INPUT_INVALID',
+        ErrorCode.INPUT_INVALID,
         `${stepLabel(index, id)}: ${path}: ${message}`,
         path,
         index,
@@ -426,7 +440,7 @@ function admitInput(
   if (!step.input.ok) {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       unreadable('input', step.input, stepLabel(index, id)),
       'input',
       index,
@@ -444,7 +458,7 @@ function admitInput(
   } catch (error) {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       `${stepLabel(index, id)}: input could not be read (${thrownText(error)})`,
       'input',
       index,
@@ -517,15 +531,20 @@ export function admitPlan(
     const message = failure
       ? `plan could not be read (${thrownText(failure.error)})`
       : 'plan must be an object';
-    throw new PlanAdmissionError([{ code: 'INVALID_PLAN', message }]);
+    throw new PlanAdmissionError([{ code: ErrorCode.INVALID_PLAN, message }]);
   }
   if (!submission.version.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('version', submission.version, 'plan'), 'version');
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('version', submission.version, 'plan'),
+      'version',
+    );
   } else if (submission.version.value !== '1.0') {
     const got = describeValue(submission.version.value);
     report(
       issues,
-      'UNSUPPORTED_PLAN_VERSION',
+      ErrorCode.UNSUPPORTED_PLAN_VERSION,
       `plan: version must be "1.0", got ${got}`,
       'version',
     );
@@ -539,18 +558,23 @@ export function admitPlan(
     'plan',
   );
   if (!submission.metadata.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('metadata', submission.metadata, 'plan'), 'metadata');
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('metadata', submission.metadata, 'plan'),
+      'metadata',
+    );
   }
   const { stepsField } = submission;
   if (!stepsField.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('steps', stepsField, 'plan'), 'steps');
+    report(issues, ErrorCode.INVALID_PLAN, unreadable('steps', stepsField, 'plan'), 'steps');
   } else if (submission.stepsProblem !== undefined) {
-    report(issues, 'INVALID_PLAN', submission.stepsProblem, 'steps');
+    report(issues, ErrorCode.INVALID_PLAN, submission.stepsProblem, 'steps');
   } else if (!submission.stepsIsArray) {
     const got = describeValue(stepsField.value);
-    report(issues, 'INVALID_PLAN', `plan: steps must be an array, got ${got}`, 'steps');
+    report(issues, ErrorCode.INVALID_PLAN, `plan: steps must be an array, got ${got}`, 'steps');
   } else if (submission.steps.length === 0) {
-    report(issues, 'EMPTY_PLAN', 'plan: steps must contain at least one step', 'steps');
+    report(issues, ErrorCode.EMPTY_PLAN, 'plan: steps must contain at least one step', 'steps');
   }
   // First occurrence of each usable id: references and duplicates are judged against it.
   const idIndex = indexStepIds(submission.steps);

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import { types } from 'node:util';
 import type { ExecutionCaller } from '../authorization/authorizer.js';
 import { createError } from '../errors/warrant-error.js';
@@ -14,7 +15,7 @@ export const MAX_CALLER_VALUES = 10_000;
 const MAX_PATH_CHARS = 200;
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'EXECUTE_OPTIONS_INVALID', message);
+  return createError(TypeError, ErrorCode.EXECUTE_OPTIONS_INVALID, message);
 }
 
 /** A value that is not JSON data, found at `path`. */

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import { ApprovalDesk, type ApprovalDecision } from '../approvals/decide-approval.js';
@@ -62,17 +63,17 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
 function checkFilter(filter: unknown): JobListFilter {
   if (filter === undefined) return {};
   const notObject = (problem: string) =>
-    createError(TypeError, 'JOB_FILTER_INVALID', `listJobs() filter ${problem}`);
+    createError(TypeError, ErrorCode.JOB_FILTER_INVALID, `listJobs() filter ${problem}`);
   if (typeof filter !== 'object' || filter === null || isArrayValue(filter, notObject)) {
     throw createError(
       TypeError,
-      'JOB_FILTER_INVALID',
+      ErrorCode.JOB_FILTER_INVALID,
       `listJobs() filter must be an object, got ${describeValue(filter)}`,
     );
   }
   const field = (key: keyof JobListFilter): unknown =>
     readField(filter, key, (problem) =>
-      createError(TypeError, 'JOB_FILTER_INVALID', `listJobs() filter.${key} ${problem}`),
+      createError(TypeError, ErrorCode.JOB_FILTER_INVALID, `listJobs() filter.${key} ${problem}`),
     );
   const status = field('status');
   const capability = field('capability');
@@ -86,7 +87,7 @@ function checkFilter(filter: unknown): JobListFilter {
     if (value !== undefined && typeof value !== 'string') {
       throw createError(
         TypeError,
-        'JOB_FILTER_INVALID',
+        ErrorCode.JOB_FILTER_INVALID,
         `listJobs() filter.${name} must be a string, got ${describeValue(value)}`,
       );
     }
@@ -97,7 +98,7 @@ function checkFilter(filter: unknown): JobListFilter {
   ) {
     throw createError(
       TypeError,
-      'JOB_FILTER_INVALID',
+      ErrorCode.JOB_FILTER_INVALID,
       `listJobs() filter.limit must be a non-negative integer, got ${describeValue(limit)}`,
     );
   }
@@ -113,7 +114,7 @@ function checkFilter(filter: unknown): JobListFilter {
 /** The `jobId` of a `listApprovals` filter (JOB_FILTER_INVALID when malformed). */
 function checkApprovalFilter(filter: unknown): string | undefined {
   const fail = (problem: string) =>
-    createError(TypeError, 'JOB_FILTER_INVALID', `listApprovals() filter ${problem}`);
+    createError(TypeError, ErrorCode.JOB_FILTER_INVALID, `listApprovals() filter ${problem}`);
   if (typeof filter !== 'object' || filter === null)
     throw fail(`must be an object, got ${describeValue(filter)}`);
   const jobId = readField(filter, 'jobId', (problem) => fail(`.jobId ${problem}`));
@@ -135,12 +136,16 @@ function readCaller(options: unknown): unknown {
   if (typeof options !== 'object' || options === null) {
     throw createError(
       TypeError,
-      'EXECUTE_OPTIONS_INVALID',
+      ErrorCode.EXECUTE_OPTIONS_INVALID,
       `executePlan() options must be an object, got ${describeValue(options)}`,
     );
   }
   return readField(options, 'caller', (problem) =>
-    createError(TypeError, 'EXECUTE_OPTIONS_INVALID', `executePlan() options.caller ${problem}`),
+    createError(
+      TypeError,
+      ErrorCode.EXECUTE_OPTIONS_INVALID,
+      `executePlan() options.caller ${problem}`,
+    ),
   );
 }
 
@@ -274,7 +279,8 @@ export class OperatorRuntime {
       return read === undefined ? undefined : verifyRecord(read.job, read.hashes, this.#auditKey);
     } catch (error) {
       // A row edited into something that is not a record is broken, not a store failure.
-      if ((error as { code?: unknown } | null)?.code !== 'JOB_RECORD_UNREADABLE') throw error;
+      if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
+        throw error;
       return { ok: false, reason: (error as Error).message };
     }
   }
@@ -312,7 +318,7 @@ export class OperatorRuntime {
     if (this.#desk === undefined) {
       throw createError(
         Error,
-        'APPROVAL_NOT_FOUND',
+        ErrorCode.APPROVAL_NOT_FOUND,
         'No approval request: this runtime has no approvals option',
       );
     }
@@ -356,7 +362,7 @@ export class OperatorRuntime {
 
   #assertOpen(): void {
     if (this.#closed) {
-      throw createError(Error, 'RUNTIME_CLOSED', 'This OperatorRuntime is closed');
+      throw createError(Error, ErrorCode.RUNTIME_CLOSED, 'This OperatorRuntime is closed');
     }
   }
 

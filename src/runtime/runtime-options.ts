@@ -3,6 +3,7 @@
  * option is a TypeError with RUNTIME_OPTIONS_INVALID naming it (docs/errors.md). Kept apart from
  * the runtime so the runtime holds behaviour only (docs/decisions.md, "House rules").
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import {
   checkApprovalsOption,
   type ApprovalsConfig,
@@ -74,7 +75,7 @@ export interface RuntimeSettings {
 }
 
 function invalidOption(message: string): TypeError {
-  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
+  return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }
 
 /** The audit key: the option, else `WARRANT_AUDIT_KEY` (an empty variable is none). */
