@@ -12,7 +12,7 @@ import type {
 import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { isArrayValue, readField } from '../errors/hostile-reads.js';
+import { readField } from '../errors/hostile-reads.js';
 import { processGlobal } from '../errors/process-global.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
@@ -25,6 +25,7 @@ import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
 import { snapshotCaller } from './caller-snapshot.js';
+import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
 import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
 import {
   checkRuntimeOptions,
@@ -59,69 +60,6 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
   const message = describeThrown(error).replace(/\s+/g, ' ');
   console.warn(`warrant: observer of ${event.type} failed (ignored): ${message}`);
 };
-
-function checkFilter(filter: unknown): JobListFilter {
-  if (filter === undefined) return {};
-  const notObject = (problem: string) =>
-    createError(TypeError, ErrorCode.JOB_FILTER_INVALID, `listJobs() filter ${problem}`);
-  if (typeof filter !== 'object' || filter === null || isArrayValue(filter, notObject)) {
-    throw createError(
-      TypeError,
-      ErrorCode.JOB_FILTER_INVALID,
-      `listJobs() filter must be an object, got ${describeValue(filter)}`,
-    );
-  }
-  const field = (key: keyof JobListFilter): unknown =>
-    readField(filter, key, (problem) =>
-      createError(TypeError, ErrorCode.JOB_FILTER_INVALID, `listJobs() filter.${key} ${problem}`),
-    );
-  const status = field('status');
-  const capability = field('capability');
-  const goal = field('goal');
-  const limit = field('limit');
-  for (const [name, value] of [
-    ['status', status],
-    ['capability', capability],
-    ['goal', goal],
-  ] as const) {
-    if (value !== undefined && typeof value !== 'string') {
-      throw createError(
-        TypeError,
-        ErrorCode.JOB_FILTER_INVALID,
-        `listJobs() filter.${name} must be a string, got ${describeValue(value)}`,
-      );
-    }
-  }
-  if (
-    limit !== undefined &&
-    (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0)
-  ) {
-    throw createError(
-      TypeError,
-      ErrorCode.JOB_FILTER_INVALID,
-      `listJobs() filter.limit must be a non-negative integer, got ${describeValue(limit)}`,
-    );
-  }
-  // The values read here are what the store filters by: a getter is not read twice.
-  const checked: { -readonly [K in keyof JobListFilter]: JobListFilter[K] } = {};
-  if (status !== undefined) checked.status = status as JobListFilter['status'];
-  if (capability !== undefined) checked.capability = capability as string;
-  if (goal !== undefined) checked.goal = goal as string;
-  if (limit !== undefined) checked.limit = limit as number;
-  return checked;
-}
-
-/** The `jobId` of a `listApprovals` filter (JOB_FILTER_INVALID when malformed). */
-function checkApprovalFilter(filter: unknown): string | undefined {
-  const fail = (problem: string) =>
-    createError(TypeError, ErrorCode.JOB_FILTER_INVALID, `listApprovals() filter ${problem}`);
-  if (typeof filter !== 'object' || filter === null)
-    throw fail(`must be an object, got ${describeValue(filter)}`);
-  const jobId = readField(filter, 'jobId', (problem) => fail(`.jobId ${problem}`));
-  if (jobId !== undefined && typeof jobId !== 'string')
-    throw fail(`.jobId must be a string, got ${describeValue(jobId)}`);
-  return jobId;
-}
 
 /**
  * Reads `executePlan` options once. Options that are not an object, or whose `caller` cannot be
@@ -291,7 +229,7 @@ export class OperatorRuntime {
    */
   async listJobs(filter?: JobListFilter): Promise<Job[]> {
     this.#assertOpen();
-    const checked = checkFilter(filter);
+    const checked = checkJobFilter(filter);
     return this.#withStore((store) => store.list(checked));
   }
 
