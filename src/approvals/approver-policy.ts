@@ -3,6 +3,7 @@
  * policy is asked whether an approver may decide a request; only `true`, or a promise of `true`,
  * within APPROVER_TIMEOUT_MS is yes. A throw, a rejection, a hang or any other answer is no.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { describeValue } from '../errors/describe-value.js';
 import { readField } from '../values/hostile-reads.js';
@@ -34,7 +35,7 @@ export const APPROVER_TIMEOUT_MS = 5_000;
 const MAX_TTL_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
+  return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }
 
 /** Reads and checks `options.approvals` once; undefined when approvals are off. */

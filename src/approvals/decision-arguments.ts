@@ -3,6 +3,7 @@
  * the approver snapshotted as a caller. Separate from the desk that acts on them (runtime/), so
  * the request model and its checks never import runtime/ (docs/decisions.md, "House rules").
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
@@ -32,7 +33,7 @@ export interface CheckedDecision {
 }
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'APPROVAL_DECISION_INVALID', message);
+  return createError(TypeError, ErrorCode.APPROVAL_DECISION_INVALID, message);
 }
 
 /** Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. */

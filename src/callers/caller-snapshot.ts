@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import { types } from 'node:util';
 import type { ExecutionCaller } from './execution-caller.js';
 import { createError } from '../errors/warrant-error.js';
@@ -13,7 +14,7 @@ export const MAX_CALLER_VALUES = 10_000;
 export const MAX_PATH_CHARS = 200;
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'EXECUTE_OPTIONS_INVALID', message);
+  return createError(TypeError, ErrorCode.EXECUTE_OPTIONS_INVALID, message);
 }
 
 /**

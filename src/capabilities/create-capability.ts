@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue, quoteText } from '../errors/describe-value.js';
 import { isArrayValue, readArray, readField } from '../values/hostile-reads.js';
@@ -14,7 +15,7 @@ import type {
   InferCapabilityInput,
 } from './capability.js';
 import type { CompiledSchema } from './input-schema.js';
-import { checkCapabilityShape, TIMEOUT_KEY } from './inventory.js';
+import { checkCapabilityShape, TIMEOUT_KEY } from './capability-shape.js';
 import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
 import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
@@ -32,7 +33,7 @@ interface Layer {
 }
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'CAPABILITY_DEFINITION_INVALID', message);
+  return createError(TypeError, ErrorCode.CAPABILITY_DEFINITION_INVALID, message);
 }
 
 /**
@@ -110,7 +111,7 @@ export function createCapability<Input, Output>(
   const calledTwice = () =>
     createError(
       Error,
-      'MIDDLEWARE_NEXT_CALLED_TWICE',
+      ErrorCode.MIDDLEWARE_NEXT_CALLED_TWICE,
       `Middleware of capability ${quoteText(shape.name)} called next() more than once`,
     );
 

@@ -3,6 +3,7 @@
  * capabilities' own names (docs/api.md, "defineModule"). A module with an explicit manifest
  * stays valid; `use()` checks both the same way.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { describeValue } from '../errors/describe-value.js';
 import { isArrayValue, readArray, readField, type ReadFailure } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
@@ -12,7 +13,7 @@ import type { Capability, CapabilityModule } from './capability.js';
 const MAX_CAPABILITIES = 100_000;
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'CAPABILITY_MODULE_INVALID', message);
+  return createError(TypeError, ErrorCode.CAPABILITY_MODULE_INVALID, message);
 }
 
 /**

@@ -2,6 +2,7 @@
  * The input field contract (docs/api.md, "createCapability"). Schemas are checked and compiled once, at registration;
  * checking an input is then a loop over a small array.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import type { CapabilityInputField } from './capability.js';
 
 export const FIELD_TYPES: ReadonlySet<string> = new Set([
@@ -22,7 +23,7 @@ export interface CompiledField {
 export type CompiledSchema = readonly CompiledField[];
 
 export interface InputProblem {
-  readonly code: 'REQUIRED_INPUT_MISSING' | 'INPUT_TYPE_MISMATCH';
+  readonly code: typeof ErrorCode.REQUIRED_INPUT_MISSING | typeof ErrorCode.INPUT_TYPE_MISMATCH;
   readonly field: string;
   readonly message: string;
 }
@@ -74,7 +75,7 @@ export function checkInput(
     for (const field of schema) {
       if (field.required) {
         problems.push({
-          code: 'REQUIRED_INPUT_MISSING',
+          code: ErrorCode.REQUIRED_INPUT_MISSING,
           field: `input.${field.key}`,
           message: `input.${field.key} is required`,
         });
@@ -85,7 +86,7 @@ export function checkInput(
   if (typeof input !== 'object' || Array.isArray(input)) {
     return [
       {
-        code: 'INPUT_TYPE_MISMATCH',
+        code: ErrorCode.INPUT_TYPE_MISMATCH,
         field: 'input',
         message: `input must be an object, got ${typeOf(input)}`,
       },
@@ -103,7 +104,7 @@ export function checkInput(
         : undefined;
     } catch {
       problems.push({
-        code: 'INPUT_TYPE_MISMATCH',
+        code: ErrorCode.INPUT_TYPE_MISMATCH,
         field: `input.${field.key}`,
         message: `input.${field.key} could not be read`,
       });
@@ -112,13 +113,13 @@ export function checkInput(
     if (value === undefined || value === null || value === '') {
       if (field.required) {
         problems.push({
-          code: 'REQUIRED_INPUT_MISSING',
+          code: ErrorCode.REQUIRED_INPUT_MISSING,
           field: `input.${field.key}`,
           message: `input.${field.key} is required`,
         });
       } else if (value === '' && field.type !== 'string') {
         problems.push({
-          code: 'INPUT_TYPE_MISMATCH',
+          code: ErrorCode.INPUT_TYPE_MISMATCH,
           field: `input.${field.key}`,
           message: `input.${field.key} must be ${ARTICLE[field.type]}, got a string`,
         });
@@ -128,7 +129,7 @@ export function checkInput(
     if (isDeferred !== undefined && isDeferred(value)) continue;
     if (!matches(field.type, value)) {
       problems.push({
-        code: 'INPUT_TYPE_MISMATCH',
+        code: ErrorCode.INPUT_TYPE_MISMATCH,
         field: `input.${field.key}`,
         message: `input.${field.key} must be ${ARTICLE[field.type]}, got ${typeOf(value)}`,
       });

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import { describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { CapabilityExecution, CapabilityMiddleware } from './capability.js';
@@ -24,7 +25,7 @@ export class TimeoutMiddleware implements CapabilityMiddleware {
   /** @throws TypeError (TIMEOUT_INVALID) unless `ms` is an integer from 1 to 2^31-1. */
   constructor(ms: number) {
     const problem = timeoutProblem(ms);
-    if (problem !== undefined) throw createError(TypeError, 'TIMEOUT_INVALID', problem);
+    if (problem !== undefined) throw createError(TypeError, ErrorCode.TIMEOUT_INVALID, problem);
     this.#ms = ms;
   }
 
@@ -48,7 +49,7 @@ export class TimeoutMiddleware implements CapabilityMiddleware {
       const timer = setTimeout(() => {
         const error = createError(
           Error,
-          'CAPABILITY_TIMEOUT',
+          ErrorCode.CAPABILITY_TIMEOUT,
           `Capability execution timed out after ${this.#ms}ms`,
         );
         controller.abort(error);

@@ -3,6 +3,7 @@
  * `--authorizer`, `--store`, `--fs-root`, `--http-allow`) and the runtime itself, with the
  * built-in capability modules registered by the program (never by the library).
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createFsModule } from '../builtins/fs-module.js';
@@ -138,7 +139,7 @@ async function openStoreNow(runtime: OperatorRuntime, store: string): Promise<vo
     const message = firstLine(error);
     const code = (error as { code?: unknown } | null)?.code;
     // These messages already name the store (with its password hidden).
-    const named = code === 'STORE_OPEN_FAILED' || code === 'STORE_SCHEMA_TOO_NEW';
+    const named = code === ErrorCode.STORE_OPEN_FAILED || code === ErrorCode.STORE_SCHEMA_TOO_NEW;
     throw new UsageError(named ? message : `cannot open ${storeLabel(store)}: ${message}`);
   }
 }

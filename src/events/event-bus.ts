@@ -4,6 +4,7 @@
  * no observer time-out. Handlers are snapshotted when a publication starts: one that
  * unsubscribes another mid-publication takes effect from the next event.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { JOB_EVENT_TYPES, type JobEvent, type JobEventType } from '../jobs/job.js';
 import type { RuntimeEvent, RuntimeEventHandler } from './runtime-event.js';
@@ -32,12 +33,16 @@ export class EventBus {
     if (typeof type !== 'string' || !SUBSCRIBABLE.has(type)) {
       throw createError(
         TypeError,
-        'SUBSCRIPTION_INVALID',
+        ErrorCode.SUBSCRIPTION_INVALID,
         `Cannot subscribe to ${JSON.stringify(String(type))}: use '*' or one of ${JOB_EVENT_TYPES.join(', ')}`,
       );
     }
     if (typeof handler !== 'function') {
-      throw createError(TypeError, 'SUBSCRIPTION_INVALID', 'subscribe() needs a handler function');
+      throw createError(
+        TypeError,
+        ErrorCode.SUBSCRIPTION_INVALID,
+        'subscribe() needs a handler function',
+      );
     }
     // Copy-on-write: a publication in progress keeps iterating the array it started with.
     this.#handlers.set(type, [...(this.#handlers.get(type) ?? []), handler]);

@@ -2,10 +2,11 @@
  * The only place where Warrant outcomes become HTTP statuses (docs/decisions.md, "House rules"; README, "HTTP routes"):
  * unknown capability 404, admission failure 400, explicit denial 403, any other failed job 500.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import type { Job, PlanAdmissionIssue } from '../index.js';
 
 export function admissionStatus(issues: readonly PlanAdmissionIssue[]): 400 | 404 {
-  return issues.some((issue) => issue.code === 'UNKNOWN_CAPABILITY') ? 404 : 400;
+  return issues.some((issue) => issue.code === ErrorCode.UNKNOWN_CAPABILITY) ? 404 : 400;
 }
 
 /** 403 when the job failed on an explicit denial, 500 for any other failure. */
@@ -20,17 +21,17 @@ export function failedJobStatus(job: Job): 403 | 500 {
  */
 export function approvalRefusalStatus(code: unknown): 400 | 403 | 404 | 409 | 410 | undefined {
   switch (code) {
-    case 'APPROVAL_NOT_FOUND':
+    case ErrorCode.APPROVAL_NOT_FOUND:
       return 404;
-    case 'APPROVAL_NOT_PENDING':
-    case 'APPROVAL_DIGEST_MISMATCH':
+    case ErrorCode.APPROVAL_NOT_PENDING:
+    case ErrorCode.APPROVAL_DIGEST_MISMATCH:
       return 409;
-    case 'APPROVAL_FORBIDDEN':
-    case 'APPROVAL_SELF_APPROVAL':
+    case ErrorCode.APPROVAL_FORBIDDEN:
+    case ErrorCode.APPROVAL_SELF_APPROVAL:
       return 403;
-    case 'APPROVAL_EXPIRED':
+    case ErrorCode.APPROVAL_EXPIRED:
       return 410;
-    case 'APPROVAL_DECISION_INVALID':
+    case ErrorCode.APPROVAL_DECISION_INVALID:
       return 400;
     default:
       return undefined;

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import type { JobStore } from './job-store.js';
@@ -14,7 +15,7 @@ const SQLITE = 'sqlite:';
 const POSTGRES = /^postgres(ql)?:\/\//;
 
 function invalid(message: string): TypeError {
-  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
+  return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }
 
 /**
@@ -81,7 +82,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<JobStor
 }
 
 function storeOpenFailed(message: string, cause: unknown): Error {
-  return createError(Error, 'STORE_OPEN_FAILED', message, cause);
+  return createError(Error, ErrorCode.STORE_OPEN_FAILED, message, cause);
 }
 
 /** Loads a store module; a driver that is not installed is named, with the command that installs it. */

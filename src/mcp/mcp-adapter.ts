@@ -8,6 +8,7 @@
  * The MCP SDK is loaded on first use (`createServer`, `connect`), never when the package root
  * is imported (docs/decisions.md, "MCP"): this file imports only its types.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import type * as ServerSdk from '@modelcontextprotocol/server';
 import type {
   AuthInfo,
@@ -94,7 +95,7 @@ function loadServerSdk(): Promise<typeof ServerSdk> {
 }
 
 function invalidOption(message: string): TypeError {
-  return createError(TypeError, 'MCP_ADAPTER_OPTIONS_INVALID', message);
+  return createError(TypeError, ErrorCode.MCP_ADAPTER_OPTIONS_INVALID, message);
 }
 
 /**

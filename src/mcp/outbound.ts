@@ -8,6 +8,7 @@
 // The client SDK (with cross-spawn and eventsource) loads with the first connection, not with
 // the program: `warrant serve` and `warrant run` without `--mcp-server` never load it
 // (docs/decisions.md, "Light import").
+import { ErrorCode } from '../errors/error-codes.js';
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
@@ -62,7 +63,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function invalidDefinition(message: string): TypeError {
-  return createError(TypeError, 'MCP_CAPABILITY_DEFINITION_INVALID', message);
+  return createError(TypeError, ErrorCode.MCP_CAPABILITY_DEFINITION_INVALID, message);
 }
 
 /** Validates a target and returns its pool key: equal targets share one connection. */
@@ -145,7 +146,7 @@ class McpServerConnection {
       dropped();
       throw createError(
         Error,
-        'MCP_SERVER_UNAVAILABLE',
+        ErrorCode.MCP_SERVER_UNAVAILABLE,
         `MCP server ${describeTarget(this.#target)} could not be reached: ${describeThrown(error)}`,
         error,
       );
@@ -223,7 +224,7 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
   if (!RISKS.includes(risk)) {
     throw createError(
       TypeError,
-      'MCP_CAPABILITY_RISK_INVALID',
+      ErrorCode.MCP_CAPABILITY_RISK_INVALID,
       `createMcpCapability() needs an explicit risk 'read', 'write' or 'destructive', got ${describeValue(risk)}`,
     );
   }
@@ -243,7 +244,7 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
       if (input !== undefined && !isObject(input)) {
         throw createError(
           TypeError,
-          'MCP_TOOL_INPUT_INVALID',
+          ErrorCode.MCP_TOOL_INPUT_INVALID,
           `MCP tool "${tool}" takes an object input, got ${describeValue(input)}`,
         );
       }
@@ -251,7 +252,7 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
       if (result.isError === true) {
         throw createError(
           Error,
-          'MCP_TOOL_FAILED',
+          ErrorCode.MCP_TOOL_FAILED,
           textOf(result) || `MCP tool "${tool}" reported an error`,
         );
       }

@@ -4,6 +4,7 @@
  * of the capability name becomes `_`; `options.toolName` chooses instead. Two capabilities that
  * end up with one tool name are an error when the adapter is built, never a silent shadowing.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { describeThrown, describeValue, quoteText } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 
@@ -21,7 +22,7 @@ export function defaultToolName({ name }: McpToolNameRequest): string {
 }
 
 function invalidName(message: string): TypeError {
-  return createError(TypeError, 'MCP_TOOL_NAME_INVALID', message);
+  return createError(TypeError, ErrorCode.MCP_TOOL_NAME_INVALID, message);
 }
 
 /** One capability's tool name, from `toolName` (or the default), checked. */
@@ -63,7 +64,7 @@ export function assignToolNames<C extends McpToolNameRequest>(
     if (taken !== undefined) {
       throw createError(
         TypeError,
-        'MCP_TOOL_NAME_COLLISION',
+        ErrorCode.MCP_TOOL_NAME_COLLISION,
         `Capabilities ${quoteText(taken.name)} and ${quoteText(capability.name)} would both be the MCP tool ${quoteText(name)}; rename one or choose names with options.toolName`,
       );
     }

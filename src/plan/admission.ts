@@ -3,6 +3,7 @@
  * step is collected, in step order; any issue rejects the plan with a PlanAdmissionError before
  * a job, an event, an authorizer call or a capability call exists.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { checkInput } from '../capabilities/input-schema.js';
 import { capabilityInventory, type RegisteredCapability } from '../capabilities/inventory.js';
 import { runValidate, type StandardInput } from '../capabilities/standard-input.js';
@@ -107,13 +108,20 @@ function optionalString(
   stepId?: string,
 ): string | undefined {
   if (!read.ok) {
-    report(issues, 'INVALID_PLAN', unreadable(field, read, label), field, stepIndex, stepId);
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable(field, read, label),
+      field,
+      stepIndex,
+      stepId,
+    );
     return undefined;
   }
   if (isOptionalString(read)) return read.value;
   report(
     issues,
-    'INVALID_PLAN',
+    ErrorCode.INVALID_PLAN,
     `${label}: ${field} must be a string when present, got ${describeValue(read.value)}`,
     field,
     stepIndex,
@@ -189,30 +197,31 @@ function indexStepIds(steps: readonly CapturedStep[]): StepIndex {
   return index;
 }
 
-function admitStep(
-  step: CapturedStep,
-  idIndex: StepIndex,
-  lookup: Lookup,
-  issues: Issue[],
-  suggest: Suggester,
-): AdmittedStep | undefined {
+/** A step that is not an object: one issue, nothing else of it is judged. */
+function reportNonObjectStep(step: CapturedStep, issues: Issue[]): void {
   const { index } = step;
-  if (!step.isObject) {
-    const message = step.readFailure
-      ? `steps[${index}] could not be read (${thrownText(step.readFailure.error)})`
-      : `steps[${index}] must be an object`;
-    report(issues, 'INVALID_PLAN', message, undefined, index);
-    return undefined;
-  }
-  const before = issues.length;
-  // Step id: a non-empty string, unique within the plan by exact equality.
+  const message = step.readFailure
+    ? `steps[${index}] could not be read (${thrownText(step.readFailure.error)})`
+    : `steps[${index}] must be an object`;
+  report(issues, ErrorCode.INVALID_PLAN, message, undefined, index);
+}
+
+/** Step id: a non-empty string, unique within the plan by exact equality. */
+function checkStepId(step: CapturedStep, idIndex: StepIndex, issues: Issue[]): string | undefined {
+  const { index } = step;
   let id: string | undefined;
   if (!step.id.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('id', step.id, `steps[${index}]`), 'id', index);
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('id', step.id, `steps[${index}]`),
+      'id',
+      index,
+    );
   } else if (typeof step.id.value !== 'string' || step.id.value === '') {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       `steps[${index}]: id must be a non-empty string, got ${describeValue(step.id.value)}`,
       'id',
       index,
@@ -225,7 +234,7 @@ function admitStep(
     if (first !== undefined && first !== index) {
       report(
         issues,
-        'DUPLICATE_STEP_ID',
+        ErrorCode.DUPLICATE_STEP_ID,
         `${stepLabel(index, id)}: id is already used by steps[${first}]; step ids must be unique within a plan`,
         'id',
         index,
@@ -233,79 +242,249 @@ function admitStep(
       );
     }
   }
-  // Capability binding and the optional exact version.
-  let registered: RegisteredCapability | undefined;
+  return id;
+}
+
+/** Capability binding: the registered capability the step names, if any. */
+function bindCapability(
+  step: CapturedStep,
+  id: string | undefined,
+  lookup: Lookup,
+  issues: Issue[],
+  suggest: Suggester,
+): RegisteredCapability | undefined {
+  const { index } = step;
   const capability = step.capability;
   if (!capability.ok) {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       unreadable('capability', capability, stepLabel(index, id)),
       'capability',
       index,
       id,
     );
-  } else if (typeof capability.value !== 'string') {
+    return undefined;
+  }
+  if (typeof capability.value !== 'string') {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       `${stepLabel(index, id)}: capability must be a string, got ${describeValue(capability.value)}`,
       'capability',
       index,
       id,
     );
-  } else {
-    registered = lookup(capability.value);
-    if (registered === undefined) {
-      const close = suggest(capability.value);
-      report(
-        issues,
-        'UNKNOWN_CAPABILITY',
-        `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
-          close === undefined ? '' : `; did you mean ${quoteText(close)}?`
-        }`,
-        'capability',
-        index,
-        id,
-      );
-    }
+    return undefined;
   }
-  let capabilityVersion: string | undefined;
+  const registered = lookup(capability.value);
+  if (registered === undefined) {
+    const close = suggest(capability.value);
+    report(
+      issues,
+      ErrorCode.UNKNOWN_CAPABILITY,
+      `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
+        close === undefined ? '' : `; did you mean ${quoteText(close)}?`
+      }`,
+      'capability',
+      index,
+      id,
+    );
+  }
+  return registered;
+}
+
+/** Version pinning: the optional exact `capabilityVersion`, checked against the registered one. */
+function checkVersionPin(
+  step: CapturedStep,
+  id: string | undefined,
+  registered: RegisteredCapability | undefined,
+  issues: Issue[],
+): string | undefined {
+  const { index } = step;
   const version = step.capabilityVersion;
   if (!version.ok) {
     report(
       issues,
-      'INVALID_PLAN',
+      ErrorCode.INVALID_PLAN,
       unreadable('capabilityVersion', version, stepLabel(index, id)),
       'capabilityVersion',
       index,
       id,
     );
-  } else if (version.value !== undefined) {
-    // docs/api.md, "Plans and result references": any supplied string, including '', must equal the registered version.
-    if (typeof version.value !== 'string') {
-      report(
-        issues,
-        'INVALID_PLAN',
-        `${stepLabel(index, id)}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
-        'capabilityVersion',
-        index,
-        id,
-      );
-    } else {
-      capabilityVersion = version.value;
-      if (registered !== undefined && capabilityVersion !== registered.version) {
+    return undefined;
+  }
+  if (version.value === undefined) return undefined;
+  // docs/api.md, "Plans and result references": any supplied string, including '', must equal the registered version.
+  if (typeof version.value !== 'string') {
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      `${stepLabel(index, id)}: capabilityVersion must be a string when present, got ${describeValue(version.value)}`,
+      'capabilityVersion',
+      index,
+      id,
+    );
+    return undefined;
+  }
+  const capabilityVersion = version.value;
+  if (registered !== undefined && capabilityVersion !== registered.version) {
+    report(
+      issues,
+      ErrorCode.CAPABILITY_VERSION_MISMATCH,
+      `${stepLabel(index, id)}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
+      'capabilityVersion',
+      index,
+      id,
+    );
+  }
+  return capabilityVersion;
+}
+
+/**
+ * References: every `$ref` in the input parsed against the earlier steps; the located ones are
+ * returned (undefined when there are none), the malformed ones reported.
+ */
+function collectStepReferences(
+  input: unknown,
+  index: number,
+  id: string | undefined,
+  idIndex: StepIndex,
+  issues: Issue[],
+): LocatedReference[] | undefined {
+  let references: LocatedReference[] | undefined;
+  collectReferences(
+    input,
+    (text, path) => {
+      const parsed = parseReference(text, index, idIndex);
+      if ('code' in parsed) {
+        const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
         report(
           issues,
-          'CAPABILITY_VERSION_MISMATCH',
-          `${stepLabel(index, id)}: capabilityVersion ${quoteText(capabilityVersion)} does not match registered version ${quoteText(registered.version)} of ${quoteText(registered.name)}`,
-          'capabilityVersion',
+          parsed.code,
+          `${stepLabel(index, id)}: ${field}: ${parsed.message}`,
+          field,
           index,
           id,
         );
+      } else {
+        const { stepIndex, stepId, segments } = parsed;
+        (references ??= []).push({ stepIndex, stepId, segments, text, path });
       }
+    },
+    // A reference where it would never be resolved (docs/decisions.md "Result references").
+    (path, why) => {
+      const field = `input.${path.join('.')}`;
+      report(
+        issues,
+        ErrorCode.INVALID_RESULT_REFERENCE,
+        `${stepLabel(index, id)}: ${field}: ${why}`,
+        field,
+        index,
+        id,
+      );
+    },
+  );
+  return references;
+}
+
+/** Input fields: a literal input against the capability's Standard Schema or field record. */
+function checkInputFields(
+  input: unknown,
+  hasReferences: boolean,
+  registered: RegisteredCapability,
+  index: number,
+  id: string | undefined,
+  issues: Issue[],
+): void {
+  // A Standard Schema checks a literal input here; one holding a reference, at step time.
+  if (registered.standard !== undefined && !hasReferences && !isReference(input)) {
+    checkStandardInput(registered.standard, input, (path, message) => {
+      report(
+        issues,
+        ErrorCode.INPUT_INVALID,
+        `${stepLabel(index, id)}: ${path}: ${message}`,
+        path,
+        index,
+        id,
+      );
+    });
+  }
+  // A reference as the whole input is checked once resolved, at step time.
+  if (registered.schema.length > 0 && !isReference(input)) {
+    for (const problem of checkInput(input, registered.schema, isReference)) {
+      report(
+        issues,
+        problem.code,
+        `${stepLabel(index, id)}: ${problem.message}`,
+        problem.field,
+        index,
+        id,
+      );
     }
   }
+}
+
+/**
+ * Input: references first (they are exempt from the field check until resolved), then fields.
+ * Returns the located references; a value that cannot be read while walking is INVALID_PLAN.
+ */
+function admitInput(
+  step: CapturedStep,
+  id: string | undefined,
+  registered: RegisteredCapability | undefined,
+  idIndex: StepIndex,
+  issues: Issue[],
+): LocatedReference[] | undefined {
+  const { index } = step;
+  if (!step.input.ok) {
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('input', step.input, stepLabel(index, id)),
+      'input',
+      index,
+      id,
+    );
+    return undefined;
+  }
+  const input = step.input.value;
+  let references: LocatedReference[] | undefined;
+  try {
+    references = collectStepReferences(input, index, id, idIndex, issues);
+    if (registered !== undefined) {
+      checkInputFields(input, references !== undefined, registered, index, id, issues);
+    }
+  } catch (error) {
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      `${stepLabel(index, id)}: input could not be read (${thrownText(error)})`,
+      'input',
+      index,
+      id,
+    );
+  }
+  return references;
+}
+
+/** Admits one step: each check in turn, every issue reported, the step admitted only if none. */
+function admitStep(
+  step: CapturedStep,
+  idIndex: StepIndex,
+  lookup: Lookup,
+  issues: Issue[],
+  suggest: Suggester,
+): AdmittedStep | undefined {
+  if (!step.isObject) {
+    reportNonObjectStep(step, issues);
+    return undefined;
+  }
+  const { index } = step;
+  const before = issues.length;
+  const id = checkStepId(step, idIndex, issues);
+  const registered = bindCapability(step, id, lookup, issues, suggest);
+  const capabilityVersion = checkVersionPin(step, id, registered, issues);
   const reason = optionalStepString(step.reason, 'reason', issues, index, id);
   const idempotencyKey = optionalStepString(
     step.idempotencyKey,
@@ -314,97 +493,14 @@ function admitStep(
     index,
     id,
   );
-  // Input: references first (they are exempt from the field check until resolved), then fields.
-  let input: unknown;
-  let references: LocatedReference[] | undefined;
-  if (!step.input.ok) {
-    report(
-      issues,
-      'INVALID_PLAN',
-      unreadable('input', step.input, stepLabel(index, id)),
-      'input',
-      index,
-      id,
-    );
-  } else {
-    input = step.input.value;
-    try {
-      collectReferences(
-        input,
-        (text, path) => {
-          const parsed = parseReference(text, index, idIndex);
-          if ('code' in parsed) {
-            const field = path.length === 0 ? 'input' : `input.${path.join('.')}`;
-            report(
-              issues,
-              parsed.code,
-              `${stepLabel(index, id)}: ${field}: ${parsed.message}`,
-              field,
-              index,
-              id,
-            );
-          } else {
-            const { stepIndex, stepId, segments } = parsed;
-            (references ??= []).push({ stepIndex, stepId, segments, text, path });
-          }
-        },
-        // A reference where it would never be resolved (docs/decisions.md "Result references").
-        (path, why) => {
-          const field = `input.${path.join('.')}`;
-          report(
-            issues,
-            'INVALID_RESULT_REFERENCE',
-            `${stepLabel(index, id)}: ${field}: ${why}`,
-            field,
-            index,
-            id,
-          );
-        },
-      );
-      // A Standard Schema checks a literal input here; one holding a reference, at step time.
-      if (registered?.standard !== undefined && references === undefined && !isReference(input)) {
-        checkStandardInput(registered.standard, input, (path, message) => {
-          report(
-            issues,
-            'INPUT_INVALID',
-            `${stepLabel(index, id)}: ${path}: ${message}`,
-            path,
-            index,
-            id,
-          );
-        });
-      }
-      // A reference as the whole input is checked once resolved, at step time.
-      if (registered !== undefined && registered.schema.length > 0 && !isReference(input)) {
-        for (const problem of checkInput(input, registered.schema, isReference)) {
-          report(
-            issues,
-            problem.code,
-            `${stepLabel(index, id)}: ${problem.message}`,
-            problem.field,
-            index,
-            id,
-          );
-        }
-      }
-    } catch (error) {
-      report(
-        issues,
-        'INVALID_PLAN',
-        `${stepLabel(index, id)}: input could not be read (${thrownText(error)})`,
-        'input',
-        index,
-        id,
-      );
-    }
-  }
+  const references = admitInput(step, id, registered, idIndex, issues);
   if (issues.length !== before || id === undefined || registered === undefined) return undefined;
   return {
     index,
     id,
     capability: registered,
     capabilityVersion,
-    input,
+    input: step.input.ok ? step.input.value : undefined,
     reason,
     idempotencyKey,
     references: references ?? NO_REFERENCES,
@@ -435,15 +531,20 @@ export function admitPlan(
     const message = failure
       ? `plan could not be read (${thrownText(failure.error)})`
       : 'plan must be an object';
-    throw new PlanAdmissionError([{ code: 'INVALID_PLAN', message }]);
+    throw new PlanAdmissionError([{ code: ErrorCode.INVALID_PLAN, message }]);
   }
   if (!submission.version.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('version', submission.version, 'plan'), 'version');
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('version', submission.version, 'plan'),
+      'version',
+    );
   } else if (submission.version.value !== '1.0') {
     const got = describeValue(submission.version.value);
     report(
       issues,
-      'UNSUPPORTED_PLAN_VERSION',
+      ErrorCode.UNSUPPORTED_PLAN_VERSION,
       `plan: version must be "1.0", got ${got}`,
       'version',
     );
@@ -457,18 +558,23 @@ export function admitPlan(
     'plan',
   );
   if (!submission.metadata.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('metadata', submission.metadata, 'plan'), 'metadata');
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('metadata', submission.metadata, 'plan'),
+      'metadata',
+    );
   }
   const { stepsField } = submission;
   if (!stepsField.ok) {
-    report(issues, 'INVALID_PLAN', unreadable('steps', stepsField, 'plan'), 'steps');
+    report(issues, ErrorCode.INVALID_PLAN, unreadable('steps', stepsField, 'plan'), 'steps');
   } else if (submission.stepsProblem !== undefined) {
-    report(issues, 'INVALID_PLAN', submission.stepsProblem, 'steps');
+    report(issues, ErrorCode.INVALID_PLAN, submission.stepsProblem, 'steps');
   } else if (!submission.stepsIsArray) {
     const got = describeValue(stepsField.value);
-    report(issues, 'INVALID_PLAN', `plan: steps must be an array, got ${got}`, 'steps');
+    report(issues, ErrorCode.INVALID_PLAN, `plan: steps must be an array, got ${got}`, 'steps');
   } else if (submission.steps.length === 0) {
-    report(issues, 'EMPTY_PLAN', 'plan: steps must contain at least one step', 'steps');
+    report(issues, ErrorCode.EMPTY_PLAN, 'plan: steps must contain at least one step', 'steps');
   }
   // First occurrence of each usable id: references and duplicates are judged against it.
   const idIndex = indexStepIds(submission.steps);

@@ -1,28 +1,17 @@
+import { ErrorCode, type AdmissionIssueCode } from '../errors/error-codes.js';
 import { boundText } from '../errors/describe-value.js';
 import { isIssuedError, issueError } from '../errors/warrant-error.js';
 
 /** One reason a plan was refused admission (docs/api.md, "runtime.executePlan"). Frozen. */
 export interface PlanAdmissionIssue {
-  readonly code:
-    | 'INVALID_PLAN'
-    | 'UNSUPPORTED_PLAN_VERSION'
-    | 'EMPTY_PLAN'
-    | 'DUPLICATE_STEP_ID'
-    | 'UNKNOWN_CAPABILITY'
-    | 'CAPABILITY_VERSION_MISMATCH'
-    | 'REQUIRED_INPUT_MISSING'
-    | 'INPUT_TYPE_MISMATCH'
-    | 'INPUT_INVALID'
-    | 'INVALID_RESULT_REFERENCE'
-    | 'RESULT_REFERENCE_NOT_EARLIER'
-    | 'AMBIGUOUS_RESULT_REFERENCE';
+  readonly code: AdmissionIssueCode;
   readonly message: string;
   readonly stepIndex?: number;
   readonly stepId?: string;
   readonly field?: string;
 }
 
-const CODE = 'PLAN_ADMISSION_REJECTED';
+const CODE = ErrorCode.PLAN_ADMISSION_REJECTED;
 
 /** Longest text of one issue (`message`, `field`); longer texts are cut, ending in `...`. */
 export const MAX_ISSUE_CHARS = 500;
@@ -48,7 +37,7 @@ export function formatAdmissionMessage(issues: readonly PlanAdmissionIssue[]): s
 /** Rejection of a plan before any job exists. Recognise it with `isPlanAdmissionError`. */
 export class PlanAdmissionError extends Error {
   override readonly name = 'PlanAdmissionError';
-  declare readonly code: 'PLAN_ADMISSION_REJECTED';
+  declare readonly code: typeof ErrorCode.PLAN_ADMISSION_REJECTED;
   readonly issues: readonly PlanAdmissionIssue[];
 
   constructor(issues: readonly PlanAdmissionIssue[]) {

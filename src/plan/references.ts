@@ -8,6 +8,7 @@
  * also looks inside everything else it can see (class instances, functions, boxed primitives,
  * an array's non-index keys) and refuses a reference found there: it would never be resolved.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 
 /** Where a reference sits inside a step input: keys from the input root down to it. */
 export type InputPath = readonly (string | number)[];
@@ -27,7 +28,9 @@ export interface LocatedReference extends ParsedReference {
 
 export type ReferenceParseFailure = {
   readonly code:
-    'INVALID_RESULT_REFERENCE' | 'RESULT_REFERENCE_NOT_EARLIER' | 'AMBIGUOUS_RESULT_REFERENCE';
+    | typeof ErrorCode.INVALID_RESULT_REFERENCE
+    | typeof ErrorCode.RESULT_REFERENCE_NOT_EARLIER
+    | typeof ErrorCode.AMBIGUOUS_RESULT_REFERENCE;
   readonly message: string;
 };
 
@@ -90,13 +93,13 @@ export function parseReference(
 ): ParsedReference | ReferenceParseFailure {
   if (text.length > MAX_REFERENCE_TEXT_CHARS) {
     return {
-      code: 'INVALID_RESULT_REFERENCE',
+      code: ErrorCode.INVALID_RESULT_REFERENCE,
       message: `result reference ${quote(text)} is ${text.length} characters long; at most ${MAX_REFERENCE_TEXT_CHARS} are accepted`,
     };
   }
   if (!text.startsWith(PREFIX)) {
     return {
-      code: 'INVALID_RESULT_REFERENCE',
+      code: ErrorCode.INVALID_RESULT_REFERENCE,
       message: `result reference ${quote(text)} must look like "steps.<stepId>.result" or "steps.<stepId>.result.<path>"`,
     };
   }
@@ -130,7 +133,7 @@ export function parseReference(
   if (earlier.length > 1) {
     const ids = earlier.map((ref) => JSON.stringify(ref.stepId)).join(' and ');
     return {
-      code: 'AMBIGUOUS_RESULT_REFERENCE',
+      code: ErrorCode.AMBIGUOUS_RESULT_REFERENCE,
       message: `result reference ${quote(text)} matches more than one earlier step (${ids}); rename a step`,
     };
   }
@@ -138,24 +141,24 @@ export function parseReference(
   if (match === undefined) {
     if (laterOrSelf !== undefined) {
       return {
-        code: 'RESULT_REFERENCE_NOT_EARLIER',
+        code: ErrorCode.RESULT_REFERENCE_NOT_EARLIER,
         message: `result reference ${quote(text)} points to step ${JSON.stringify(laterOrSelf)}, which does not run before this step`,
       };
     }
     if (!sawResultBoundary) {
       return {
-        code: 'INVALID_RESULT_REFERENCE',
+        code: ErrorCode.INVALID_RESULT_REFERENCE,
         message: `result reference ${quote(text)} must look like "steps.<stepId>.result" or "steps.<stepId>.result.<path>"`,
       };
     }
     return {
-      code: 'RESULT_REFERENCE_NOT_EARLIER',
+      code: ErrorCode.RESULT_REFERENCE_NOT_EARLIER,
       message: `result reference ${quote(text)} names no earlier step of this plan`,
     };
   }
   if (match.segments.some((segment) => segment === '')) {
     return {
-      code: 'INVALID_RESULT_REFERENCE',
+      code: ErrorCode.INVALID_RESULT_REFERENCE,
       message: `result reference ${quote(text)} has an empty path segment`,
     };
   }

@@ -7,6 +7,7 @@
  * other processes on the same store lose with APPROVAL_NOT_PENDING. An approved step then runs through the executor's one step path, asked again
  * with `context.approval`, bound to the recorded version and input digest.
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalGrant } from '../authorization/authorizer.js';
 import type { RegisteredCapability } from '../capabilities/inventory.js';
 import { describeThrown } from '../errors/describe-value.js';
@@ -41,14 +42,14 @@ export interface ApprovalHost {
   readonly lookup: (name: string) => RegisteredCapability | undefined;
 }
 
-function refusal(code: string, message: string): Error {
+function refusal(code: ErrorCode, message: string): Error {
   return createError(Error, code, message);
 }
 
 /** The store refused a claim: another decision (maybe another process) consumed the request. */
 function lostClaim(error: unknown): boolean {
   const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return cause?.code === 'APPROVAL_NOT_PENDING';
+  return cause?.code === ErrorCode.APPROVAL_NOT_PENDING;
 }
 
 /** A stored job as a running job: the record as stored, and a detached copy as the job face. */
@@ -121,7 +122,7 @@ export class ApprovalDesk {
     const index = job?.steps.findIndex((step) => step.id === args.stepId) ?? -1;
     if (job === undefined || index < 0) {
       throw refusal(
-        'APPROVAL_NOT_FOUND',
+        ErrorCode.APPROVAL_NOT_FOUND,
         `No approval request for step ${JSON.stringify(args.stepId)} of job ${JSON.stringify(args.jobId)}`,
       );
     }
@@ -130,25 +131,25 @@ export class ApprovalDesk {
     if (isExpired(request, Date.now())) {
       await this.#expire(host, request);
       throw refusal(
-        'APPROVAL_EXPIRED',
+        ErrorCode.APPROVAL_EXPIRED,
         `The approval request of step ${JSON.stringify(args.stepId)} expired at ${request.expiresAt}`,
       );
     }
     if (args.inputDigest !== request.inputDigest) {
       throw refusal(
-        'APPROVAL_DIGEST_MISMATCH',
+        ErrorCode.APPROVAL_DIGEST_MISMATCH,
         `The digest ${JSON.stringify(args.inputDigest)} is not the one requested for step ${JSON.stringify(args.stepId)}`,
       );
     }
     if (job.caller?.id !== undefined && job.caller.id === args.approver.id) {
       throw refusal(
-        'APPROVAL_SELF_APPROVAL',
+        ErrorCode.APPROVAL_SELF_APPROVAL,
         `The caller who submitted job ${JSON.stringify(args.jobId)} cannot decide its approval`,
       );
     }
     if (!(await askApprover(this.#config.approver, args.approver, request))) {
       throw refusal(
-        'APPROVAL_FORBIDDEN',
+        ErrorCode.APPROVAL_FORBIDDEN,
         `Approver ${JSON.stringify(args.approver.id)} may not decide this request`,
       );
     }
@@ -159,7 +160,7 @@ export class ApprovalDesk {
 
   #notPending(args: CheckedDecision): Error {
     return refusal(
-      'APPROVAL_NOT_PENDING',
+      ErrorCode.APPROVAL_NOT_PENDING,
       `Step ${JSON.stringify(args.stepId)} of job ${JSON.stringify(args.jobId)} does not await approval`,
     );
   }

@@ -4,6 +4,7 @@
  * check the resolved input → authorize (fail closed) → invoke → record (docs/api.md, "runtime.executePlan").
  * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan").
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { authorizerName } from '../authorization/authorizer-name.js';
 import type {
   ApprovalGrant,
@@ -69,7 +70,7 @@ const APPROVAL_NOT_ENOUGH = 'Approval required again after approval was granted'
 function storeFailure(error: unknown): Error {
   return createError(
     Error,
-    'JOB_STORE_FAILED',
+    ErrorCode.JOB_STORE_FAILED,
     `The job store failed: ${describeThrown(error)}`,
     error,
   );

@@ -1,9 +1,6 @@
+import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
-import {
-  checkApprovalsOption,
-  type ApprovalsConfig,
-  type ApprovalsOptions,
-} from '../approvals/approver-policy.js';
+import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
 import { ApprovalDesk } from './approval-desk.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
@@ -12,57 +9,33 @@ import type {
   CapabilityDescriptor,
   CapabilityModule,
   ExecutionLogger,
-  FieldsFirstLogger,
 } from '../capabilities/capability.js';
 import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
-import { hostLogger } from '../capabilities/host-logger.js';
-import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { isArrayValue, readField } from '../values/hostile-reads.js';
+import { readField } from '../values/hostile-reads.js';
 import { processGlobal } from '../process/process-global.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
-import { checkStoreOption, openStore } from '../jobs/open-store.js';
+import { openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
+import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
 import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
+import {
+  checkRuntimeOptions,
+  GIVEN_STORE,
+  type InternalOptions,
+  type OperatorRuntimeOptions,
+} from './runtime-options.js';
 
-/** Options of `new OperatorRuntime()`. */
-export interface OperatorRuntimeOptions {
-  /** Decides every step. Default: reads allowed, writes and destructive work denied. */
-  authorizer?: ExecutionAuthorizer;
-  /** Where jobs are kept: `'memory'` (default). */
-  store?: string;
-  /** Bound of the memory store; oldest finished jobs are evicted first. Default 10000. */
-  maxJobs?: number;
-  /** Largest plan admitted (steps). Default 100000. */
-  maxPlanSteps?: number;
-  /**
-   * Logger behind `context.logger`: called `(message, fields)`, or `(fields, message)` when it is
-   * a pino logger (docs/api.md, "Loggers"). Default: silent.
-   */
-  logger?: ExecutionLogger | FieldsFirstLogger;
-  /** Told about observer throws and rejections. Default: a one-line console warning. */
-  onObserverError?: ObserverErrorHandler;
-  /**
-   * Key of the SQLite and PostgreSQL stores' event chain: hashes become HMAC-SHA-256 under its
-   * UTF-8 bytes, so a database writer without the key cannot forge a chain. Default: the
-   * `WARRANT_AUDIT_KEY` environment variable, else none (plain SHA-256).
-   */
-  auditKey?: string;
-  /**
-   * Human approval bound to the exact action (docs/api.md, "Approvals"): authorizers may answer
-   * `require_approval`, and the default policy asks approval for writes and destructive work.
-   */
-  approvals?: ApprovalsOptions;
-}
+export type { OperatorRuntimeOptions } from './runtime-options.js';
 
 /** Filter of `runtime.listApprovals()`. */
 export interface ApprovalListFilter {
@@ -73,16 +46,6 @@ export interface ApprovalListFilter {
 export interface ExecutePlanOptions {
   /** Who submits the plan; snapshotted (frozen) for the whole job. */
   caller?: ExecutionCaller;
-}
-
-/**
- * The key of an internal option: a store object the runtime uses as given (tests hand it a store
- * they hold, instead of reaching into a driver). Not exported from the package root.
- */
-const GIVEN_STORE = Symbol('warrant.givenStore');
-
-interface InternalOptions extends OperatorRuntimeOptions {
-  readonly [GIVEN_STORE]?: JobStore;
 }
 
 /** A runtime on a store object it is given (and closes with itself). Internal: tests use it. */
@@ -99,92 +62,6 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
   console.warn(`warrant: observer of ${event.type} failed (ignored): ${message}`);
 };
 
-function invalidOption(message: string): TypeError {
-  return createError(TypeError, 'RUNTIME_OPTIONS_INVALID', message);
-}
-
-/** The audit key: the option, else `WARRANT_AUDIT_KEY` (an empty variable is none). */
-function checkAuditKey(auditKey: unknown): string | undefined {
-  if (auditKey === undefined) {
-    const fromEnvironment = process.env.WARRANT_AUDIT_KEY;
-    return fromEnvironment === undefined || fromEnvironment === '' ? undefined : fromEnvironment;
-  }
-  if (typeof auditKey !== 'string' || auditKey === '')
-    throw invalidOption('options.auditKey must be a non-empty string');
-  return auditKey;
-}
-
-function positiveInteger(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`options.${name} must be a positive integer, got ${describeValue(value)}`);
-  }
-  return value;
-}
-
-function checkFilter(filter: unknown): JobListFilter {
-  if (filter === undefined) return {};
-  const notObject = (problem: string) =>
-    createError(TypeError, 'JOB_FILTER_INVALID', `listJobs() filter ${problem}`);
-  if (typeof filter !== 'object' || filter === null || isArrayValue(filter, notObject)) {
-    throw createError(
-      TypeError,
-      'JOB_FILTER_INVALID',
-      `listJobs() filter must be an object, got ${describeValue(filter)}`,
-    );
-  }
-  const field = (key: keyof JobListFilter): unknown =>
-    readField(filter, key, (problem) =>
-      createError(TypeError, 'JOB_FILTER_INVALID', `listJobs() filter.${key} ${problem}`),
-    );
-  const status = field('status');
-  const capability = field('capability');
-  const goal = field('goal');
-  const limit = field('limit');
-  for (const [name, value] of [
-    ['status', status],
-    ['capability', capability],
-    ['goal', goal],
-  ] as const) {
-    if (value !== undefined && typeof value !== 'string') {
-      throw createError(
-        TypeError,
-        'JOB_FILTER_INVALID',
-        `listJobs() filter.${name} must be a string, got ${describeValue(value)}`,
-      );
-    }
-  }
-  if (
-    limit !== undefined &&
-    (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0)
-  ) {
-    throw createError(
-      TypeError,
-      'JOB_FILTER_INVALID',
-      `listJobs() filter.limit must be a non-negative integer, got ${describeValue(limit)}`,
-    );
-  }
-  // The values read here are what the store filters by: a getter is not read twice.
-  const checked: { -readonly [K in keyof JobListFilter]: JobListFilter[K] } = {};
-  if (status !== undefined) checked.status = status as JobListFilter['status'];
-  if (capability !== undefined) checked.capability = capability as string;
-  if (goal !== undefined) checked.goal = goal as string;
-  if (limit !== undefined) checked.limit = limit as number;
-  return checked;
-}
-
-/** The `jobId` of a `listApprovals` filter (JOB_FILTER_INVALID when malformed). */
-function checkApprovalFilter(filter: unknown): string | undefined {
-  const fail = (problem: string) =>
-    createError(TypeError, 'JOB_FILTER_INVALID', `listApprovals() filter ${problem}`);
-  if (typeof filter !== 'object' || filter === null)
-    throw fail(`must be an object, got ${describeValue(filter)}`);
-  const jobId = readField(filter, 'jobId', (problem) => fail(`.jobId ${problem}`));
-  if (jobId !== undefined && typeof jobId !== 'string')
-    throw fail(`.jobId must be a string, got ${describeValue(jobId)}`);
-  return jobId;
-}
-
 /**
  * Reads `executePlan` options once. Options that are not an object, or whose `caller` cannot be
  * read (a throwing getter or proxy trap), are EXECUTE_OPTIONS_INVALID.
@@ -198,12 +75,16 @@ function readCaller(options: unknown): unknown {
   if (typeof options !== 'object' || options === null) {
     throw createError(
       TypeError,
-      'EXECUTE_OPTIONS_INVALID',
+      ErrorCode.EXECUTE_OPTIONS_INVALID,
       `executePlan() options must be an object, got ${describeValue(options)}`,
     );
   }
   return readField(options, 'caller', (problem) =>
-    createError(TypeError, 'EXECUTE_OPTIONS_INVALID', `executePlan() options.caller ${problem}`),
+    createError(
+      TypeError,
+      ErrorCode.EXECUTE_OPTIONS_INVALID,
+      `executePlan() options.caller ${problem}`,
+    ),
   );
 }
 
@@ -239,58 +120,19 @@ export class OperatorRuntime {
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
-    if (typeof options !== 'object' || options === null) {
-      throw invalidOption(
-        `OperatorRuntime options must be an object, got ${describeValue(options)}`,
-      );
-    }
-    const option = (key: keyof OperatorRuntimeOptions): unknown =>
-      readField(options, key, (problem) => invalidOption(`options.${key} ${problem}`));
-    const authorizer = option('authorizer') as ExecutionAuthorizer | undefined;
-    const store = option('store') as string | undefined;
-    const maxJobs = option('maxJobs');
-    const maxPlanSteps = option('maxPlanSteps');
-    const logger = option('logger') as ExecutionLogger | FieldsFirstLogger | undefined;
-    const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
-    const auditKey = option('auditKey') as string | undefined;
-    const approvals = option('approvals');
-    if (
-      authorizer !== undefined &&
-      (typeof authorizer !== 'object' ||
-        authorizer === null ||
-        typeof readField(authorizer, 'authorize', (problem) =>
-          invalidOption(`options.authorizer.authorize ${problem}`),
-        ) !== 'function')
-    ) {
-      throw invalidOption('options.authorizer must be an object with an authorize(context) method');
-    }
-    if (logger !== undefined) {
-      if (typeof logger !== 'object' || logger === null) {
-        throw invalidOption(`options.logger must be an object, got ${describeValue(logger)}`);
-      }
-      for (const level of ['debug', 'info', 'warn', 'error'] as const) {
-        const method = readField(logger, level, (problem) =>
-          invalidOption(`options.logger.${level} ${problem}`),
-        );
-        if (typeof method !== 'function')
-          throw invalidOption(`options.logger must have a ${level}() method`);
-      }
-    }
-    if (onObserverError !== undefined && typeof onObserverError !== 'function') {
-      throw invalidOption('options.onObserverError must be a function');
-    }
-    checkStoreOption(store);
-    this.#auditKey = checkAuditKey(auditKey);
-    this.#approvals = checkApprovalsOption(approvals);
+    const settings = checkRuntimeOptions(options);
+    this.#auditKey = settings.auditKey;
+    this.#approvals = settings.approvals;
     this.#desk = this.#approvals === undefined ? undefined : new ApprovalDesk(this.#approvals);
     this.#authorizer =
-      authorizer ?? (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
-    this.#storeOption = store;
-    this.#store = (options as InternalOptions)[GIVEN_STORE];
-    this.#maxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
-    this.#maxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
-    this.#logger = logger === undefined ? silentLogger : hostLogger(logger);
-    this.#bus = new EventBus(onObserverError ?? warnObserverError);
+      settings.authorizer ??
+      (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
+    this.#storeOption = settings.store;
+    this.#store = settings.givenStore;
+    this.#maxJobs = settings.maxJobs;
+    this.#maxPlanSteps = settings.maxPlanSteps;
+    this.#logger = settings.logger;
+    this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
   }
 
   /**
@@ -376,7 +218,8 @@ export class OperatorRuntime {
       return read === undefined ? undefined : verifyRecord(read.job, read.hashes, this.#auditKey);
     } catch (error) {
       // A row edited into something that is not a record is broken, not a store failure.
-      if ((error as { code?: unknown } | null)?.code !== 'JOB_RECORD_UNREADABLE') throw error;
+      if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
+        throw error;
       return { ok: false, reason: (error as Error).message };
     }
   }
@@ -387,7 +230,7 @@ export class OperatorRuntime {
    */
   async listJobs(filter?: JobListFilter): Promise<Job[]> {
     this.#assertOpen();
-    const checked = checkFilter(filter);
+    const checked = checkJobFilter(filter);
     return this.#withStore((store) => store.list(checked));
   }
 
@@ -414,7 +257,7 @@ export class OperatorRuntime {
     if (this.#desk === undefined) {
       throw createError(
         Error,
-        'APPROVAL_NOT_FOUND',
+        ErrorCode.APPROVAL_NOT_FOUND,
         'No approval request: this runtime has no approvals option',
       );
     }
@@ -458,7 +301,7 @@ export class OperatorRuntime {
 
   #assertOpen(): void {
     if (this.#closed) {
-      throw createError(Error, 'RUNTIME_CLOSED', 'This OperatorRuntime is closed');
+      throw createError(Error, ErrorCode.RUNTIME_CLOSED, 'This OperatorRuntime is closed');
     }
   }
 

@@ -1,19 +1,26 @@
-// docs/decisions.md, "House rules": the error catalogue (docs/errors.md) and the codes src/ issues agree,
-// both ways. Codes are read from the places that issue them, not from every capitalised string:
-//  - createError(<Class>, '<CODE>', ...) and issueError(<error>, '<CODE>');
-//  - the same calls with an identifier, resolved through `const NAME = '<CODE>'` in the file, or
-//    through a local wrapper `function f(code, ...) { return createError(X, code, ...) }` whose
-//    call sites pass literals;
-//  - the PlanAdmissionIssue code union in src/plan/plan-admission-error.ts.
-// A call whose code cannot be resolved this way fails the test, so no code goes unseen.
+// docs/decisions.md, "House rules": the catalog of error codes (src/errors/error-codes.ts) and
+// docs/errors.md agree, both ways, row for row; and src/ spells no catalog code as a string
+// outside the catalog, so every code it issues is one of the catalog (createError and issueError
+// take catalog codes only, checked by tsc).
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import {
+  ADMISSION_ISSUES,
+  ERROR_CATALOG,
+  ErrorCode,
+  OUTBOUND_MCP_ERRORS,
+  STEP_FAILURES,
+  THROWN_ERRORS,
+  type AdmissionIssueCode,
+} from '../../src/errors/error-codes.js';
+import type { PlanAdmissionIssue } from '../../src/plan/plan-admission-error.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
+const CATALOG_FILE = 'src/errors/error-codes.ts';
 
 // docs/api.md, "runtime.executePlan": the admission issue codes, in the order docs/api.md lists them.
 const API_ISSUE_CODES = [
@@ -32,11 +39,23 @@ const API_ISSUE_CODES = [
   'INPUT_INVALID',
 ];
 
+// PlanAdmissionIssue.code is exactly the catalog's admission issue codes (checked by tsc).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const issueCodeIsCatalogs: Same<PlanAdmissionIssue['code'], AdmissionIssueCode> = true;
+
+// The sections of docs/errors.md, in order, and the catalog group each one lists.
+const SECTIONS: readonly (readonly [string, Readonly<Record<string, string>>])[] = [
+  ['Thrown errors', THROWN_ERRORS],
+  ['Step failures', STEP_FAILURES],
+  ['Outbound MCP capabilities', OUTBOUND_MCP_ERRORS],
+  ['Admission issue codes', ADMISSION_ISSUES],
+];
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
+    return /\.c?ts$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -44,62 +63,27 @@ function lineOf(text: string, index: number): number {
   return text.slice(0, index).split('\n').length;
 }
 
-interface Scan {
-  codes: Map<string, string[]>; // code -> where it is issued (file:line)
-  unresolved: string[]; // call sites whose code could not be read
-}
-
-function scanIssuedCodes(): Scan {
-  const codes = new Map<string, string[]>();
-  const unresolved: string[] = [];
-  const add = (code: string, where: string) => codes.set(code, [...(codes.get(code) ?? []), where]);
+/** Where src/ spells a catalog code as a string literal, outside the catalog (comments aside). */
+function codeLiterals(): string[] {
+  const found: string[] = [];
   for (const file of sourceFiles(join(ROOT, 'src'))) {
     const path = relative(ROOT, file).split('\\').join('/');
-    if (path === 'src/errors/warrant-error.ts') continue; // defines the two functions
-    const text = readFileSync(file, 'utf8');
-    const constants = new Map(
-      [...text.matchAll(/\bconst\s+([A-Za-z_$][\w$]*)\s*=\s*'([^']*)'/g)].map((m) => [m[1], m[2]]),
+    if (path === CATALOG_FILE) continue;
+    // Comments become blanks of the same length, so line numbers stay right.
+    const text = readFileSync(file, 'utf8').replace(
+      /\/\*[\s\S]*?\*\/|(?<![:'"`\\])\/\/.*$/gm,
+      (c) => c.replace(/[^\n]/g, ' '),
     );
-    const calls = /\b(createError|issueError)\(\s*[^,()]+,\s*(?:'([^']*)'|([A-Za-z_$][\w$]*))/g;
-    for (const match of text.matchAll(calls)) {
-      const where = `${path}:${lineOf(text, match.index)}`;
-      const [, , literal, identifier] = match;
-      if (literal !== undefined) {
-        add(literal, where);
-        continue;
-      }
-      const constant = constants.get(identifier as string);
-      if (constant !== undefined) {
-        add(constant, where);
-        continue;
-      }
-      // A wrapper forwarding its parameter: find the function and the literals its callers pass.
-      const before = text.slice(0, match.index);
-      const wrappers = [
-        ...before.matchAll(/function\s+([A-Za-z_$][\w$]*)\s*\(\s*([A-Za-z_$][\w$]*)\s*:/g),
-      ];
-      const wrapper = wrappers.at(-1);
-      if (wrapper === undefined || wrapper[2] !== identifier) {
-        unresolved.push(`${where} (${match[0].replace(/\s+/g, ' ')})`);
-        continue;
-      }
-      const callers = [...text.matchAll(new RegExp(`\\b${wrapper[1]}\\(\\s*'([^']*)'`, 'g'))];
-      if (callers.length === 0) unresolved.push(`${where} (wrapper ${wrapper[1]} has no callers)`);
-      for (const caller of callers)
-        add(caller[1] as string, `${path}:${lineOf(text, caller.index)}`);
+    for (const match of text.matchAll(/(['"`])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\1/g)) {
+      if (Object.hasOwn(ERROR_CATALOG, match[2] as string))
+        found.push(`${path}:${lineOf(text, match.index)} ${match[0]}`);
     }
   }
-  return { codes, unresolved };
-}
-
-function admissionIssueUnion(): string[] {
-  const text = readFileSync(join(ROOT, 'src/plan/plan-admission-error.ts'), 'utf8');
-  const union = /interface PlanAdmissionIssue\s*\{[^}]*?\bcode:\s*([^;]+);/.exec(text);
-  assert.ok(union, 'src/plan/plan-admission-error.ts: PlanAdmissionIssue.code union not found');
-  return [...(union[1] as string).matchAll(/'([^']+)'/g)].map((m) => m[1] as string);
+  return found;
 }
 
 interface Row {
+  section: string;
   code: string;
   raisedWhen: string;
   whatToDo: string;
@@ -107,51 +91,79 @@ interface Row {
 
 function documentedRows(): Row[] {
   const text = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
-  return [...text.matchAll(/^\|\s*`([^`]+)`\s*\|([^|\n]*)\|([^|\n]*)\|\s*$/gm)].map((m) => ({
-    code: m[1] as string,
-    raisedWhen: (m[2] as string).trim(),
-    whatToDo: (m[3] as string).trim(),
-  }));
+  return text
+    .split(/^## /m)
+    .slice(1)
+    .flatMap((part) => {
+      const section = part.slice(0, part.indexOf('\n'));
+      return [...part.matchAll(/^\|\s*`([^`]+)`\s*\|([^|\n]*)\|([^|\n]*)\|\s*$/gm)].map((m) => ({
+        section,
+        code: m[1] as string,
+        raisedWhen: (m[2] as string).trim(),
+        whatToDo: (m[3] as string).trim(),
+      }));
+    });
 }
 
-describe('docs/errors.md against src/ (docs/decisions.md, "House rules")', () => {
-  const scan = scanIssuedCodes();
-  const issueCodes = admissionIssueUnion();
-  const used = new Set([...scan.codes.keys(), ...issueCodes]);
+describe('docs/errors.md against the catalog of src/errors/error-codes.ts (docs/decisions.md, "House rules")', () => {
+  const catalog = Object.keys(ERROR_CATALOG);
   const rows = documentedRows();
   const documented = new Set(rows.map((row) => row.code));
 
-  it('can read the code of every createError/issueError call in src/', () => {
-    assert.deepEqual(scan.unresolved, []);
-    assert.ok(scan.codes.has('PLAN_ADMISSION_REJECTED'), 'PlanAdmissionError issuance not found');
+  it('names each code as itself: ErrorCode.X is "X", for every code of the catalog', () => {
+    assert.ok(issueCodeIsCatalogs);
+    assert.deepEqual(Object.keys(ErrorCode), catalog);
+    assert.deepEqual(
+      Object.entries(ErrorCode).filter(([key, value]) => key !== value),
+      [],
+    );
+    assert.ok(Object.isFrozen(ErrorCode));
+  });
+
+  it('holds each code once, across its groups', () => {
+    const grouped = SECTIONS.flatMap(([, group]) => Object.keys(group));
+    assert.deepEqual(
+      grouped.filter((code, index) => grouped.indexOf(code) !== index),
+      [],
+    );
+    assert.deepEqual(grouped, catalog);
   });
 
   it('uses SCREAMING_SNAKE codes only (docs/decisions.md, "House rules")', () => {
     assert.deepEqual(
-      [...used].filter((code) => !CODE.test(code)),
+      catalog.filter((code) => !CODE.test(code)),
       [],
     );
   });
 
   it('types PlanAdmissionIssue.code as exactly the issue codes of docs/api.md, "runtime.executePlan"', () => {
-    assert.deepEqual([...issueCodes].sort(), [...API_ISSUE_CODES].sort());
+    assert.deepEqual(Object.keys(ADMISSION_ISSUES).sort(), [...API_ISSUE_CODES].sort());
   });
 
-  it('documents every code src/ issues, and every admission issue code', () => {
-    const missing = [...used].filter((code) => !documented.has(code));
+  it('documents every code of the catalog, in its section, with the meaning the catalog gives it', () => {
+    const problems: string[] = [];
+    for (const [section, group] of SECTIONS) {
+      for (const [code, meaning] of Object.entries(group)) {
+        const row = rows.find((candidate) => candidate.code === code);
+        if (row === undefined) problems.push(`${code}: not in docs/errors.md`);
+        else if (!row.section.startsWith(section))
+          problems.push(`${code}: listed under "${row.section}", not "${section}"`);
+        else if (row.raisedWhen !== meaning)
+          problems.push(`${code}: docs/errors.md says "${row.raisedWhen}"`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it('documents no code that the catalog does not hold', () => {
     assert.deepEqual(
-      missing.map(
-        (code) => `${code} (${(scan.codes.get(code) ?? ['PlanAdmissionIssue']).join(', ')})`,
-      ),
+      [...documented].filter((code) => !Object.hasOwn(ERROR_CATALOG, code)),
       [],
     );
   });
 
-  it('documents no code that src/ no longer issues', () => {
-    assert.deepEqual(
-      [...documented].filter((code) => !used.has(code)),
-      [],
-    );
+  it('spells no catalog code as a string in src/ outside the catalog (ErrorCode.X instead)', () => {
+    assert.deepEqual(codeLiterals(), []);
   });
 
   it('has exactly one row per code, each saying when it is raised and what to do', () => {

@@ -68,6 +68,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     "one JSON parser, exact for escaped keys on Node 24's V8: the stores read records with it and the edges read bodies, lines and files with it",
   'src/callers/caller-check.ts':
     'one caller check with the runtime\'s limits: a caller the callers file, a resolver or --caller admits is one the runtime admits (docs/decisions.md, "Callers")',
+  'src/errors/error-codes.ts':
+    'the one catalog of error codes (docs/errors.md): the edges match codes (HTTP statuses, usage errors) by its names, never by strings',
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.
@@ -167,6 +169,14 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/http/routes/approvals.ts': {
     coveredBy: 'test/http/approval-routes.test.ts',
     reason: 'the approval routes, exercised over a socket',
+  },
+  'src/errors/error-codes.ts': {
+    coveredBy: 'test/contract/errors.test.ts',
+    reason: 'the catalog of codes, held to docs/errors.md row for row',
+  },
+  'src/errors/warrant-error.ts': {
+    coveredBy: 'test/errors/issued-errors.test.ts',
+    reason: 'the functions of issued-errors.ts, typed to take catalog codes only (checked by tsc)',
   },
   'src/http/parse-json-body.ts': {
     coveredBy: 'test/http/server.test.ts',

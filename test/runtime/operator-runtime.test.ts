@@ -12,29 +12,6 @@ import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 
 describe('new OperatorRuntime(options)', () => {
-  it('rejects malformed options with RUNTIME_OPTIONS_INVALID', () => {
-    const bad: unknown[] = [
-      null,
-      { authorizer: {} },
-      { authorizer: { authorize: 'yes' } },
-      { store: 'redis://x' },
-      { store: 42 },
-      { maxJobs: 0 },
-      { maxJobs: 1.5 },
-      { maxPlanSteps: -1 },
-      { logger: { info() {} } },
-      { onObserverError: 'x' },
-      { auditKey: '' },
-      { auditKey: 42 },
-    ];
-    for (const options of bad) {
-      assert.throws(() => new OperatorRuntime(options as never), {
-        name: 'TypeError',
-        code: 'RUNTIME_OPTIONS_INVALID',
-      });
-    }
-  });
-
   it('exports an inert default instance', async () => {
     assert.ok(operatorRuntime instanceof OperatorRuntime);
     assert.equal(await operatorRuntime.getJob('missing'), undefined);
@@ -119,13 +96,6 @@ describe('OperatorRuntime#getJob() and #listJobs()', () => {
     assert.deepEqual(ids(await runtime.listJobs({ goal: 'first' })), [first.id]);
     assert.deepEqual(ids(await runtime.listJobs({ limit: 2 })), [third.id, second.id]);
     assert.deepEqual(await runtime.listJobs({ limit: 0 }), []);
-  });
-
-  it('rejects a malformed filter with JOB_FILTER_INVALID', async () => {
-    const runtime = runtimeWith();
-    for (const filter of [null, 'x', { limit: -1 }, { limit: 1.5 }, { status: 3 }]) {
-      await assert.rejects(runtime.listJobs(filter as never), { code: 'JOB_FILTER_INVALID' });
-    }
   });
 
   it('keeps at most maxJobs jobs in memory, evicting the oldest finished first', async () => {

@@ -3,6 +3,7 @@
  * Warrant from an MCP client"). Stdout carries protocol messages only; every diagnostic goes to
  * stderr.
  */
+import { ErrorCode } from '../../errors/error-codes.js';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../../index.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
@@ -65,7 +66,8 @@ function programAdapter(
     });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code !== 'MCP_TOOL_NAME_COLLISION' && code !== 'MCP_TOOL_NAME_INVALID') throw error;
+    if (code !== ErrorCode.MCP_TOOL_NAME_COLLISION && code !== ErrorCode.MCP_TOOL_NAME_INVALID)
+      throw error;
     throw new UsageError(firstLine(error));
   }
 }

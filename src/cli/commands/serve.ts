@@ -3,6 +3,7 @@
  * `/mcp`), bound to 127.0.0.1 by default, with at most one authentication mode
  * (`src/http/auth/`, docs/decisions.md "Authentication modes").
  */
+import { ErrorCode } from '../../errors/error-codes.js';
 import { lookup } from 'node:dns/promises';
 import { isIP, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -143,7 +144,8 @@ function describeInternalError(error: unknown): string {
 /** Two capabilities with one MCP tool name (src/mcp/tool-names.ts) are bad usage (exit 2). */
 function toolNameUsageError(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
-  const toolName = code === 'MCP_TOOL_NAME_COLLISION' || code === 'MCP_TOOL_NAME_INVALID';
+  const toolName =
+    code === ErrorCode.MCP_TOOL_NAME_COLLISION || code === ErrorCode.MCP_TOOL_NAME_INVALID;
   return toolName ? new UsageError((error as Error).message.split('\n')[0] ?? '') : error;
 }
 

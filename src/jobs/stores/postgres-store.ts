@@ -25,6 +25,7 @@
  *
  * The constructor opens nothing: the pool connects on the first operation.
  */
+import { ErrorCode } from '../../errors/error-codes.js';
 import pg from 'pg';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js';
 import { describeThrown } from '../../errors/describe-value.js';
@@ -439,12 +440,15 @@ function isTimeout(value: unknown): value is number {
   );
 }
 
-function storeError(code: string, message: string, cause?: unknown): Error {
+function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
 
 function notFound(id: string): Error {
-  return storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(id)} in the PostgreSQL store`);
+  return storeError(
+    ErrorCode.JOB_NOT_FOUND,
+    `No job ${JSON.stringify(id)} in the PostgreSQL store`,
+  );
 }
 
 export interface PostgresStoreOptions {
@@ -515,7 +519,7 @@ export class PostgresJobStore implements JobStore {
       client = await this.#pool.connect();
     } catch (error) {
       throw storeError(
-        'STORE_OPEN_FAILED',
+        ErrorCode.STORE_OPEN_FAILED,
         `Cannot connect to the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
         error,
       );
@@ -534,7 +538,7 @@ export class PostgresJobStore implements JobStore {
         ]);
       } else if (version > POSTGRES_SCHEMA_VERSION) {
         throw storeError(
-          'STORE_SCHEMA_TOO_NEW',
+          ErrorCode.STORE_SCHEMA_TOO_NEW,
           `The PostgreSQL store at ${this.#label} has schema version ${version}; this Warrant knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
         );
       } else if (version < POSTGRES_SCHEMA_VERSION) {
@@ -551,7 +555,7 @@ export class PostgresJobStore implements JobStore {
       if (error instanceof Error && 'code' in error && String(error.code).startsWith('STORE_'))
         throw error;
       throw storeError(
-        'STORE_OPEN_FAILED',
+        ErrorCode.STORE_OPEN_FAILED,
         `Cannot prepare the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
         error,
       );
@@ -675,7 +679,7 @@ export class PostgresJobStore implements JobStore {
       const claimed = await client.query(CLAIM_STEP, [job.id, position, status]);
       if (claimed.rowCount !== 1) {
         throw storeError(
-          'APPROVAL_NOT_PENDING',
+          ErrorCode.APPROVAL_NOT_PENDING,
           `Step ${position} of job ${JSON.stringify(job.id)} no longer awaits approval`,
         );
       }

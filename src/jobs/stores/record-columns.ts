@@ -5,6 +5,7 @@
  * values were encoded once, when they happened (toJsonSafe: what JSON cannot hold is recorded as
  * the README documents): a column is the JSON text of record parts, nothing is encoded again.
  */
+import { ErrorCode } from '../../errors/error-codes.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobStep } from '../job.js';
 import { parseJson } from '../../json/parse-json.js';
@@ -96,7 +97,7 @@ function parseColumn(column: string): unknown {
   } catch (error) {
     throw createError(
       Error,
-      'JOB_RECORD_UNREADABLE',
+      ErrorCode.JOB_RECORD_UNREADABLE,
       `the record cannot be read: a column is not JSON (${(error as Error).message})`,
       error,
     );

@@ -12,6 +12,7 @@
  * recorded as documented there, and never crashes a write. The goal and capability columns hold
  * JSON text too (record-columns.ts), so every string comes back exactly.
  */
+import { ErrorCode } from '../../errors/error-codes.js';
 import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
@@ -180,7 +181,7 @@ export interface SqliteStoreOptions {
   readonly auditKey?: string | undefined;
 }
 
-function storeError(code: string, message: string, cause?: unknown): Error {
+function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
 
@@ -234,7 +235,7 @@ export class SqliteJobStore implements JobStore {
         this.#db = new Database(file);
       } catch (error) {
         throw storeError(
-          'STORE_OPEN_FAILED',
+          ErrorCode.STORE_OPEN_FAILED,
           `Cannot open the SQLite store at ${JSON.stringify(file)}: ${(error as Error).message}`,
           error,
         );
@@ -395,7 +396,7 @@ export class SqliteJobStore implements JobStore {
       this.#claimStep.run(claims.status, seq, claims.position).changes !== 1
     ) {
       throw storeError(
-        'APPROVAL_NOT_PENDING',
+        ErrorCode.APPROVAL_NOT_PENDING,
         `Step ${claims.position} of job ${JSON.stringify(change.id)} no longer awaits approval`,
       );
     }
@@ -443,7 +444,7 @@ export class SqliteJobStore implements JobStore {
         db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SQLITE_SCHEMA_VERSION);
       } else if (row.version > SQLITE_SCHEMA_VERSION) {
         throw storeError(
-          'STORE_SCHEMA_TOO_NEW',
+          ErrorCode.STORE_SCHEMA_TOO_NEW,
           `The SQLite store at ${JSON.stringify(file)} has schema version ${row.version}; this Warrant knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
         );
       } else if (row.version < SQLITE_SCHEMA_VERSION) {
@@ -461,7 +462,7 @@ export class SqliteJobStore implements JobStore {
     const row = this.#db.prepare('SELECT seq FROM jobs WHERE id = ?').get(id) as
       { seq: number } | undefined;
     if (row === undefined)
-      throw storeError('JOB_NOT_FOUND', `No job ${JSON.stringify(id)} in the SQLite store`);
+      throw storeError(ErrorCode.JOB_NOT_FOUND, `No job ${JSON.stringify(id)} in the SQLite store`);
     return row.seq;
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createError, isIssuedError, issueError } from '../../src/errors/warrant-error.js';
+import { createError, isIssuedError, issueError } from '../../src/errors/issued-errors.js';
 
 describe('issued errors', () => {
   it('stamps a read-only code and recognises only the very error issued with that code', () => {

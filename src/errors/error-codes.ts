@@ -1,0 +1,119 @@
+/**
+ * The catalog of error codes (docs/errors.md): every code Warrant issues, each written once, with
+ * the meaning docs/errors.md gives it (its "raised when", word for word). Code is checked
+ * against it at compile time: createError and issueError take an ErrorCode only, and call sites
+ * name a code as `ErrorCode.X`, never as a string (docs/decisions.md, "House rules";
+ * test/contract/errors.test.ts holds the catalog and docs/errors.md to each other).
+ */
+
+/** Thrown errors: raised across the package root. */
+export const THROWN_ERRORS = {
+  PLAN_ADMISSION_REJECTED:
+    '`executePlan` refused the plan before creating a job; `error.issues` lists every issue (codes below)',
+  EXECUTE_OPTIONS_INVALID:
+    '`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object',
+  JOB_STORE_FAILED: 'the job store failed while recording a job (the original error is `cause`)',
+  RUNTIME_CLOSED:
+    '`executePlan`, `getJob`, `listJobs`, `listApprovals` or `decideApproval` after `runtime.close()`',
+  RUNTIME_OPTIONS_INVALID:
+    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals)',
+  JOB_FILTER_INVALID:
+    '`listJobs(filter)` (or `listApprovals(filter)`, a non-string `jobId`) got a filter that is not an object, a non-string field or a bad `limit`',
+  SUBSCRIPTION_INVALID:
+    '`subscribe(type, handler)` with an unknown event type or a non-function handler',
+  CAPABILITY_MODULE_INVALID:
+    '`use(module)`: the module or manifest is malformed, a capability is not declared in the manifest, or a declared one is missing',
+  CAPABILITY_DEFINITION_INVALID:
+    "`use()` or `createCapability()`: empty name, non-string version or description, unknown risk, malformed input schema (or its `~standard`) or middleware, no `execute`, bad `timeoutMs`; in `use()`, a plain object's `execute({ input })`",
+  CAPABILITY_ALREADY_REGISTERED:
+    '`use()` with a capability name already in the process-global inventory, whatever its version',
+  TIMEOUT_INVALID:
+    '`new TimeoutMiddleware(ms)` with an `ms` that is not an integer from 1 to 2147483647 (2^31-1, the longest timer Node honours)',
+  STORE_OPEN_FAILED:
+    "the SQLite file named by `store: 'sqlite:<file>'` cannot be opened, or the PostgreSQL server of a `postgres://` store cannot be reached or prepared (first use of the runtime; the password is shown as `***`)",
+  STORE_SCHEMA_TOO_NEW:
+    'the SQLite file or PostgreSQL database was written by a newer Warrant (higher schema version)',
+  JOB_NOT_FOUND:
+    'the SQLite or PostgreSQL store was asked to update a job it has no row for (someone deleted it)',
+  JOB_RECORD_UNREADABLE:
+    "a stored job's column is not JSON (its row was edited by hand); `getJob`/`listJobs` reject with it, `verifyJob` answers `{ ok: false, reason }` instead",
+  APPROVAL_DECISION_INVALID:
+    "`decideApproval()` got arguments that are not an object, a non-string `jobId`/`stepId`/`inputDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, or an `approver` that is not a caller (JSON data) with a non-empty string `id`",
+  APPROVAL_NOT_FOUND:
+    '`decideApproval()`: no such job, no such step in it, or the runtime has no `approvals` option',
+  APPROVAL_NOT_PENDING:
+    '`decideApproval()`: the step does not await approval (already decided, consumed by a concurrent decision, or never asked)',
+  APPROVAL_DIGEST_MISMATCH:
+    '`decideApproval()`: `inputDigest` is not the digest of the request (the approver saw another input)',
+  APPROVAL_SELF_APPROVAL:
+    "`decideApproval()`: the approver's `id` is the id of the caller who submitted the job",
+  APPROVAL_FORBIDDEN:
+    '`decideApproval()`: the approver policy did not answer `true` (or a promise of `true`) within 5 s; a throw or a rejection is also no',
+  APPROVAL_EXPIRED:
+    '`decideApproval()`: the request is past its `expiresAt`; its step fails with `Approval expired` and the job fails',
+  MCP_ADAPTER_OPTIONS_INVALID:
+    '`new McpAdapter(runtime, options)` without an `OperatorRuntime`, or with options that are not an object, a non-string `name`/`version`, a non-function `resolveCaller`/`onInternalError`/`toolName`/`include` or a non-object `caller`',
+  MCP_TOOL_NAME_INVALID:
+    '`new McpAdapter()`: a tool name (the default one of a capability, or what `options.toolName` returned) is not 1 to 128 characters of `A-Z a-z 0-9 _ -`, or `toolName` threw',
+  MCP_TOOL_NAME_COLLISION:
+    '`new McpAdapter()` (and `warrant mcp`/`warrant serve`, exit 2): two capabilities would be one tool name (`ticket.get` and `ticket_get`)',
+} as const;
+
+/** Step failures: recorded in the job, not thrown. */
+export const STEP_FAILURES = {
+  CAPABILITY_TIMEOUT:
+    'a capability with `timeoutMs` (or `TimeoutMiddleware`) took longer; the step fails with `Capability execution timed out after <ms>ms` and `context.signal` is aborted',
+  MIDDLEWARE_NEXT_CALLED_TWICE: 'a middleware called `next()` more than once; the step fails',
+} as const;
+
+/** Outbound MCP capabilities (`createMcpCapability`, not exported): the first two thrown at definition, the rest fail the step. */
+export const OUTBOUND_MCP_ERRORS = {
+  MCP_CAPABILITY_RISK_INVALID:
+    "`createMcpCapability()` without an explicit `risk` of exactly `'read'`, `'write'` or `'destructive'` (a tool's risk is never assumed)",
+  MCP_CAPABILITY_DEFINITION_INVALID:
+    '`createMcpCapability()` with a definition that is not an object, a malformed `server` target (`{ command, args?, env?, cwd? }` or `{ url }`) or an empty `tool` name',
+  MCP_SERVER_UNAVAILABLE:
+    'the downstream MCP server could not be started or reached (the original error is `cause`)',
+  MCP_TOOL_INPUT_INVALID: "the step's input for the tool is not an object",
+  MCP_TOOL_FAILED: 'the downstream tool answered with an error; its text is the step error',
+} as const;
+
+/** Admission issues: the `error.issues[].code` of PLAN_ADMISSION_REJECTED. */
+export const ADMISSION_ISSUES = {
+  INVALID_PLAN:
+    "the plan or a step is not an object, `steps` is not an array (or too long), a step id is not a non-empty string or a capability not a string (`''` is an unknown capability), an optional field has the wrong type, or a field could not be read",
+  UNSUPPORTED_PLAN_VERSION: "`version` is not `'1.0'`",
+  EMPTY_PLAN: '`steps` is empty',
+  DUPLICATE_STEP_ID: 'two steps share an id (exact equality)',
+  UNKNOWN_CAPABILITY: 'a step names a capability that is not registered (case-sensitive)',
+  CAPABILITY_VERSION_MISMATCH:
+    "a supplied `capabilityVersion` (even `''`) differs from the registered version",
+  REQUIRED_INPUT_MISSING: "a required input field is `undefined`, `null` or `''`",
+  INPUT_TYPE_MISMATCH:
+    'an input field has the wrong type (`number` must be finite; `object` non-null, non-array), or the input is not an object',
+  INPUT_INVALID:
+    'a Standard Schema `inputSchema` refused a literal input (one issue per schema issue, `field` = its path), or its `validate` threw or gave a malformed result',
+  INVALID_RESULT_REFERENCE:
+    'a `$ref` does not look like `steps.<id>.result[.<path>]`, has an empty segment, is over 4,096 characters, or sits where it is never resolved (class instance, non-index array key)',
+  RESULT_REFERENCE_NOT_EARLIER: 'a `$ref` names the step itself, a later step, or no step',
+  AMBIGUOUS_RESULT_REFERENCE: 'a `$ref` matches two earlier step ids (ids containing `.result`)',
+} as const;
+
+/** Every code, in the order of docs/errors.md. */
+export const ERROR_CATALOG = {
+  ...THROWN_ERRORS,
+  ...STEP_FAILURES,
+  ...OUTBOUND_MCP_ERRORS,
+  ...ADMISSION_ISSUES,
+} as const;
+
+/** A code of the catalog. */
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** A code of `PlanAdmissionIssue` (docs/api.md, "runtime.executePlan"). */
+export type AdmissionIssueCode = keyof typeof ADMISSION_ISSUES;
+
+/** Each code as a value, `ErrorCode.X === 'X'`, so a code is never spelled as a string. */
+export const ErrorCode: { readonly [Code in ErrorCode]: Code } = Object.freeze(
+  Object.fromEntries(Object.keys(ERROR_CATALOG).map((code) => [code, code])),
+) as { readonly [Code in ErrorCode]: Code };

@@ -1,0 +1,161 @@
+/**
+ * The options of `new OperatorRuntime()` (docs/api.md), read once and checked: every malformed
+ * option is a TypeError with RUNTIME_OPTIONS_INVALID naming it (docs/errors.md). Kept apart from
+ * the runtime so the runtime holds behaviour only (docs/decisions.md, "House rules").
+ */
+import { ErrorCode } from '../errors/error-codes.js';
+import {
+  checkApprovalsOption,
+  type ApprovalsConfig,
+  type ApprovalsOptions,
+} from '../approvals/approver-policy.js';
+import type { ExecutionAuthorizer } from '../authorization/authorizer.js';
+import type { ExecutionLogger, FieldsFirstLogger } from '../capabilities/capability.js';
+import { hostLogger } from '../capabilities/host-logger.js';
+import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
+import { describeValue } from '../errors/describe-value.js';
+import { readField } from '../values/hostile-reads.js';
+import { createError } from '../errors/warrant-error.js';
+import type { ObserverErrorHandler } from '../events/event-bus.js';
+import type { JobStore } from '../jobs/job-store.js';
+import { checkStoreOption } from '../jobs/open-store.js';
+
+/** Options of `new OperatorRuntime()`. */
+export interface OperatorRuntimeOptions {
+  /** Decides every step. Default: reads allowed, writes and destructive work denied. */
+  authorizer?: ExecutionAuthorizer;
+  /** Where jobs are kept: `'memory'` (default). */
+  store?: string;
+  /** Bound of the memory store; oldest finished jobs are evicted first. Default 10000. */
+  maxJobs?: number;
+  /** Largest plan admitted (steps). Default 100000. */
+  maxPlanSteps?: number;
+  /**
+   * Logger behind `context.logger`: called `(message, fields)`, or `(fields, message)` when it is
+   * a pino logger (docs/api.md, "Loggers"). Default: silent.
+   */
+  logger?: ExecutionLogger | FieldsFirstLogger;
+  /** Told about observer throws and rejections. Default: a one-line console warning. */
+  onObserverError?: ObserverErrorHandler;
+  /**
+   * Key of the SQLite and PostgreSQL stores' event chain: hashes become HMAC-SHA-256 under its
+   * UTF-8 bytes, so a database writer without the key cannot forge a chain. Default: the
+   * `WARRANT_AUDIT_KEY` environment variable, else none (plain SHA-256).
+   */
+  auditKey?: string;
+  /**
+   * Human approval bound to the exact action (docs/api.md, "Approvals"): authorizers may answer
+   * `require_approval`, and the default policy asks approval for writes and destructive work.
+   */
+  approvals?: ApprovalsOptions;
+}
+
+/**
+ * The key of an internal option: a store object the runtime uses as given (tests hand it a store
+ * they hold, instead of reaching into a driver). Not exported from the package root.
+ */
+export const GIVEN_STORE = Symbol('warrant.givenStore');
+
+export interface InternalOptions extends OperatorRuntimeOptions {
+  readonly [GIVEN_STORE]?: JobStore;
+}
+
+/** The options as the runtime keeps them: checked, defaults applied where the runtime has one. */
+export interface RuntimeSettings {
+  /** The option as given; undefined picks the default policy (it depends on `approvals`). */
+  readonly authorizer: ExecutionAuthorizer | undefined;
+  readonly store: string | undefined;
+  readonly givenStore: JobStore | undefined;
+  readonly maxJobs: number;
+  readonly maxPlanSteps: number;
+  readonly logger: ExecutionLogger;
+  readonly onObserverError: ObserverErrorHandler | undefined;
+  readonly auditKey: string | undefined;
+  readonly approvals: ApprovalsConfig | undefined;
+}
+
+function invalidOption(message: string): TypeError {
+  return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
+}
+
+/** The audit key: the option, else `WARRANT_AUDIT_KEY` (an empty variable is none). */
+function checkAuditKey(auditKey: unknown): string | undefined {
+  if (auditKey === undefined) {
+    const fromEnvironment = process.env.WARRANT_AUDIT_KEY;
+    return fromEnvironment === undefined || fromEnvironment === '' ? undefined : fromEnvironment;
+  }
+  if (typeof auditKey !== 'string' || auditKey === '')
+    throw invalidOption('options.auditKey must be a non-empty string');
+  return auditKey;
+}
+
+function positiveInteger(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidOption(`options.${name} must be a positive integer, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Reads every option once (a throwing getter or proxy trap is RUNTIME_OPTIONS_INVALID naming it),
+ * then checks them in a fixed order: the first malformed one is the error.
+ */
+export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSettings {
+  if (typeof options !== 'object' || options === null) {
+    throw invalidOption(`OperatorRuntime options must be an object, got ${describeValue(options)}`);
+  }
+  const option = (key: keyof OperatorRuntimeOptions): unknown =>
+    readField(options, key, (problem) => invalidOption(`options.${key} ${problem}`));
+  const authorizer = option('authorizer') as ExecutionAuthorizer | undefined;
+  const store = option('store') as string | undefined;
+  const maxJobs = option('maxJobs');
+  const maxPlanSteps = option('maxPlanSteps');
+  const logger = option('logger') as ExecutionLogger | FieldsFirstLogger | undefined;
+  const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
+  const auditKey = option('auditKey') as string | undefined;
+  const approvals = option('approvals');
+  if (
+    authorizer !== undefined &&
+    (typeof authorizer !== 'object' ||
+      authorizer === null ||
+      typeof readField(authorizer, 'authorize', (problem) =>
+        invalidOption(`options.authorizer.authorize ${problem}`),
+      ) !== 'function')
+  ) {
+    throw invalidOption('options.authorizer must be an object with an authorize(context) method');
+  }
+  if (logger !== undefined) {
+    if (typeof logger !== 'object' || logger === null) {
+      throw invalidOption(`options.logger must be an object, got ${describeValue(logger)}`);
+    }
+    for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+      const method = readField(logger, level, (problem) =>
+        invalidOption(`options.logger.${level} ${problem}`),
+      );
+      if (typeof method !== 'function')
+        throw invalidOption(`options.logger must have a ${level}() method`);
+    }
+  }
+  if (onObserverError !== undefined && typeof onObserverError !== 'function') {
+    throw invalidOption('options.onObserverError must be a function');
+  }
+  checkStoreOption(store);
+  const checkedAuditKey = checkAuditKey(auditKey);
+  const checkedApprovals = checkApprovalsOption(approvals);
+  // Read in this order (after the checks above, before the bounds) as the runtime always has.
+  const givenStore = (options as InternalOptions)[GIVEN_STORE];
+  const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
+  const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
+  return {
+    authorizer,
+    store,
+    givenStore,
+    maxJobs: checkedMaxJobs,
+    maxPlanSteps: checkedMaxPlanSteps,
+    logger: logger === undefined ? silentLogger : hostLogger(logger),
+    onObserverError,
+    auditKey: checkedAuditKey,
+    approvals: checkedApprovals,
+  };
+}
