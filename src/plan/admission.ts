@@ -21,6 +21,7 @@ import {
   type CapturedSubmission,
 } from './capture.js';
 import type { PlanVersion } from './execution-plan.js';
+import { versionsText } from './plan-versions.js';
 import { governedField, type GovernedProblem } from './governed-value.js';
 import {
   MAX_ISSUE_CHARS,
@@ -496,12 +497,6 @@ function reportGovernedProblem(
       ? `${stepLabel(index, id)}: ${field} is ${problem.what}; a 2.0 plan's input must be plain JSON data`
       : `${stepLabel(index, id)}: ${field}: ${problem.what} (bounds of a 2.0 plan's inputs)`;
   report(issues, problem.code, message, field, index, id);
-}
-
-/** The one version text of admission: `"1.0"`, or `one of "1.0", "2.0"`. */
-function versionsText(versions: readonly PlanVersion[]): string {
-  const quoted = versions.map((version) => `"${version}"`);
-  return quoted.length === 1 ? (quoted[0] as string) : `one of ${quoted.join(', ')}`;
 }
 
 /** Admits one step: each check in turn, every issue reported, the step admitted only if none. */

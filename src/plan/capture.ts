@@ -7,7 +7,8 @@
 
 import { boundText, describeThrown } from '../errors/describe-value.js';
 import { ErrorCode } from '../errors/error-codes.js';
-import { DEFAULT_PLAN_VERSIONS, type PlanVersion } from './execution-plan.js';
+import type { PlanVersion } from './execution-plan.js';
+import { DEFAULT_PLAN_VERSIONS } from './plan-versions.js';
 import { copyGoverned, GovernedBudget, type GovernedProblem } from './governed-value.js';
 
 /** A value read from the caller's plan, or the fact that reading it threw. */

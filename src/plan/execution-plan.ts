@@ -3,8 +3,6 @@
  * `planVersions` option lists (default `['1.0']`); `'2.0'` steps take plain JSON data only.
  */
 export type PlanVersion = '1.0' | '2.0';
-export const KNOWN_PLAN_VERSIONS: readonly PlanVersion[] = Object.freeze(['1.0', '2.0']);
-export const DEFAULT_PLAN_VERSIONS: readonly PlanVersion[] = Object.freeze(['1.0']);
 
 /** A declarative plan: ordered steps run one after another (docs/api.md, "Plans and result references"). */
 export interface ExecutionPlan {

@@ -25,7 +25,7 @@ import {
 } from '../jobs/transitions.js';
 import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
-import { KNOWN_PLAN_VERSIONS } from '../plan/execution-plan.js';
+import { KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 import {
   isExpired,
   requestOf,

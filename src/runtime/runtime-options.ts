@@ -19,11 +19,8 @@ import { createError } from '../errors/warrant-error.js';
 import type { ObserverErrorHandler } from '../events/event-bus.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { checkStoreOption } from '../jobs/open-store.js';
-import {
-  DEFAULT_PLAN_VERSIONS,
-  KNOWN_PLAN_VERSIONS,
-  type PlanVersion,
-} from '../plan/execution-plan.js';
+import type { PlanVersion } from '../plan/execution-plan.js';
+import { DEFAULT_PLAN_VERSIONS, KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
