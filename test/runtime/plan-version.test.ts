@@ -307,6 +307,51 @@ describe('a 2.0 plan', () => {
   });
 });
 
+describe('a 2.0 job resumed after approval', () => {
+  it('is admitted again as 2.0: the authorizer gets a frozen copy, the capability its own', async () => {
+    const asked: unknown[] = [];
+    const runtime = new OperatorRuntime({
+      planVersions: BOTH,
+      approvals: { approver: { canApprove: () => true } },
+      authorizer: {
+        authorize(context) {
+          asked.push(context.input);
+          return context.approval === undefined
+            ? { decision: 'require_approval' }
+            : { decision: 'allow' };
+        },
+      },
+    });
+    const received: unknown[] = [];
+    const [echo] = register(runtime, {
+      execute: ({ input }) => {
+        received.push(input);
+        (input as { list: unknown[] }).list.push('changed by the capability');
+        return 'done';
+      },
+    });
+    const job = await runtime.executePlan(
+      plan2([{ id: 'a', capability: echo as string, input: { list: [1] } }]),
+    );
+    assert.equal(job.status, 'awaiting_approval');
+    const done = await runtime.decideApproval({
+      jobId: job.id,
+      stepId: 'a',
+      inputDigest: job.steps[0]?.decision?.inputDigest as string,
+      approver: { id: 'bob' },
+      decision: 'approve',
+    });
+    assert.equal(done.status, 'completed', done.error);
+    assert.equal(done.planVersion, '2.0');
+    assert.equal(asked.length, 2);
+    assert.ok(Object.isFrozen(asked[1]));
+    assert.notEqual(received[0], asked[1]);
+    assert.deepEqual(asked[1], { list: [1] });
+    assert.deepEqual((await runtime.getJob(job.id))?.steps[0]?.input, { list: [1] });
+    await runtime.close();
+  });
+});
+
 describe('a 1.0 plan, with 2.0 listed too', () => {
   it('behaves as before: one object, by identity, for the authorizer and the capability', async () => {
     const { runtime, authorizer, received, echo } = setup(BOTH);
