@@ -99,7 +99,7 @@ export const ADMISSION_ISSUES = {
   RESULT_REFERENCE_NOT_EARLIER: 'a `$ref` names the step itself, a later step, or no step',
   AMBIGUOUS_RESULT_REFERENCE: 'a `$ref` matches two earlier step ids (ids containing `.result`)',
   VALUE_NOT_PLAIN_DATA:
-    'in a 2.0 plan, a step input holds something other than plain JSON data: a proxy, accessor, cycle, Date, Map, Set, class instance, function, symbol, bigint, sparse array, own `__proto__` key, `undefined`, `NaN`, `±Infinity`, symbol key or non-enumerable property',
+    'in a 2.0 plan, a step input is not plain JSON data: a proxy, accessor, cycle, Date, Map, Set, class instance, function, symbol, bigint, sparse array, own `__proto__` key, `undefined`, `NaN`, `±Infinity`, symbol key, non-enumerable property',
   VALUE_TOO_DEEP: 'in a 2.0 plan, a step input nests deeper than 128 levels',
   VALUE_TOO_MANY_CONTAINERS:
     'in a 2.0 plan, the step inputs hold more than 10,000 objects and arrays (each distinct one counted once)',
