@@ -1,7 +1,8 @@
 /**
  * Structural capture (docs/api.md, "runtime.executePlan"): a runtime-owned copy of the submission that
  * reads every structural field exactly once. Input ROOTS are kept by identity; their contents
- * are not copied (docs/decisions.md). Everything after capture uses this copy only, so later edits
+ * are not copied (docs/decisions.md), except in a 2.0 plan the runtime admits, whose inputs are
+ * walked and copied here, once (docs/api.md, "Plan version 2.0"). Everything after capture uses this copy only, so later edits
  * to the caller's plan, or getters that change it, cannot redirect what is admitted and run.
  */
 

@@ -2,7 +2,9 @@
  * The step executor: the ONE code path through which Warrant invokes a capability (docs/decisions.md, "House rules",
  * "One governed path"). For each step, in order: resolve references (own properties only) →
  * check the resolved input → authorize (fail closed) → invoke → record (docs/api.md, "runtime.executePlan").
- * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan").
+ * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan");
+ * in a 2.0 plan, a deep-frozen copy to the authorizer and a fresh one to the capability (docs/api.md,
+ * "Plan version 2.0").
  */
 import { ErrorCode } from '../errors/error-codes.js';
 import { authorizerName } from '../authorization/authorizer-name.js';
