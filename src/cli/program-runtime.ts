@@ -34,6 +34,7 @@ export const runtimeOptions = {
   'http-allow': { type: 'string' },
   approvals: { type: 'boolean' },
   approvers: { type: 'string' },
+  'plan-versions': { type: 'string' },
 } as const;
 
 export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
@@ -51,6 +52,9 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
   --approvers <file>    with --approvals: the approver policy (default export
                         { canApprove(approver, request) }); default: any caller but the
                         one who submitted the plan
+  --plan-versions <list>
+                        plan versions admitted, comma-separated (default 1.0); 2.0 plans
+                        take plain JSON data only (README "Plan version 2.0")
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
   --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
                         host allows ports 80 and 443, host:port (or [::1]:port) that port
@@ -70,6 +74,7 @@ export interface RuntimeFlags {
   'http-allow'?: string;
   approvals?: boolean;
   approvers?: string;
+  'plan-versions'?: string;
 }
 
 /**
@@ -120,8 +125,12 @@ function createRuntime(options: OperatorRuntimeOptions): OperatorRuntime {
   try {
     return new OperatorRuntime(options);
   } catch (error) {
-    // A malformed --store: the library names it options.store.
-    throw new UsageError(firstLine(error).replace(/^options\.store/, '--store'));
+    // A malformed --store or --plan-versions: the library names it options.store, options.planVersions.
+    throw new UsageError(
+      firstLine(error)
+        .replace(/^options\.store/, '--store')
+        .replace(/^options\.planVersions/, '--plan-versions'),
+    );
   }
 }
 
@@ -173,6 +182,12 @@ export async function createProgramRuntime(
       approver:
         flags.approvers === undefined ? anyoneButRequester : await loadApprover(flags.approvers),
     };
+  }
+  if (flags['plan-versions'] !== undefined) {
+    // Checked by the runtime (RUNTIME_OPTIONS_INVALID, shown as a usage error naming the flag).
+    options.planVersions = flags['plan-versions']
+      .split(',')
+      .map((version) => version.trim()) as OperatorRuntimeOptions['planVersions'];
   }
   const modules = await loadCapabilityModules(flags.module ?? []);
   // The constructor checks the options and opens nothing.

@@ -16,7 +16,7 @@ export const THROWN_ERRORS = {
   RUNTIME_CLOSED:
     '`executePlan`, `getJob`, `listJobs`, `listApprovals` or `decideApproval` after `runtime.close()`',
   RUNTIME_OPTIONS_INVALID:
-    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals)',
+    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals, planVersions)',
   JOB_FILTER_INVALID:
     '`listJobs(filter)` (or `listApprovals(filter)`, a non-string `jobId`) got a filter that is not an object, a non-string field or a bad `limit`',
   SUBSCRIPTION_INVALID:
@@ -82,7 +82,8 @@ export const OUTBOUND_MCP_ERRORS = {
 export const ADMISSION_ISSUES = {
   INVALID_PLAN:
     "the plan or a step is not an object, `steps` is not an array (or too long), a step id is not a non-empty string or a capability not a string (`''` is an unknown capability), an optional field has the wrong type, or a field could not be read",
-  UNSUPPORTED_PLAN_VERSION: "`version` is not `'1.0'`",
+  UNSUPPORTED_PLAN_VERSION:
+    "`version` is not one of the runtime's `planVersions` (default `['1.0']`)",
   EMPTY_PLAN: '`steps` is empty',
   DUPLICATE_STEP_ID: 'two steps share an id (exact equality)',
   UNKNOWN_CAPABILITY: 'a step names a capability that is not registered (case-sensitive)',
@@ -97,6 +98,15 @@ export const ADMISSION_ISSUES = {
     'a `$ref` does not look like `steps.<id>.result[.<path>]`, has an empty segment, is over 4,096 characters, or sits where it is never resolved (class instance, non-index array key)',
   RESULT_REFERENCE_NOT_EARLIER: 'a `$ref` names the step itself, a later step, or no step',
   AMBIGUOUS_RESULT_REFERENCE: 'a `$ref` matches two earlier step ids (ids containing `.result`)',
+  VALUE_NOT_PLAIN_DATA:
+    'in a 2.0 plan, a step input is not plain JSON data: a proxy, accessor, cycle, Date, Map, Set, class instance, function, symbol, bigint, sparse array, own `__proto__` key, `undefined`, `NaN`, `±Infinity`, symbol key, non-enumerable property',
+  VALUE_TOO_DEEP: 'in a 2.0 plan, a step input nests deeper than 128 levels',
+  VALUE_TOO_MANY_CONTAINERS:
+    'in a 2.0 plan, the step inputs hold more than 10,000 objects and arrays (each distinct one counted once)',
+  VALUE_TOO_MANY_EDGES:
+    'in a 2.0 plan, the step inputs hold more than 100,000 properties and array elements',
+  VALUE_TOO_LONG:
+    'in a 2.0 plan, the strings and keys of the step inputs hold more than 1,048,576 UTF-16 code units',
 } as const;
 
 /** Every code, in the order of docs/errors.md. */

@@ -88,6 +88,8 @@ export interface Job {
   readonly id: string;
   readonly goal: string;
   readonly planId?: string;
+  /** `'2.0'` for a 2.0 plan (docs/api.md, "Plan version 2.0"); absent for a 1.0 plan. */
+  readonly planVersion?: string;
   readonly idempotencyKey?: string;
   readonly metadata?: unknown;
   /** The caller snapshot, when a caller was given. */

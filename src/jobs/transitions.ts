@@ -32,6 +32,8 @@ export interface NewStep {
 
 /** What a job is made from (an admitted plan fits). */
 export interface NewJob {
+  /** The plan version; only a version other than `'1.0'` is recorded. */
+  readonly version?: string;
   readonly id: string | undefined;
   readonly goal: string;
   readonly metadata: unknown;
@@ -199,7 +201,15 @@ export function createJob(
     setRecorded(record, 'caller', recordedCaller);
   }
   const running: RunningJob = { job, record };
-  const created = append(running, 'job.created', at, { goal });
+  const version = plan.version;
+  // A 1.0 job is recorded exactly as before; a newer version is on the record and in the chain.
+  if (version !== undefined && version !== '1.0') job.planVersion = record.planVersion = version;
+  const created = append(
+    running,
+    'job.created',
+    at,
+    version === undefined || version === '1.0' ? { goal } : { goal, planVersion: version },
+  );
   const started = append(running, 'execution.started', at);
   return {
     running,

@@ -288,7 +288,9 @@ export class McpAdapter {
     context: ServerContext,
   ): Promise<CallToolResult> {
     const plan: ExecutionPlan = {
-      version: '1.0',
+      // A runtime that admits 2.0 gets 2.0 calls: the arguments are then governed values
+      // (docs/api.md, "Plan version 2.0"); otherwise 1.0, as before.
+      version: this.#runtime.planVersions?.includes('2.0') === true ? '2.0' : '1.0',
       goal: `MCP tool ${toolName}`,
       steps: [{ id: 'call', capability: tool.name, capabilityVersion: tool.version, input: args }],
     };

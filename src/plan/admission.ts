@@ -14,7 +14,15 @@ import {
   describeValue,
   quoteText,
 } from '../errors/describe-value.js';
-import type { CapturedField, CapturedStep, CapturedSubmission } from './capture.js';
+import {
+  NOT_WALKED,
+  type CapturedField,
+  type CapturedStep,
+  type CapturedSubmission,
+} from './capture.js';
+import type { PlanVersion } from './execution-plan.js';
+import { versionsText } from './plan-versions.js';
+import { governedField, type GovernedProblem } from './governed-value.js';
 import {
   MAX_ISSUE_CHARS,
   PlanAdmissionError,
@@ -42,6 +50,8 @@ export interface AdmittedStep {
 }
 
 export interface AdmittedPlan {
+  /** `'2.0'`: every input is the runtime's frozen plain-data copy (docs/api.md, "Plan version 2.0"). */
+  readonly version: PlanVersion;
   readonly id: string | undefined;
   readonly goal: string;
   readonly metadata: unknown;
@@ -437,6 +447,10 @@ function admitInput(
   issues: Issue[],
 ): LocatedReference[] | undefined {
   const { index } = step;
+  if (step.inputProblem !== undefined) {
+    reportGovernedProblem(step.inputProblem, index, id, issues);
+    return undefined;
+  }
   if (!step.input.ok) {
     report(
       issues,
@@ -466,6 +480,23 @@ function admitInput(
     );
   }
   return references;
+}
+
+/** A 2.0 input outside the value domain: one issue naming where, with the breach's own code. */
+function reportGovernedProblem(
+  problem: GovernedProblem,
+  index: number,
+  id: string | undefined,
+  issues: Issue[],
+): void {
+  // Only the step that spent the plan's budget reports it.
+  if (problem === NOT_WALKED) return;
+  const field = governedField(problem.path);
+  const message =
+    problem.code === ErrorCode.VALUE_NOT_PLAIN_DATA
+      ? `${stepLabel(index, id)}: ${field} is ${problem.what}; a 2.0 plan's input must be plain JSON data`
+      : `${stepLabel(index, id)}: ${field}: ${problem.what} (bounds of a 2.0 plan's inputs)`;
+  report(issues, problem.code, message, field, index, id);
 }
 
 /** Admits one step: each check in turn, every issue reported, the step admitted only if none. */
@@ -540,12 +571,12 @@ export function admitPlan(
       unreadable('version', submission.version, 'plan'),
       'version',
     );
-  } else if (submission.version.value !== '1.0') {
+  } else if (!submission.acceptedVersions.includes(submission.version.value as PlanVersion)) {
     const got = describeValue(submission.version.value);
     report(
       issues,
       ErrorCode.UNSUPPORTED_PLAN_VERSION,
-      `plan: version must be "1.0", got ${got}`,
+      `plan: version must be ${versionsText(submission.acceptedVersions)}, got ${got}`,
       'version',
     );
   }
@@ -587,6 +618,7 @@ export function admitPlan(
   if (issues.length > 0) throw new PlanAdmissionError(issues);
   const goal = goalText?.trim();
   return {
+    version: submission.version.ok ? (submission.version.value as PlanVersion) : '1.0',
     id: planId,
     goal: goal === undefined || goal === '' ? DEFAULT_GOAL : goal,
     metadata: submission.metadata.ok ? submission.metadata.value : undefined,

@@ -1,11 +1,16 @@
 /**
  * Structural capture (docs/api.md, "runtime.executePlan"): a runtime-owned copy of the submission that
  * reads every structural field exactly once. Input ROOTS are kept by identity; their contents
- * are not copied (docs/decisions.md). Everything after capture uses this copy only, so later edits
+ * are not copied (docs/decisions.md), except in a 2.0 plan the runtime admits, whose inputs are
+ * walked and copied here, once (docs/api.md, "Plan version 2.0"). Everything after capture uses this copy only, so later edits
  * to the caller's plan, or getters that change it, cannot redirect what is admitted and run.
  */
 
 import { boundText, describeThrown } from '../errors/describe-value.js';
+import { ErrorCode } from '../errors/error-codes.js';
+import type { PlanVersion } from './execution-plan.js';
+import { DEFAULT_PLAN_VERSIONS } from './plan-versions.js';
+import { copyGoverned, GovernedBudget, type GovernedProblem } from './governed-value.js';
 
 /** A value read from the caller's plan, or the fact that reading it threw. */
 export type CapturedField = { readonly ok: true; readonly value: unknown } | FailedRead;
@@ -26,6 +31,11 @@ export interface CapturedStep {
   readonly input: CapturedField;
   readonly reason: CapturedField;
   readonly idempotencyKey: CapturedField;
+  /**
+   * A 2.0 plan only: why the input is outside the value domain (then `input` is MISSING). For
+   * a 2.0 plan `input` holds the runtime's deep-frozen copy, never the caller's object.
+   */
+  readonly inputProblem: GovernedProblem | undefined;
 }
 
 export interface CapturedSubmission {
@@ -33,6 +43,10 @@ export interface CapturedSubmission {
   /** Set when the plan could not even be told apart from an array (a revoked proxy). */
   readonly readFailure: FailedRead | undefined;
   readonly version: CapturedField;
+  /** The versions the runtime admits (its `planVersions` option). */
+  readonly acceptedVersions: readonly PlanVersion[];
+  /** `'2.0'` when the plan is a 2.0 plan the runtime admits: its inputs were captured as copies. */
+  readonly governed: boolean;
   readonly id: CapturedField;
   readonly goal: CapturedField;
   readonly metadata: CapturedField;
@@ -85,7 +99,35 @@ function arrayCheck(value: unknown): ArrayCheck {
   }
 }
 
-function captureStep(entry: CapturedField, index: number): CapturedStep {
+/** The input of a 2.0 step after the plan's budget was spent: not walked, not reported again. */
+export const NOT_WALKED: GovernedProblem = Object.freeze({
+  code: ErrorCode.VALUE_TOO_MANY_CONTAINERS,
+  path: Object.freeze([]),
+  what: 'not walked: the plan is already over its bounds',
+});
+
+/**
+ * A 2.0 step input, walked once here (docs/api.md, "Plan version 2.0"): its deep-frozen copy, or
+ * the problem. An absent input stays absent. The budget is the plan's.
+ */
+function governedInput(
+  read: CapturedField,
+  budget: GovernedBudget,
+): { input: CapturedField; problem: GovernedProblem | undefined } {
+  if (!read.ok || read.value === undefined) return { input: read, problem: undefined };
+  // The plan's budget is spent: that was reported once, on the step that spent it.
+  if (budget.spent()) return { input: MISSING, problem: NOT_WALKED };
+  const copied = copyGoverned(read.value, budget);
+  return copied.ok
+    ? { input: { ok: true, value: copied.value }, problem: undefined }
+    : { input: MISSING, problem: copied.problem };
+}
+
+function captureStep(
+  entry: CapturedField,
+  index: number,
+  budget: GovernedBudget | undefined,
+): CapturedStep {
   const step = entry.ok ? entry.value : undefined;
   const isArray = isObjectLike(step) ? arrayCheck(step) : undefined;
   if (!isObjectLike(step) || isArray === undefined || !isArray.ok || isArray.value) {
@@ -100,29 +142,47 @@ function captureStep(entry: CapturedField, index: number): CapturedStep {
       input: MISSING,
       reason: MISSING,
       idempotencyKey: MISSING,
+      inputProblem: undefined,
     };
   }
+  const id = read(step, 'id');
+  const capability = read(step, 'capability');
+  const capabilityVersion = read(step, 'capabilityVersion');
+  let input = read(step, 'input');
+  let inputProblem: GovernedProblem | undefined;
+  if (budget !== undefined) ({ input, problem: inputProblem } = governedInput(input, budget));
   return {
     index,
     isObject: true,
     readFailure: undefined,
-    id: read(step, 'id'),
-    capability: read(step, 'capability'),
-    capabilityVersion: read(step, 'capabilityVersion'),
-    input: read(step, 'input'),
+    id,
+    capability,
+    capabilityVersion,
+    input,
     reason: read(step, 'reason'),
     idempotencyKey: read(step, 'idempotencyKey'),
+    inputProblem,
   };
 }
 
-/** Reads the submission once. Never throws: failed reads are kept for admission to report. */
-export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubmission {
+/**
+ * Reads the submission once. Never throws: failed reads are kept for admission to report.
+ * `versions` are the plan versions the runtime admits: a 2.0 plan among them has each step input
+ * walked and copied here, once (docs/api.md, "Plan version 2.0").
+ */
+export function captureSubmission(
+  plan: unknown,
+  maxSteps: number,
+  versions: readonly PlanVersion[] = DEFAULT_PLAN_VERSIONS,
+): CapturedSubmission {
   const isArray = isObjectLike(plan) ? arrayCheck(plan) : undefined;
   if (!isObjectLike(plan) || isArray === undefined || !isArray.ok || isArray.value) {
     return {
       isObject: false,
       readFailure: isArray !== undefined && !isArray.ok ? isArray : undefined,
       version: MISSING,
+      acceptedVersions: versions,
+      governed: false,
       id: MISSING,
       goal: MISSING,
       metadata: MISSING,
@@ -134,6 +194,10 @@ export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubm
     };
   }
   const version = read(plan, 'version');
+  // Read once, here: whether the inputs are walked depends on this one read.
+  const governed =
+    version.ok && version.value === '2.0' && versions.includes(version.value as PlanVersion);
+  const budget = governed ? new GovernedBudget() : undefined;
   const id = read(plan, 'id');
   const goal = read(plan, 'goal');
   const stepsField = read(plan, 'steps');
@@ -159,7 +223,7 @@ export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubm
       stepsProblem = `plan.steps has ${length} steps; at most ${maxSteps} are accepted (maxPlanSteps)`;
     } else {
       for (let index = 0; index < length; index++) {
-        steps.push(captureStep(read(list, index), index));
+        steps.push(captureStep(read(list, index), index, budget));
       }
     }
   }
@@ -167,6 +231,8 @@ export function captureSubmission(plan: unknown, maxSteps: number): CapturedSubm
     isObject: true,
     readFailure: undefined,
     version,
+    acceptedVersions: versions,
+    governed,
     id,
     goal,
     metadata,

@@ -1,7 +1,13 @@
+/**
+ * The plan formats Warrant knows (docs/api.md, "Plan version 2.0"). A runtime admits those its
+ * `planVersions` option lists (default `['1.0']`); `'2.0'` steps take plain JSON data only.
+ */
+export type PlanVersion = '1.0' | '2.0';
+
 /** A declarative plan: ordered steps run one after another (docs/api.md, "Plans and result references"). */
 export interface ExecutionPlan {
-  /** Plan format version; only `'1.0'` is accepted. */
-  version: '1.0';
+  /** Plan format version: one of the runtime's `planVersions` (default only `'1.0'`). */
+  version: PlanVersion;
   id?: string;
   /** Human description of the plan; trimmed, `External execution plan` when absent or blank. */
   goal?: string;

@@ -25,6 +25,7 @@ import {
 } from '../jobs/transitions.js';
 import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
+import { KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 import {
   isExpired,
   requestOf,
@@ -62,7 +63,7 @@ async function load(deps: ExecutorDependencies, jobId: string): Promise<RunningJ
 /** The plan of a stored job, admitted again against what is registered now. */
 function admitRecorded(record: Job, lookup: ApprovalHost['lookup']): AdmittedPlan {
   const plan: Record<string, unknown> = {
-    version: '1.0',
+    version: record.planVersion ?? '1.0',
     goal: record.goal,
     steps: record.steps.map((step: JobStep) => {
       const submitted: Record<string, unknown> = { id: step.id, capability: step.capability };
@@ -77,7 +78,8 @@ function admitRecorded(record: Job, lookup: ApprovalHost['lookup']): AdmittedPla
   if (record.planId !== undefined) plan.id = record.planId;
   if (record.metadata !== undefined) plan.metadata = record.metadata;
   if (record.idempotencyKey !== undefined) plan.idempotencyKey = record.idempotencyKey;
-  return admitPlan(captureSubmission(plan, Number.MAX_SAFE_INTEGER), lookup);
+  // Admitted again as the version it was admitted as (a 2.0 job keeps its copies on resume).
+  return admitPlan(captureSubmission(plan, Number.MAX_SAFE_INTEGER, KNOWN_PLAN_VERSIONS), lookup);
 }
 
 /** Pending requests and decisions on them, for one runtime. */

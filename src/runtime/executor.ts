@@ -2,7 +2,9 @@
  * The step executor: the ONE code path through which Warrant invokes a capability (docs/decisions.md, "House rules",
  * "One governed path"). For each step, in order: resolve references (own properties only) →
  * check the resolved input → authorize (fail closed) → invoke → record (docs/api.md, "runtime.executePlan").
- * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan").
+ * The same resolved input object goes to the authorizer and to the capability (docs/api.md, "runtime.executePlan");
+ * in a 2.0 plan, a deep-frozen copy to the authorizer and a fresh one to the capability (docs/api.md,
+ * "Plan version 2.0").
  */
 import { ErrorCode } from '../errors/error-codes.js';
 import { authorizerName } from '../authorization/authorizer-name.js';
@@ -37,6 +39,12 @@ import {
 import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
+import {
+  cloneGoverned,
+  copyGoverned,
+  governedField,
+  type GovernedCopy,
+} from '../plan/governed-value.js';
 import { recordedCaller } from './recorded-caller.js';
 import {
   startJobTelemetry,
@@ -172,7 +180,19 @@ function denied(
   return { status: 'denied', reason, risk: step.capability.risk, decided };
 }
 
-/** Resolve → check → authorize → invoke for one step. Never throws; store faults aside. */
+const NOT_GOVERNED = 'Value is not a supported governed representation';
+
+/** The step error of a 2.0 input outside the value domain, naming where and what. */
+function notGoverned(copied: GovernedCopy & { ok: false }): StepEnd {
+  const { path, what } = copied.problem;
+  return { status: 'failed', error: `${NOT_GOVERNED}: ${governedField(path)} is ${what}` };
+}
+
+/**
+ * Resolve → check → authorize → invoke for one step. Never throws; store faults aside.
+ * `governed` (a 2.0 plan, docs/api.md "Plan version 2.0"): the input the authorizer sees is a
+ * deep-frozen plain-data copy, and the capability gets a fresh mutable copy made after an allow.
+ */
 async function runStep(
   run: JobRun,
   step: AdmittedStep,
@@ -180,6 +200,7 @@ async function runStep(
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
   approval: StepApproval | undefined,
+  governed: boolean,
 ): Promise<StepEnd> {
   const { capability } = step;
   const { running } = run;
@@ -190,11 +211,23 @@ async function runStep(
   } catch (error) {
     return { status: 'failed', error: describeThrown(error) };
   }
+  // A 2.0 input without references is the frozen copy made at capture; anything else is walked.
+  if (governed && input !== step.input) {
+    const copied = copyGoverned(input);
+    if (!copied.ok) return notGoverned(copied);
+    input = copied.value;
+  }
   // The schema's output is the input from here on: the authorizer and the capability get it.
   let valid = checkStepInput(capability, input);
   if (valid instanceof Promise) valid = await valid;
   if (!valid.ok) return { status: 'failed', error: valid.error };
-  input = valid.value;
+  if (governed && valid.value !== input) {
+    const copied = copyGoverned(valid.value);
+    if (!copied.ok) return notGoverned(copied);
+    input = copied.value;
+  } else {
+    input = valid.value;
+  }
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
   const recordedInput = recordValue(input, 'input');
@@ -273,8 +306,9 @@ async function runStep(
   };
   try {
     // The function and `this` were captured at registration: later edits to the object do nothing.
+    // A 2.0 capability gets its own copy: nothing it does reaches the authorizer's or the record.
     const result: unknown = await Reflect.apply(capability.execute, capability.target, [
-      input,
+      governed ? cloneGoverned(input) : input,
       context,
     ]);
     return { status: 'completed', result };
@@ -346,14 +380,17 @@ async function runSteps(
   const { running } = run;
   const { job } = running;
   const last = plan.steps.length - 1;
+  const governed = plan.version === '2.0';
   let pending: Promise<void> | undefined;
   for (let index = from; index <= last; index++) {
     const step = plan.steps[index] as AdmittedStep;
     const stepApproval = index === from ? approval : undefined;
     const telemetry = run.telemetry;
     const end = await (telemetry === undefined
-      ? runStep(run, step, results, caller, deps, stepApproval)
-      : telemetry.step(step, () => runStep(run, step, results, caller, deps, stepApproval)));
+      ? runStep(run, step, results, caller, deps, stepApproval, governed)
+      : telemetry.step(step, () =>
+          runStep(run, step, results, caller, deps, stepApproval, governed),
+        ));
     if (end.status === 'awaiting_approval') {
       pending = run.commit(awaitApproval(running, step.index, end));
       if (pending !== undefined) await pending;

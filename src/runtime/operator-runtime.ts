@@ -24,7 +24,7 @@ import { openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
-import type { ExecutionPlan } from '../plan/execution-plan.js';
+import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
 import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
@@ -97,6 +97,7 @@ export class OperatorRuntime {
   readonly #storeOption: string | undefined;
   readonly #maxJobs: number;
   readonly #maxPlanSteps: number;
+  readonly #planVersions: readonly PlanVersion[];
   readonly #auditKey: string | undefined;
   readonly #approvals: ApprovalsConfig | undefined;
   readonly #desk: ApprovalDesk | undefined;
@@ -131,8 +132,17 @@ export class OperatorRuntime {
     this.#store = settings.givenStore;
     this.#maxJobs = settings.maxJobs;
     this.#maxPlanSteps = settings.maxPlanSteps;
+    this.#planVersions = settings.planVersions;
     this.#logger = settings.logger;
     this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
+  }
+
+  /**
+   * The plan versions this runtime admits (its `planVersions` option, default `['1.0']`), frozen:
+   * the faces that build plans (MCP, HTTP) submit 2.0 plans when it lists `'2.0'`.
+   */
+  get planVersions(): readonly PlanVersion[] {
+    return this.#planVersions;
   }
 
   /**
@@ -168,7 +178,7 @@ export class OperatorRuntime {
     try {
       this.#assertOpen();
       const caller = snapshotCaller(readCaller(options));
-      const submission = captureSubmission(plan, this.#maxPlanSteps);
+      const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
       const inventory = capabilityInventory();
       const admitted = admitPlan(submission, (name) => inventory.get(name));
       // The store opens only for an admitted plan: a refused one creates no file and an

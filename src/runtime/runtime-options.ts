@@ -19,6 +19,8 @@ import { createError } from '../errors/warrant-error.js';
 import type { ObserverErrorHandler } from '../events/event-bus.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { checkStoreOption } from '../jobs/open-store.js';
+import type { PlanVersion } from '../plan/execution-plan.js';
+import { DEFAULT_PLAN_VERSIONS, KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
@@ -48,6 +50,11 @@ export interface OperatorRuntimeOptions {
    * `require_approval`, and the default policy asks approval for writes and destructive work.
    */
   approvals?: ApprovalsOptions;
+  /**
+   * The plan versions admitted (docs/api.md, "Plan version 2.0"): a non-empty list of distinct
+   * known versions. Default `['1.0']`; a plan of another version is UNSUPPORTED_PLAN_VERSION.
+   */
+  planVersions?: readonly PlanVersion[];
 }
 
 /**
@@ -72,6 +79,8 @@ export interface RuntimeSettings {
   readonly onObserverError: ObserverErrorHandler | undefined;
   readonly auditKey: string | undefined;
   readonly approvals: ApprovalsConfig | undefined;
+  /** Frozen; the default list itself when the option is absent. */
+  readonly planVersions: readonly PlanVersion[];
 }
 
 function invalidOption(message: string): TypeError {
@@ -98,6 +107,36 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
 }
 
 /**
+ * `planVersions`: a non-empty array of distinct known versions, copied (and frozen) as read, each
+ * element read once; an unreadable one is named like any unreadable option.
+ */
+function checkPlanVersions(value: unknown): readonly PlanVersion[] {
+  if (value === undefined) return DEFAULT_PLAN_VERSIONS;
+  const expected = `options.planVersions must be a non-empty array of distinct versions among ${KNOWN_PLAN_VERSIONS.map((version) => `"${version}"`).join(', ')}`;
+  let versions: unknown[];
+  try {
+    if (!Array.isArray(value)) throw invalidOption(`${expected}, got ${describeValue(value)}`);
+    const length: unknown = value.length;
+    if (typeof length !== 'number' || length < 1 || length > KNOWN_PLAN_VERSIONS.length)
+      throw invalidOption(`${expected}, got ${describeValue(value)}`);
+    versions = [];
+    for (let index = 0; index < length; index++) versions.push((value as unknown[])[index]);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === ErrorCode.RUNTIME_OPTIONS_INVALID)
+      throw error;
+    throw invalidOption('options.planVersions could not be read');
+  }
+  for (const [index, version] of versions.entries()) {
+    if (
+      !KNOWN_PLAN_VERSIONS.includes(version as PlanVersion) ||
+      versions.indexOf(version) !== index
+    )
+      throw invalidOption(`${expected}, got ${describeValue(version)} at [${index}]`);
+  }
+  return Object.freeze(versions as PlanVersion[]);
+}
+
+/**
  * Reads every option once (a throwing getter or proxy trap is RUNTIME_OPTIONS_INVALID naming it),
  * then checks them in a fixed order: the first malformed one is the error.
  */
@@ -115,6 +154,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
   const auditKey = option('auditKey') as string | undefined;
   const approvals = option('approvals');
+  const planVersions = option('planVersions');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -147,6 +187,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const givenStore = (options as InternalOptions)[GIVEN_STORE];
   const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
+  const checkedPlanVersions = checkPlanVersions(planVersions);
   return {
     authorizer,
     store,
@@ -157,5 +198,6 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     onObserverError,
     auditKey: checkedAuditKey,
     approvals: checkedApprovals,
+    planVersions: checkedPlanVersions,
   };
 }

@@ -29,7 +29,10 @@ const MARKUP_GOAL = 'Echo <b>markup</b> as text';
 const dir = mkdtempSync(join(tmpdir(), 'warrant-console-'));
 const root = join(dir, 'root');
 const store = `sqlite:${join(dir, 'jobs.db')}`;
-const common = ['--store', store, '--fs-root', root, '--authorizer', POLICY, '--approvals'];
+const common = [
+  ...['--store', store, '--fs-root', root, '--authorizer', POLICY, '--approvals'],
+  ...['--plan-versions', '1.0,2.0'],
+];
 
 /** Runs one plan with `warrant run` as the caller ada; the job id and the exit code. */
 function seed(name: string, plan: unknown): { id: string; status: number | null } {
@@ -68,7 +71,7 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
       steps: [{ id: 'echo', capability: 'system.echo', input: { message: PAYLOAD } }],
     });
     const denied = seed('denied', {
-      version: '1.0',
+      version: '2.0',
       goal: 'Read the secret key',
       steps: [
         { id: 'greet', capability: 'system.echo', input: { message: 'before the secret' } },
@@ -222,6 +225,7 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
     );
     assert.match(await secret.innerText(), /sha256:[0-9a-f]{64}/);
     assert.match(await secret.innerText(), /console-test-policy/);
+    assert.match(await page.locator('dl.fields').first().innerText(), /Plan version\s+2\.0/);
     assert.equal(await page.locator('li[data-step="greet"] .badge-completed').count(), 1);
     assert.match(await page.locator('#verification').innerText(), /^Record verified: \d+ events/);
     await page.locator('tr[data-event="capability.denied"]').waitFor();
@@ -264,6 +268,7 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
       'the approver is the authenticated caller',
     );
     assert.match(await page.locator('#verification').innerText(), /^Record verified/);
+    assert.match(await page.locator('dl.fields').first().innerText(), /Plan version\s+1\.0/);
   });
 
   it('shows recorded markup and script as text and runs none of it', async () => {

@@ -37,6 +37,12 @@ const API_ISSUE_CODES = [
   'AMBIGUOUS_RESULT_REFERENCE',
   // A Standard Schema refusing a literal input at admission (docs/api.md, "Input schemas").
   'INPUT_INVALID',
+  // The value domain of a 2.0 plan (docs/api.md, "Plan version 2.0").
+  'VALUE_NOT_PLAIN_DATA',
+  'VALUE_TOO_DEEP',
+  'VALUE_TOO_MANY_CONTAINERS',
+  'VALUE_TOO_MANY_EDGES',
+  'VALUE_TOO_LONG',
 ];
 
 // PlanAdmissionIssue.code is exactly the catalog's admission issue codes (checked by tsc).

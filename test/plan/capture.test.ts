@@ -168,3 +168,50 @@ describe('captureSubmission()', () => {
     assert.equal(step.steps[0]?.readFailure?.ok, false);
   });
 });
+
+describe('captureSubmission() of a 2.0 plan (docs/api.md, "Plan version 2.0")', () => {
+  it('copies each input once, deep-frozen, when the runtime admits 2.0', () => {
+    const input = { a: { b: [1] } };
+    const [step] = captureSubmission(
+      { version: '2.0', steps: [{ id: 's', capability: 'c', input }] },
+      10,
+      ['1.0', '2.0'],
+    ).steps;
+    assert.equal(step?.inputProblem, undefined);
+    const copy = step?.input.ok === true ? (step.input.value as typeof input) : undefined;
+    assert.deepEqual(copy, input);
+    assert.notEqual(copy, input);
+    assert.ok(Object.isFrozen(copy) && Object.isFrozen(copy?.a.b));
+  });
+
+  it('keeps the input root by identity when 2.0 is not admitted (the plan is refused anyway)', () => {
+    const input = { a: 1 };
+    const captured = captureSubmission(
+      { version: '2.0', steps: [{ id: 's', capability: 'c', input }] },
+      10,
+    );
+    assert.equal(captured.governed, false);
+    assert.deepEqual(captured.steps[0]?.input, { ok: true, value: input });
+  });
+
+  it('keeps the problem of an input outside the domain, its getter never called', () => {
+    let calls = 0;
+    const input = {
+      get g() {
+        calls++;
+        return 1;
+      },
+    };
+    const [step] = captureSubmission(
+      { version: '2.0', steps: [{ id: 's', capability: 'c', input }] },
+      10,
+      ['2.0'],
+    ).steps;
+    assert.deepEqual(step?.inputProblem, {
+      code: 'VALUE_NOT_PLAIN_DATA',
+      path: ['g'],
+      what: 'an accessor (getter or setter)',
+    });
+    assert.equal(calls, 0);
+  });
+});

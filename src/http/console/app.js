@@ -525,6 +525,8 @@
         ['Job', h('code', {}, job.id)],
         ['Caller', job.caller === undefined ? undefined : block(job.caller, 'caller')],
         ['Plan', job.planId],
+        // Absent on a 1.0 job's record (docs/api.md, "Plan version 2.0").
+        ['Plan version', job.planVersion ?? '1.0'],
         ['Created', time(job.createdAt)],
         ['Started', job.startedAt === undefined ? undefined : time(job.startedAt)],
         ['Completed', job.completedAt === undefined ? undefined : time(job.completedAt)],

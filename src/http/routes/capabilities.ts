@@ -74,7 +74,12 @@ export function registerCapabilityRoutes(
         step.capabilityVersion = body.capabilityVersion as string;
       try {
         const job = await runtime.executePlan(
-          { version: '1.0', goal: `HTTP execute ${name}`, steps: [step] },
+          {
+            // 2.0 when the runtime admits it (docs/api.md, "Plan version 2.0"), else 1.0.
+            version: runtime.planVersions?.includes('2.0') === true ? '2.0' : '1.0',
+            goal: `HTTP execute ${name}`,
+            steps: [step],
+          },
           { caller: await callerOf(request) },
         );
         if (job.status === 'completed') {

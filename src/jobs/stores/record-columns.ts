@@ -30,6 +30,7 @@ export function jobFixed(job: Job): string {
     idempotencyKey: job.idempotencyKey,
     metadata: job.metadata,
     caller: job.caller,
+    planVersion: job.planVersion,
   });
 }
 
