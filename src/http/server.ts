@@ -78,6 +78,9 @@ function refuse(reply: FastifyReply, refusal: GateRefusal): FastifyReply {
   return reply.code(refusal.status).send({ error: refusal.error });
 }
 
+/** How long an idle keep-alive connection stays open: fastify's own default. */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 /** A fixed message per kind of bad request: never the parser's or a driver's own text. */
 function clientErrorMessage(error: FastifyError): string {
   return error instanceof JsonBodyError ? error.message : 'Bad request';
@@ -155,13 +158,17 @@ export function createHttpServer(
       });
     },
     // Node checks request deadlines on an interval (30 s by default): check often enough that a
-    // slow-loris connection is closed close to its deadline.
+    // slow-loris connection is closed close to its deadline. Fastify ignores its own
+    // keepAliveTimeout (72 s) with a serverFactory, which would leave Node's 5 s: a client that
+    // reuses a socket just as the server closes it gets ECONNRESET for a request it sent
+    // (docs/decisions.md, "HTTP and the program").
     serverFactory: (handler) => {
       const requestTimeout = options.requestTimeoutMs ?? 30_000;
       return createServer(
         {
           requestTimeout,
           headersTimeout: requestTimeout,
+          keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
           connectionsCheckingInterval: Math.max(50, Math.min(1000, requestTimeout / 4)),
         },
         handler,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createSystemModule } from '../../src/builtins/system-module.js';
-import { createHttpServer } from '../../src/http/server.js';
+import { createHttpServer, KEEP_ALIVE_TIMEOUT_MS } from '../../src/http/server.js';
 import { OperatorRuntime, createCapability } from '../../src/index.js';
 
 // One process-global inventory: the built-ins plus a few test capabilities, registered once.
@@ -104,6 +104,18 @@ describe('warrant serve HTTP routes', () => {
     server = await start();
   });
   after(async () => server.close());
+
+  it("keeps an idle keep-alive connection open for fastify's 72 s, not Node's 5 s", async () => {
+    // A client reusing a socket the server closes at the same moment gets ECONNRESET for a
+    // request it already sent; Node's 5 s default made that likely under load.
+    const app = createHttpServer(new OperatorRuntime());
+    try {
+      assert.equal(app.server.keepAliveTimeout, KEEP_ALIVE_TIMEOUT_MS);
+      assert.equal(KEEP_ALIVE_TIMEOUT_MS, 72_000);
+    } finally {
+      await app.close();
+    }
+  });
 
   it('GET /health answers ok', async () => {
     assert.deepEqual((await call(server.url, 'GET', '/health')).json, { status: 'ok' });
