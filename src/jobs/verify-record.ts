@@ -8,6 +8,7 @@ import { describeThrown } from '../errors/describe-value.js';
 import { chainHash, KEYED_PREFIX } from './event-chain.js';
 import { checkFields, provesFields } from './record-fields.js';
 import type { Job, JobEvent, JobStep } from './job.js';
+import type { ConsumedApproval } from './job-store.js';
 import { digestRecorded, sameRecordedValue } from './recorded-value.js';
 
 export type JobVerification =
@@ -199,15 +200,6 @@ export const UNPROVEN_FIELDS: readonly string[] = Object.freeze([
 function fieldsOf(job: Job, proves: boolean): Failure | undefined {
   const found = proves ? checkFields(job) : undefined;
   return found === undefined ? undefined : broken(found.reason, found.eventIndex, found.stepId);
-}
-
-/** A request the store's ledger says was decided (JobStore.readChain, `consumed`). */
-export interface ConsumedApproval {
-  /** Index of the request's `approval.requested` event in the job's events. */
-  readonly position: number;
-  readonly stepId: string;
-  /** `granted`, `rejected` or `expired`. */
-  readonly decision: string;
 }
 
 /**
