@@ -99,6 +99,18 @@ ALTER TABLE warrant_job_steps ADD COLUMN IF NOT EXISTS decision TEXT;
 ALTER TABLE warrant_job_events ADD COLUMN IF NOT EXISTS hash TEXT;
 `;
 
+/** True when the database has the schema of this version already (nothing to create or migrate). */
+async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
+  const { rows } = await client.query<{ present: boolean }>(
+    "SELECT to_regclass('warrant_schema_version') IS NOT NULL AS present",
+  );
+  if (rows[0]?.present !== true) return false;
+  const version = await client.query<{ version: number }>(
+    'SELECT version FROM warrant_schema_version',
+  );
+  return version.rows[0]?.version === POSTGRES_SCHEMA_VERSION;
+}
+
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
 const SCHEMA_LOCK = 0x77617272; // "warr"
 
@@ -559,6 +571,13 @@ export class PostgresJobStore implements JobStore {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+      if (await schemaIsCurrent(client)) {
+        // No DDL on a database already at this version: `CREATE INDEX IF NOT EXISTS` locks its
+        // table, and against the consuming write of an approval (which locks the step row, then
+        // the job row) that could deadlock a runtime opening the store while another decides.
+        await client.query('COMMIT');
+        return;
+      }
       await client.query(SCHEMA);
       await client.query(APPROVAL_LEDGER);
       const { rows } = await client.query<{ version: number }>(
