@@ -42,7 +42,7 @@ export const THROWN_ERRORS = {
   APPROVAL_NOT_FOUND:
     '`decideApproval()`: no such job, no such step in it, or the runtime has no `approvals` option',
   APPROVAL_NOT_PENDING:
-    '`decideApproval()`: the step does not await approval (already decided, consumed by a concurrent decision, or never asked)',
+    "`decideApproval()`: the step does not await approval (already decided, consumed by a concurrent decision, never asked, or a restored copy of a request the store's ledger holds as decided)",
   APPROVAL_DIGEST_MISMATCH:
     '`decideApproval()`: `inputDigest` is not the digest of the request (the approver saw another input)',
   APPROVAL_SELF_APPROVAL:
@@ -50,7 +50,7 @@ export const THROWN_ERRORS = {
   APPROVAL_FORBIDDEN:
     '`decideApproval()`: the approver policy did not answer `true` (or a promise of `true`) within 5 s; a throw or a rejection is also no',
   APPROVAL_EXPIRED:
-    '`decideApproval()`: the request is past its `expiresAt`; its step fails with `Approval expired` and the job fails',
+    '`decideApproval()`: the request is past its `expiresAt` (also when found so inside the write that consumes it); its step fails with `Approval expired` and the job fails',
   MCP_ADAPTER_OPTIONS_INVALID:
     '`new McpAdapter(runtime, options)` without an `OperatorRuntime`, or with options that are not an object, a non-string `name`/`version`, a non-function `resolveCaller`/`onInternalError`/`toolName`/`include` or a non-object `caller`',
   MCP_TOOL_NAME_INVALID:

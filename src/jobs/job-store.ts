@@ -21,10 +21,21 @@ export interface JobChange {
   readonly events: readonly JobEvent[];
 }
 
+/** A request the store's ledger of consumed approvals holds as decided (docs/api.md, "Approvals"). */
+export interface ConsumedApproval {
+  /** Index of the request's `approval.requested` event in the job's events. */
+  readonly position: number;
+  readonly stepId: string;
+  /** `granted`, `rejected` or `expired`. */
+  readonly decision: string;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
   readonly hashes: readonly (string | null)[];
+  /** The job's requests the store's ledger holds as consumed (stores that keep one). */
+  readonly consumed?: readonly ConsumedApproval[];
 }
 
 /**

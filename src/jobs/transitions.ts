@@ -16,7 +16,12 @@ import type { DecisionOutcome, Job, JobEvent, JobEventType, JobStep, StepDecisio
 import type { JobChange } from './job-store.js';
 import { keptFlat } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';
-import { recordValue, sameRecordedValue, type RecordedValue } from './recorded-value.js';
+import {
+  digestRecorded,
+  recordValue,
+  sameRecordedValue,
+  type RecordedValue,
+} from './recorded-value.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -201,20 +206,47 @@ export function createJob(
     setRecorded(record, 'caller', recordedCaller);
   }
   const running: RunningJob = { job, record };
-  const version = plan.version;
   // A 1.0 job is recorded exactly as before; a newer version is on the record and in the chain.
+  const version = plan.version;
   if (version !== undefined && version !== '1.0') job.planVersion = record.planVersion = version;
-  const created = append(
-    running,
-    'job.created',
-    at,
-    version === undefined || version === '1.0' ? { goal } : { goal, planVersion: version },
-  );
+  const created = append(running, 'job.created', at, createdData(record));
   const started = append(running, 'execution.started', at);
   return {
     running,
     change: { steps: recordedSteps.map((_, index) => index), events: [created, started] },
   };
+}
+
+/**
+ * What `job.created` carries, so the chain proves what a reader sees of the new job
+ * (docs/api.md, "runtime.verifyJob"): the goal and the caller as recorded, and `record`, the
+ * digest of the rest of what was recorded at creation (plan id, idempotency key, metadata, and
+ * each step as created, in order: id, capability, version, input, reason, idempotency key).
+ * The recorded steps are digested as they are (pending, stamped with the job's creation): no
+ * copy is made of them.
+ */
+function createdData(record: Job): Record<string, unknown> {
+  const data: Record<string, unknown> = { goal: record.goal };
+  if (record.planVersion !== undefined) data.planVersion = record.planVersion;
+  if (record.caller !== undefined) data.caller = record.caller;
+  data.record = digestRecorded({
+    planId: record.planId,
+    idempotencyKey: record.idempotencyKey,
+    metadata: record.metadata,
+    steps: record.steps,
+  });
+  return data;
+}
+
+/**
+ * The decision fields an event carries beside the input digest (docs/api.md, "runtime.verifyJob"),
+ * so the decision a step shows is proven by its events: the version authorized, the authorizer's
+ * name, and the time of the decision when the event is not stamped with it (a step's end).
+ */
+function decisionData(data: Record<string, unknown>, decided: Decided, ended: boolean): void {
+  data.capabilityVersion = decided.capabilityVersion;
+  if (decided.authorizer !== undefined) data.authorizer = decided.authorizer;
+  if (ended) data.decidedAt = decided.at;
 }
 
 /**
@@ -266,11 +298,13 @@ export function startStep(
   (running.record.steps[index] as JobStep).startedAt = at;
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
-  const event = append(running, 'capability.started', at, {
+  const data: Record<string, unknown> = {
     stepId: step.id,
     capability: step.capability,
     inputDigest,
-  });
+  };
+  decisionData(data, decided, false);
+  const event = append(running, 'capability.started', at, data);
   return { steps: [index], decided: index, events: [event] };
 }
 
@@ -308,13 +342,16 @@ export function endStep(
   let event: JobEvent;
   if (end.status === 'denied') {
     step.error = recorded.error = end.reason;
-    event = append(running, 'capability.denied', at, {
+    const data: Record<string, unknown> = {
       stepId: step.id,
       capability: step.capability,
       risk: end.risk,
       reason: end.reason,
       inputDigest,
-    });
+      outcome: end.decided.outcome,
+    };
+    decisionData(data, end.decided, true);
+    event = append(running, 'capability.denied', at, data);
   } else {
     step.error = recorded.error = end.error;
     const data: Record<string, unknown> = {
@@ -323,6 +360,12 @@ export function endStep(
       error: end.error,
     };
     if (inputDigest !== undefined) data.inputDigest = inputDigest;
+    if (end.decided !== undefined) {
+      // The decision made now (an authorizer that threw, or answered what is not a decision).
+      data.outcome = end.decided.outcome;
+      if (end.decided.reason !== undefined) data.reason = end.decided.reason;
+      decisionData(data, end.decided, true);
+    }
     event = append(running, 'capability.failed', at, data);
   }
   return end.decided === undefined
@@ -424,6 +467,7 @@ export function awaitApproval(
     inputDigest,
   };
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
+  if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;
   data.expiresAt = end.expiresAt;
   const event = append(running, 'approval.requested', at, data);
   return { steps: [index], decided: index, events: [event] };
@@ -431,19 +475,23 @@ export function awaitApproval(
 
 /**
  * A waiting step was approved: it is pending again and the job executing, with
- * `approval.granted`. The step then runs through the executor like any other.
+ * `approval.granted` (and the approver's comment). The step then runs through the executor like
+ * any other.
  */
 export function grantApproval(
   running: RunningJob,
   index: number,
   at: string,
   approverId: string,
+  comment?: string,
 ): JobChange {
   setStatus(running, index, 'pending');
   running.job.status = running.record.status = 'executing';
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
-  const event = append(running, 'approval.granted', at, { stepId: step.id, approver: approverId });
+  const data: Record<string, unknown> = { stepId: step.id, approver: approverId };
+  if (comment !== undefined) data.comment = comment;
+  const event = append(running, 'approval.granted', at, data);
   return { steps: [index], claims: index, events: [event] };
 }
 

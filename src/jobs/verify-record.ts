@@ -6,11 +6,21 @@
  */
 import { describeThrown } from '../errors/describe-value.js';
 import { chainHash, KEYED_PREFIX } from './event-chain.js';
+import { checkFields, provesFields } from './record-fields.js';
 import type { Job, JobEvent, JobStep } from './job.js';
+import type { ConsumedApproval } from './job-store.js';
 import { digestRecorded, sameRecordedValue } from './recorded-value.js';
 
 export type JobVerification =
-  | { readonly ok: true; readonly events: number }
+  | {
+      readonly ok: true;
+      readonly events: number;
+      /**
+       * Fields this record cannot prove: it was written before its events carried them (its
+       * `job.created` has no `record` digest). Absent when every field is proven.
+       */
+      readonly unproven?: readonly string[];
+    }
   | {
       readonly ok: false;
       readonly reason: string;
@@ -105,10 +115,12 @@ function eventsOfStep(
 
 function checkStep(step: JobStep, events: readonly JobEvent[]): Failure | undefined {
   const found = eventsOfStep(events, step.id);
+  // A step awaiting approval: its decision's digest is the one `approval.requested` carries.
   const decisionEvent =
     found.get('capability.started') ??
     found.get('capability.denied') ??
-    found.get('capability.failed');
+    found.get('capability.failed') ??
+    found.get('approval.requested');
   const eventDigest = decisionEvent?.event.data?.inputDigest;
   const failedDigest = found.get('capability.failed')?.event.data?.inputDigest;
   if (failedDigest !== undefined && failedDigest !== eventDigest) {
@@ -170,15 +182,65 @@ function checkJobResult(job: Job): Failure | undefined {
 }
 
 /**
+ * What a record written before its events carried every field cannot prove (its `job.created`
+ * has no `record` digest): the chain and the digests still hold for the rest.
+ */
+export const UNPROVEN_FIELDS: readonly string[] = Object.freeze([
+  'caller',
+  'metadata',
+  'idempotencyKey',
+  'planId',
+  'job status and error',
+  'step ids, order, capabilities and versions',
+  'step statuses and errors',
+  'decision outcome, reason, authorizer and decidedAt',
+]);
+
+/** The fields check (record-fields.ts) as a verification failure. */
+function fieldsOf(job: Job, proves: boolean): Failure | undefined {
+  const found = proves ? checkFields(job) : undefined;
+  return found === undefined ? undefined : broken(found.reason, found.eventIndex, found.stepId);
+}
+
+/**
+ * Every request the ledger holds as decided is decided in the record too: a record that shows
+ * one still waiting was restored from an older copy (docs/api.md, "Approvals").
+ */
+function checkConsumed(job: Job, consumed: readonly ConsumedApproval[]): Failure | undefined {
+  for (const { position, stepId, decision } of consumed) {
+    const request = job.events[position];
+    const decided = job.events.some(
+      (event, index) =>
+        index > position &&
+        event.data?.stepId === stepId &&
+        (event.type === 'approval.granted' ||
+          event.type === 'approval.rejected' ||
+          event.type === 'capability.failed'),
+    );
+    if (request?.type !== 'approval.requested' || request.data?.stepId !== stepId || !decided) {
+      return broken(
+        `the approval request of step ${stepId} was ${decision} (the store's ledger of consumed approvals) but the record does not show it: the job was restored from an older copy`,
+        position,
+        stepId,
+      );
+    }
+  }
+  return undefined;
+}
+
+/**
  * Verifies a job as a store returned it. `hashes` are the stored chain (undefined for a store
- * that keeps none: then the digests only); `auditKey` the key the chain must be keyed with.
+ * that keeps none: then the digests only); `auditKey` the key the chain must be keyed with;
+ * `consumed` the requests the store's ledger holds as decided.
  */
 export function verifyRecord(
   job: Job,
   hashes: readonly (string | null)[] | undefined,
   auditKey: string | undefined,
+  consumed: readonly ConsumedApproval[] = [],
 ): JobVerification {
   try {
+    const proves = provesFields(job);
     const failure =
       (hashes === undefined ? undefined : checkChain(job.events, hashes, auditKey)) ??
       checkPlaces(job) ??
@@ -186,8 +248,13 @@ export function verifyRecord(
         (first, step) => first ?? checkStep(step, job.events),
         undefined,
       ) ??
-      checkJobResult(job);
-    return failure ?? { ok: true, events: job.events.length };
+      checkJobResult(job) ??
+      fieldsOf(job, proves) ??
+      checkConsumed(job, consumed);
+    if (failure !== undefined) return failure;
+    return proves
+      ? { ok: true, events: job.events.length }
+      : { ok: true, events: job.events.length, unproven: UNPROVEN_FIELDS };
   } catch (error) {
     return broken(`the record cannot be read: ${describeThrown(error)}`);
   }

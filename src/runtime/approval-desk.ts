@@ -53,6 +53,12 @@ function lostClaim(error: unknown): boolean {
   return cause?.code === ErrorCode.APPROVAL_NOT_PENDING;
 }
 
+/** The store refused a decision because the request expired meanwhile (checked in its write). */
+function expiredInWrite(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return cause?.code === ErrorCode.APPROVAL_EXPIRED;
+}
+
 /** A stored job as a running job: the record as stored, and a detached copy as the job face. */
 async function load(deps: ExecutorDependencies, jobId: string): Promise<RunningJob | undefined> {
   const record = await deps.store.get(jobId);
@@ -156,6 +162,14 @@ export class ApprovalDesk {
       );
     }
     const consumed = await this.#consume(host, args);
+    if (consumed === 'expired') {
+      // The approver policy (or the store) took until past expiresAt: no decision lands late.
+      await this.#expire(host, request);
+      throw refusal(
+        ErrorCode.APPROVAL_EXPIRED,
+        `The approval request of step ${JSON.stringify(args.stepId)} expired at ${request.expiresAt}`,
+      );
+    }
     if (args.decision === 'reject') return consumed.running.job;
     return this.#resume(host, consumed.running, consumed.index, args, consumed.grantedAt);
   }
@@ -203,24 +217,24 @@ export class ApprovalDesk {
   async #consume(
     host: ApprovalHost,
     args: CheckedDecision,
-  ): Promise<{ running: RunningJob; index: number; grantedAt: string }> {
+  ): Promise<{ running: RunningJob; index: number; grantedAt: string } | 'expired'> {
     const consumed = await this.#withClaim(args.jobId, args.stepId, async () => {
       const running = await load(host.deps, args.jobId);
       const index = running?.record.steps.findIndex((step) => step.id === args.stepId) ?? -1;
-      if (
-        running === undefined ||
-        requestOf(running.record, index)?.inputDigest !== args.inputDigest
-      )
-        return undefined;
+      const request = running === undefined ? undefined : requestOf(running.record, index);
+      if (running === undefined || request?.inputDigest !== args.inputDigest) return undefined;
+      // Checked again as the decision is written (the store checks it once more in its write).
+      if (isExpired(request, Date.now())) return 'expired' as const;
       const at = isoNow();
       const change =
         args.decision === 'approve'
-          ? grantApproval(running, index, at, args.approver.id)
+          ? grantApproval(running, index, at, args.approver.id, args.comment)
           : rejectApproval(running, index, at, args.approver.id, args.comment);
       try {
         await commitChange(running, change, host.deps);
       } catch (error) {
         if (lostClaim(error)) return undefined;
+        if (expiredInWrite(error)) return 'expired' as const;
         throw error;
       }
       return { running, index, grantedAt: at };

@@ -225,7 +225,9 @@ export class OperatorRuntime {
         return job === undefined ? undefined : verifyRecord(job, undefined, this.#auditKey);
       }
       const read = await store.readChain(id);
-      return read === undefined ? undefined : verifyRecord(read.job, read.hashes, this.#auditKey);
+      return read === undefined
+        ? undefined
+        : verifyRecord(read.job, read.hashes, this.#auditKey, read.consumed);
     } catch (error) {
       // A row edited into something that is not a record is broken, not a store failure.
       if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)

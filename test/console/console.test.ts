@@ -244,6 +244,11 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
     const [request] = listed.json as unknown as { stepId: string; inputDigest: string }[];
     assert.equal(request?.stepId, 'write-copy');
 
+    // The waiting job's record is intact: no red banner above its Approve button.
+    await open(`#/jobs/${jobs.awaiting}`);
+    await page.locator('#verification').waitFor();
+    assert.match(await page.locator('#verification').innerText(), /^Record verified/);
+
     await open('#/approvals');
     const card = page.locator(`li.card[data-job="${jobs.awaiting}"]`);
     await card.waitFor();
@@ -259,9 +264,18 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
     const job = await call(address, 'GET', `/api/jobs/${jobs.awaiting}`, { token: TOKEN });
     const record = job.json as unknown as {
       status: string;
-      events: { type: string; data?: { approver?: string } }[];
+      events: { type: string; data?: { approver?: string; comment?: string } }[];
     };
     assert.equal(record.status, 'completed');
+    assert.equal(
+      record.events.find((event) => event.type === 'approval.granted')?.data?.comment,
+      'checked the copy',
+      "the grant's comment is kept",
+    );
+    assert.match(
+      await page.locator('tr[data-event="approval.granted"]').innerText(),
+      /checked the copy/,
+    );
     assert.equal(
       record.events.find((event) => event.type === 'approval.granted')?.data?.approver,
       'token',

@@ -78,8 +78,13 @@ describe('job transitions', () => {
       jobId: 'j',
       type: 'job.created',
       timestamp: AT,
-      data: { goal: 'g' },
+      data: {
+        goal: 'g',
+        caller: { id: 'alice' },
+        record: (job.events[0]?.data as { record: string }).record,
+      },
     });
+    assert.match(String(job.events[0]?.data?.record), /^sha256:[0-9a-f]{64}$/);
     assert.deepEqual(job.events[1], {
       id: 'j:2',
       jobId: 'j',
@@ -130,6 +135,8 @@ describe('job transitions', () => {
       stepId: 's1',
       capability: 'cap1',
       inputDigest: allow.recorded.digest,
+      capabilityVersion: '1.0.0',
+      authorizer: 'policy',
     });
     const step = job.steps[1];
     assert.equal(step?.status, 'running');
@@ -188,6 +195,9 @@ describe('job transitions', () => {
       risk: 'write',
       reason: 'no',
       inputDigest: deny.recorded.digest,
+      outcome: 'deny',
+      capabilityVersion: deny.capabilityVersion,
+      decidedAt: deny.at,
     });
     assert.deepEqual(job.steps[1]?.decision?.outcome, 'deny');
     assert.deepEqual(job.steps[1]?.decision?.reason, 'no');

@@ -985,7 +985,21 @@ function checkRun(
       cause?.type === 'capability.denied'
         ? { stepId: step.id, capability: capability.name, risk: capability.risk, reason: job.error }
         : { stepId: step.id, capability: capability.name, error: job.error };
-    assert.deepEqual(cause?.data, decided ? { ...payload, inputDigest } : payload);
+    // A step refused at its decision: the event carries the decision's fields too (docs/api.md,
+    // "Jobs and events"), so verifyJob proves the decision a reader sees.
+    const made = failedStep?.decision;
+    const decision =
+      outcome.kind === 'refused' && made !== undefined
+        ? {
+            outcome: made.outcome,
+            ...(cause?.type === 'capability.failed' &&
+              made.reason !== undefined && { reason: made.reason }),
+            capabilityVersion: made.capabilityVersion,
+            ...(made.authorizer !== undefined && { authorizer: made.authorizer }),
+            decidedAt: made.decidedAt,
+          }
+        : {};
+    assert.deepEqual(cause?.data, decided ? { ...payload, inputDigest, ...decision } : payload);
     assert.deepEqual(last?.data, { error: job.error });
   }
 

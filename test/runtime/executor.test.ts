@@ -49,6 +49,7 @@ describe('OperatorRuntime#executePlan() event sequences', () => {
       stepId: 's1',
       capability: a,
       inputDigest: NULL_DIGEST,
+      capabilityVersion: '1.0.0',
     });
     assert.deepEqual(job.events[3]?.data, {
       stepId: 's1',
@@ -89,6 +90,9 @@ describe('OperatorRuntime#executePlan() event sequences', () => {
       risk: 'write',
       reason: 'Write capability requires explicit approval.',
       inputDigest: NULL_DIGEST,
+      outcome: 'deny',
+      capabilityVersion: '1.0.0',
+      decidedAt: job.steps[0]?.decision?.decidedAt,
     });
     assert.deepEqual(job.events[3]?.data, {
       error: 'Write capability requires explicit approval.',
@@ -134,6 +138,10 @@ describe('OperatorRuntime#executePlan() event sequences', () => {
         capability: name,
         error: 'policy service down',
         inputDigest: NULL_DIGEST,
+        outcome: 'error',
+        reason: 'policy service down',
+        capabilityVersion: '1.0.0',
+        decidedAt: job.steps[0]?.decision?.decidedAt,
       });
       assert.equal(invoked, 0);
     }

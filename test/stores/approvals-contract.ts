@@ -134,6 +134,104 @@ export function runApprovalContract(store: StoreUnderTest): void {
       assert.deepEqual(await first.verifyJob(job.id), { ok: true, events: stored.events.length });
     });
 
+    it('a job awaiting approval verifies intact; a grant keeps its comment, shown in the record', async () => {
+      const runtime = runtimeOn(await store.freshStoreOption());
+      const job = await runtime.executePlan(plan('pending'), { caller: { id: 'alice' } });
+      assert.equal(job.status, 'awaiting_approval');
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+      const done = await runtime.decideApproval({
+        jobId: job.id,
+        stepId: 'b',
+        inputDigest: job.steps[1]?.decision?.inputDigest ?? '',
+        approver: { id: 'bob' },
+        decision: 'approve',
+        comment: 'checked the amount',
+      });
+      assert.equal(done.status, 'completed');
+      const stored = (await runtime.getJob(job.id)) as Job;
+      assert.deepEqual(stored.events.find((event) => event.type === 'approval.granted')?.data, {
+        stepId: 'b',
+        approver: 'bob',
+        comment: 'checked the amount',
+      });
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: stored.events.length });
+    });
+
+    it('a grant that lands after expiresAt (a slow approver policy) is refused; nothing runs', async () => {
+      const slow: ApproverPolicy = {
+        canApprove: () => new Promise((resolve) => setTimeout(() => resolve(true), 400)),
+      };
+      const runtime = new OperatorRuntime({
+        store: await store.freshStoreOption(),
+        approvals: { approver: slow, ttlMs: 200 },
+      });
+      runtimes.push(runtime);
+      const job = await runtime.executePlan(plan('slow'), { caller: { id: 'alice' } });
+      await assert.rejects(approve(runtime, job), { code: 'APPROVAL_EXPIRED' });
+      assert.equal(timesInvoked('slow'), 0);
+      const stored = (await runtime.getJob(job.id)) as Job;
+      assert.equal(stored.status, 'failed');
+      assert.equal(stored.error, 'Approval expired');
+      assert.equal(
+        stored.events.some((event) => event.type === 'approval.granted'),
+        false,
+      );
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: stored.events.length });
+    });
+
+    if (store.sql !== undefined) {
+      const sql = store.sql;
+      const seq = '(SELECT seq FROM {jobs} WHERE id = ?)';
+      it('a restored copy of a decided request cannot be approved again, and verify reports it', async () => {
+        const option = await store.freshStoreOption();
+        const runtime = runtimeOn(option);
+        const job = await runtime.executePlan(plan('replay'), { caller: { id: 'alice' } });
+        // Someone with access to the database keeps the waiting job's rows...
+        const [jobRow] = await sql(
+          option,
+          'SELECT status, updated_at, state FROM {jobs} WHERE id = ?',
+          [job.id],
+        );
+        const stepRows = await sql(
+          option,
+          `SELECT position, status, state, decision FROM {job_steps} WHERE job_seq = ${seq} ORDER BY position`,
+          [job.id],
+        );
+        const done = await approve(runtime, job);
+        assert.equal(done.status, 'completed');
+        assert.equal(timesInvoked('replay'), 1);
+        // ...and puts them back once the write ran.
+        await sql(option, `DELETE FROM {job_events} WHERE job_seq = ${seq} AND position >= ?`, [
+          job.id,
+          job.events.length,
+        ]);
+        for (const row of stepRows) {
+          await sql(
+            option,
+            `UPDATE {job_steps} SET status = ?, state = ?, decision = ? WHERE job_seq = ${seq} AND position = ?`,
+            [row.status, row.state, row.decision, job.id, Number(row.position)],
+          );
+        }
+        await sql(option, 'UPDATE {jobs} SET status = ?, updated_at = ?, state = ? WHERE id = ?', [
+          jobRow?.status,
+          jobRow?.updated_at,
+          jobRow?.state,
+          job.id,
+        ]);
+        assert.equal((await runtime.getJob(job.id))?.status, 'awaiting_approval');
+        const verification = await runtime.verifyJob(job.id);
+        assert.equal(verification?.ok, false);
+        assert.match(
+          (verification as { reason: string }).reason,
+          /^the approval request of step b was granted \(the store's ledger of consumed approvals\) but the record does not show it: the job was restored from an older copy/,
+        );
+        const again = runtimeOn(option);
+        await assert.rejects(approve(again, job, 'carol'), { code: 'APPROVAL_NOT_PENDING' });
+        assert.equal(timesInvoked('replay'), 1, 'the write ran once');
+        assert.equal((await again.getJob(job.id))?.status, 'awaiting_approval', 'nothing written');
+      });
+    }
+
     if (store.reopen !== undefined) {
       const reopen = store.reopen;
       it('a waiting job survives a restart: listed and resumed by a new runtime', async () => {

@@ -7,6 +7,7 @@ import { after, describe, it } from 'node:test';
 import {
   OperatorRuntime,
   createCapability,
+  type ExecutionAuthorizer,
   type ExecutionPlan,
   type Job,
   type JobVerification,
@@ -24,14 +25,17 @@ export function runVerifyContract(store: StoreUnderTest): void {
   const runtimes: OperatorRuntime[] = [];
   const open = async (auditKey?: string, option?: string) => {
     const chosen = option ?? (await store.freshStoreOption());
+    // A named authorizer: its name is recorded with each decision.
+    const authorizer: ExecutionAuthorizer & { name: string } = {
+      name: 'house rules',
+      authorize: ({ capability }) =>
+        capability.risk === 'write'
+          ? { decision: 'deny', reason: 'no writes' }
+          : { decision: 'allow' },
+    };
     const runtime = new OperatorRuntime({
       store: chosen,
-      authorizer: {
-        authorize: ({ capability }) =>
-          capability.risk === 'write'
-            ? { decision: 'deny', reason: 'no writes' }
-            : { decision: 'allow' },
-      },
+      authorizer,
       ...(auditKey === undefined ? {} : { auditKey }),
     });
     runtimes.push(runtime);
@@ -298,6 +302,210 @@ export function runVerifyContract(store: StoreUnderTest): void {
       assert.match(broken(await keyed.verifyJob(job.id)).reason, /^event 0 is not keyed/);
     });
 
+    /**
+     * Edits of what a reader sees, each made in the database itself; the chain (and its hashes)
+     * left as they are. The job: a denied write by alice, its next step skipped.
+     */
+    const denied = others[0] as ExecutionPlan;
+    const row = async (option: string, table: string, column: string, id: string, at?: number) => {
+      const where =
+        table === 'jobs'
+          ? 'id = ?'
+          : `job_seq = ${JOB_SEQ}${at === undefined ? '' : ' AND position = ?'}`;
+      const values = at === undefined ? [id] : [id, at];
+      const [found] = await sql(option, `SELECT ${column} FROM {${table}} WHERE ${where}`, values);
+      return {
+        value: JSON.parse(String(found?.[column])) as Record<string, unknown>,
+        write: (value: unknown) =>
+          sql(option, `UPDATE {${table}} SET ${column} = ? WHERE ${where}`, [
+            typeof value === 'string' ? value : JSON.stringify(value),
+            ...values,
+          ]),
+      };
+    };
+    const tampering: [string, (option: string, id: string) => Promise<unknown>, RegExp][] = [
+      [
+        'the caller id changed',
+        async (option, id) => {
+          const fixed = await row(option, 'jobs', 'fixed', id);
+          (fixed.value.caller as { id: string }).id = 'mallory';
+          await fixed.write(fixed.value);
+        },
+        /^the job's caller does not match its events/,
+      ],
+      [
+        'the plan version changed',
+        async (option, id) => {
+          const fixed = await row(option, 'jobs', 'fixed', id);
+          fixed.value.planVersion = '2.0';
+          await fixed.write(fixed.value);
+        },
+        /^the job's plan version does not match its events/,
+      ],
+      [
+        'the caller removed',
+        async (option, id) => {
+          const fixed = await row(option, 'jobs', 'fixed', id);
+          delete fixed.value.caller;
+          await fixed.write(fixed.value);
+        },
+        /^the job's caller does not match its events/,
+      ],
+      [
+        'a decision outcome deny -> allow',
+        async (option, id) => {
+          const decision = await row(option, 'job_steps', 'decision', id, 0);
+          (decision.value.decision as { outcome: string }).outcome = 'allow';
+          await decision.write(decision.value);
+        },
+        /^the decision of step w does not match its events/,
+      ],
+      [
+        "the decision's authorizer",
+        async (option, id) => {
+          const decision = await row(option, 'job_steps', 'decision', id, 0);
+          (decision.value.decision as { authorizer: string }).authorizer = 'a lenient policy';
+          await decision.write(decision.value);
+        },
+        /^the decision of step w does not match its events/,
+      ],
+      [
+        "the decision's decidedAt",
+        async (option, id) => {
+          const decision = await row(option, 'job_steps', 'decision', id, 0);
+          (decision.value.decision as { decidedAt: string }).decidedAt = '2020-01-01T00:00:00.000Z';
+          await decision.write(decision.value);
+        },
+        /^the decision of step w does not match its events/,
+      ],
+      [
+        'the job goal',
+        async (option, id) => {
+          await sql(option, 'UPDATE {jobs} SET goal = ? WHERE id = ?', [
+            JSON.stringify('something harmless'),
+            id,
+          ]);
+        },
+        /^the job's goal does not match its events/,
+      ],
+      [
+        'a step failed -> skipped, its error erased',
+        async (option, id) => {
+          const state = await row(option, 'job_steps', 'state', id, 0);
+          delete state.value.error;
+          await state.write(state.value);
+          await sql(
+            option,
+            `UPDATE {job_steps} SET status = 'skipped' WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+            [id],
+          );
+        },
+        /^step w is skipped but its events say failed/,
+      ],
+      [
+        'the job error',
+        async (option, id) => {
+          const state = await row(option, 'jobs', 'state', id);
+          state.value.error = 'the network was down';
+          await state.write(state.value);
+        },
+        /^the job's error does not match its events/,
+      ],
+      [
+        "a step's capability",
+        async (option, id) => {
+          await sql(
+            option,
+            `UPDATE {job_steps} SET capability = ? WHERE job_seq = ${JOB_SEQ} AND position = 1`,
+            [JSON.stringify(make), id],
+          );
+        },
+        /^the job's plan id, idempotency key, metadata or steps .* do not match its events/,
+      ],
+      [
+        'two steps swapped',
+        async (option, id) => {
+          const move = (from: number, to: number) =>
+            sql(
+              option,
+              `UPDATE {job_steps} SET position = ? WHERE job_seq = ${JOB_SEQ} AND position = ?`,
+              [to, id, from],
+            );
+          await move(0, -1);
+          await move(1, 0);
+          await move(-1, 1);
+        },
+        /^the job's plan id, idempotency key, metadata or steps .* do not match its events/,
+      ],
+    ];
+    for (const [edit, apply, reported] of tampering) {
+      for (const key of [undefined, 'an audit key']) {
+        it(`reports ${edit}${key === undefined ? '' : ', with an audit key'}`, async () => {
+          const { runtime, option } = await open(key);
+          const job = await runtime.executePlan(denied, {
+            caller: { id: 'alice', roles: ['ops'] },
+          });
+          assert.deepEqual(await runtime.verifyJob(job.id), {
+            ok: true,
+            events: job.events.length,
+          });
+          await apply(option, job.id);
+          assert.match(broken(await runtime.verifyJob(job.id)).reason, reported);
+        });
+      }
+    }
+
+    it('verifies a record written before its events carried every field, naming what it cannot prove', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan(denied, { caller: { id: 'alice' } });
+      // What the previous version wrote: job.created with the goal alone, chained as such.
+      const rows = await sql(
+        option,
+        `SELECT position, event FROM {job_events} WHERE job_seq = ${JOB_SEQ} ORDER BY position`,
+        [job.id],
+      );
+      let previous = '';
+      for (const stored of rows) {
+        const event = JSON.parse(String(stored.event)) as Job['events'][number];
+        const old =
+          event.type === 'job.created' ? { ...event, data: { goal: event.data?.goal } } : event;
+        previous = `sha256:${createHash('sha256')
+          .update(`${previous}\n${canonicalJson(old)}`)
+          .digest('hex')}`;
+        await sql(
+          option,
+          `UPDATE {job_events} SET event = ?, hash = ? WHERE job_seq = ${JOB_SEQ} AND position = ?`,
+          [JSON.stringify(old), previous, job.id, Number(stored.position)],
+        );
+      }
+      const verification = await runtime.verifyJob(job.id);
+      assert.equal(verification?.ok, true);
+      assert.deepEqual(verification, {
+        ok: true,
+        events: job.events.length,
+        unproven: [
+          'caller',
+          'metadata',
+          'idempotencyKey',
+          'planId',
+          'job status and error',
+          'step ids, order, capabilities and versions',
+          'step statuses and errors',
+          'decision outcome, reason, authorizer and decidedAt',
+        ],
+      });
+      // The digests it had still hold: an edited input is still reported.
+      await sql(
+        option,
+        `UPDATE {job_steps} SET fixed = replace(fixed, '"x"', '"y"') WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        [job.id],
+      );
+      assert.match(
+        broken(await runtime.verifyJob(job.id)).reason,
+        /^the input of step w does not match its digest/,
+      );
+    });
+
     it('keeps a database written before the chain readable; its jobs verify as having no chain', async () => {
       const { runtime, option } = await open();
       const job = await runtime.executePlan(referencing);
@@ -314,7 +522,7 @@ export function runVerifyContract(store: StoreUnderTest): void {
       const failure = broken(await again.verifyJob(job.id));
       assert.match(failure.reason, /^no chain: recorded before tamper evidence/);
       const [version] = await sql(option, 'SELECT version FROM {schema_version}');
-      assert.equal(Number(version?.version), 3);
+      assert.equal(Number(version?.version), 4);
       // New jobs in the migrated database are chained.
       const fresh = await again.executePlan(referencing);
       assert.deepEqual(await again.verifyJob(fresh.id), { ok: true, events: fresh.events.length });

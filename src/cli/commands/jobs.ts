@@ -145,7 +145,13 @@ function decisionLines(job: Job): string[] {
 }
 
 function verificationLine(id: string, verification: JobVerification): string {
-  if (verification.ok) return `job ${id}: intact (${verification.events} events)`;
+  if (verification.ok) {
+    const unproven =
+      verification.unproven === undefined
+        ? ''
+        : `; written before its events carried every field, it cannot prove: ${verification.unproven.join(', ')}`;
+    return `job ${id}: intact (${verification.events} events${unproven})`;
+  }
   const at = verification.eventIndex === undefined ? '' : `, event ${verification.eventIndex}`;
   const step = verification.stepId === undefined ? '' : `, step ${verification.stepId}`;
   return `job ${id}: NOT INTACT: ${verification.reason}${at}${step}`;

@@ -341,7 +341,11 @@
       return h(
         'p',
         { class: 'verify ok', id: 'verification' },
-        `Record verified: ${result.events} events, every digest matches.`,
+        `Record verified: ${result.events} events, every digest matches.${
+          Array.isArray(result.unproven)
+            ? ` Written before its events carried every field, it cannot prove: ${result.unproven.join(', ')}.`
+            : ''
+        }`,
       );
     const where = [
       result.eventIndex === undefined ? '' : `event ${result.eventIndex}`,

@@ -1,5 +1,6 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
+import { alreadyConsumed, claimedRequest } from './approval-ledger.js';
 
 /**
  * The default store: jobs in a Map, insertion (= creation) ordered. Bounded by `maxJobs`: when a
@@ -9,6 +10,11 @@ import type { JobChange, JobStore } from '../job-store.js';
 export class MemoryJobStore implements JobStore {
   readonly #jobs = new Map<string, Job>();
   readonly #maxJobs: number;
+  /**
+   * The ledger of consumed approvals, in process (approval-ledger.ts): by job, the position of
+   * each decided request's `approval.requested` event. Evicted with its job.
+   */
+  readonly #consumed = new Map<string, Set<number>>();
 
   constructor(maxJobs: number) {
     this.#maxJobs = maxJobs;
@@ -19,9 +25,25 @@ export class MemoryJobStore implements JobStore {
     if (this.#jobs.size > this.#maxJobs) this.#evict();
   }
 
-  update(_job: Job, _change: JobChange): void {
+  update(job: Job, change: JobChange): void {
     // The job object is the record; nothing to copy. A change that claims an approval request
-    // (JobChange.claims) was checked and set on this very object, synchronously, by its caller.
+    // (JobChange.claims) was checked and set on this very object, synchronously, by its caller;
+    // its request is entered in the ledger.
+    if (change.claims !== undefined) this.#consume(job, change, change.claims);
+  }
+
+  #consume(job: Job, change: JobChange, position: number): void {
+    const request = claimedRequest(job, change, position);
+    let at = job.events.length - change.events.length - 1;
+    while (at >= 0) {
+      const event = job.events[at];
+      if (event?.type === 'approval.requested' && event.data?.stepId === request.stepId) break;
+      at--;
+    }
+    let positions = this.#consumed.get(job.id);
+    if (positions === undefined) this.#consumed.set(job.id, (positions = new Set()));
+    if (positions.has(at)) throw alreadyConsumed(job.id, request);
+    positions.add(at);
   }
 
   get(id: string): Job | undefined {
@@ -44,6 +66,7 @@ export class MemoryJobStore implements JobStore {
 
   close(): void {
     this.#jobs.clear();
+    this.#consumed.clear();
   }
 
   // Evicts a batch (1% of the bound) at a time: walking the Map from its oldest end once per
@@ -54,6 +77,7 @@ export class MemoryJobStore implements JobStore {
       if (excess <= 0) break;
       if (isFinished(job)) {
         this.#jobs.delete(id);
+        this.#consumed.delete(id);
         excess--;
       }
     }

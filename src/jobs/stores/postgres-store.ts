@@ -31,8 +31,9 @@ import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js'
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
+import type { ConsumedApproval, JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
+import { alreadyConsumed, checkStoredRequest, claimedRequest } from './approval-ledger.js';
 import { ChainHeads } from './chain-heads.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
@@ -56,9 +57,38 @@ export { statementTimeoutOf } from './postgres-url.js';
  * and a lone surrogate came back as U+FFFD). Version 3 adds the decision record: each step's
  * decision and input as authorized, and each event's chain hash. Older databases are migrated
  * on first use: what they recorded stays readable, with no decisions and no hashes (NULL), and
- * such a job verifies as having no chain.
+ * such a job verifies as having no chain. Version 4 adds the ledger of consumed approvals
+ * (approval-ledger.ts), empty at migration.
  */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
+
+/** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
+const APPROVAL_LEDGER = `
+CREATE TABLE IF NOT EXISTS warrant_approval_ledger (
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
+  step_id TEXT NOT NULL,
+  request_hash TEXT,
+  decision TEXT NOT NULL,
+  decided_at TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_position)
+);
+`;
+
+/** A job's events with their hashes, in order: where the consuming write finds the request. */
+const REQUEST_EVENTS = `
+SELECT e.event, e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
+WHERE j.id = $1 ORDER BY e.position`;
+
+/** Enters a consumed request in the ledger; no row when it is there already. */
+const CONSUME_REQUEST = `
+INSERT INTO warrant_approval_ledger (job_id, request_position, step_id, request_hash, decision, decided_at)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`;
+
+/** The job's requests the ledger holds as consumed. */
+const CONSUMED_OF = `
+SELECT request_position, step_id, decision FROM warrant_approval_ledger
+WHERE job_id = $1 ORDER BY request_position`;
 
 /** to_json(text)::text writes the JSON text JSON.stringify writes for any text PostgreSQL holds. */
 const MIGRATE_1_TO_2 = 'UPDATE warrant_job_steps SET capability = to_json(capability)::text';
@@ -68,6 +98,18 @@ const MIGRATE_2_TO_3 = `
 ALTER TABLE warrant_job_steps ADD COLUMN IF NOT EXISTS decision TEXT;
 ALTER TABLE warrant_job_events ADD COLUMN IF NOT EXISTS hash TEXT;
 `;
+
+/** True when the database has the schema of this version already (nothing to create or migrate). */
+async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
+  const { rows } = await client.query<{ present: boolean }>(
+    "SELECT to_regclass('warrant_schema_version') IS NOT NULL AS present",
+  );
+  if (rows[0]?.present !== true) return false;
+  const version = await client.query<{ version: number }>(
+    'SELECT version FROM warrant_schema_version',
+  );
+  return version.rows[0]?.version === POSTGRES_SCHEMA_VERSION;
+}
 
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
 const SCHEMA_LOCK = 0x77617272; // "warr"
@@ -469,6 +511,7 @@ export class PostgresJobStore implements JobStore {
   #ready: Promise<void> | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
+  readonly #auditKey: string | undefined;
   /**
    * Changes committed together: at most one per job, so one statement can write them all; one
    * batch written at a time (the next one gathers meanwhile).
@@ -499,6 +542,7 @@ export class PostgresJobStore implements JobStore {
       }),
     });
     this.#heads = new ChainHeads(options.auditKey);
+    this.#auditKey = options.auditKey;
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
@@ -527,7 +571,15 @@ export class PostgresJobStore implements JobStore {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+      if (await schemaIsCurrent(client)) {
+        // No DDL on a database already at this version: `CREATE INDEX IF NOT EXISTS` locks its
+        // table, and against the consuming write of an approval (which locks the step row, then
+        // the job row) that could deadlock a runtime opening the store while another decides.
+        await client.query('COMMIT');
+        return;
+      }
       await client.query(SCHEMA);
+      await client.query(APPROVAL_LEDGER);
       const { rows } = await client.query<{ version: number }>(
         'SELECT version FROM warrant_schema_version',
       );
@@ -672,6 +724,8 @@ export class PostgresJobStore implements JobStore {
     const steps = stepColumns(job, change.steps, change.decided);
     const status = (job.steps[position] as JobStep).status;
     const first = job.events.length - change.events.length;
+    const request = claimedRequest(job, change, position);
+    const decidedAt = job.updatedAt;
     await this.#whenReady();
     const client = await this.#pool.connect();
     try {
@@ -683,6 +737,20 @@ export class PostgresJobStore implements JobStore {
           `Step ${position} of job ${JSON.stringify(job.id)} no longer awaits approval`,
         );
       }
+      // The request as stored, checked and entered in the ledger (approval-ledger.ts).
+      const stored = await client.query<{ event: string; hash: string | null }>(REQUEST_EVENTS, [
+        job.id,
+      ]);
+      const checked = checkStoredRequest(job.id, request, stored.rows, this.#auditKey, Date.now());
+      const entered = await client.query(CONSUME_REQUEST, [
+        job.id,
+        checked.position,
+        request.stepId,
+        checked.hash,
+        request.decision,
+        decidedAt,
+      ]);
+      if (entered.rowCount !== 1) throw alreadyConsumed(job.id, request);
       const { rows } = await client.query<{ hash: string | null }>(LAST_HASH, [job.id]);
       this.#heads.forget(job.id);
       const hashes = this.#heads.append(
@@ -717,13 +785,24 @@ export class PostgresJobStore implements JobStore {
   /** The job with the chain hash of each of its events, read in one statement. */
   async readChain(id: string): Promise<RecordedChain | undefined> {
     await this.#whenReady();
+    // Read before the job: every decision the ledger holds then is in the job read after it.
+    const ledger = await this.#pool.query<{
+      request_position: number;
+      step_id: string;
+      decision: string;
+    }>(CONSUMED_OF, [id]);
+    const consumed: ConsumedApproval[] = ledger.rows.map((entry) => ({
+      position: entry.request_position,
+      stepId: entry.step_id,
+      decision: entry.decision,
+    }));
     const { rows } = await this.#pool.query<JobRow & { hashes: (string | null)[] }>({
       name: 'warrant_read_chain',
       text: `${SELECT_CHAIN} WHERE j.id = $1`,
       values: [id],
     });
     const row = rows[0];
-    return row === undefined ? undefined : { job: toJob(row), hashes: row.hashes };
+    return row === undefined ? undefined : { job: toJob(row), hashes: row.hashes, consumed };
   }
 
   async list(filter: JobListFilter): Promise<Job[]> {

@@ -17,8 +17,14 @@ import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
+import type { ConsumedApproval, JobChange, JobStore, RecordedChain } from '../job-store.js';
 import { isFinished } from '../job.js';
+import {
+  alreadyConsumed,
+  checkStoredRequest,
+  claimedRequest,
+  type ClaimedRequest,
+} from './approval-ledger.js';
 import { ChainHeads } from './chain-heads.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
@@ -40,9 +46,23 @@ import {
  * surrogates into U+FFFD). Version 3 adds the decision record: each step's decision and input
  * as authorized, and each event's chain hash. Older files are migrated when they are opened:
  * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
- * verifies as having no chain.
+ * verifies as having no chain. Version 4 adds the ledger of consumed approvals
+ * (approval-ledger.ts), empty at migration.
  */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
+
+/** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
+const APPROVAL_LEDGER = `
+CREATE TABLE IF NOT EXISTS approval_ledger (
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
+  step_id TEXT NOT NULL,
+  request_hash TEXT,
+  decision TEXT NOT NULL,
+  decided_at TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_position)
+) WITHOUT ROWID;
+`;
 
 /** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
 const MIGRATE_1_TO_2 = `
@@ -170,7 +190,16 @@ interface EncodedChange {
   /** The chain hash of each of `events`. */
   readonly hashes: readonly string[];
   /** The change consumes the approval request of the step at this position (JobChange). */
-  readonly claims: { readonly position: number; readonly status: string } | undefined;
+  readonly claims:
+    | { readonly position: number; readonly status: string; readonly request: ClaimedRequest }
+    | undefined;
+}
+
+/** The statements of the ledger of consumed approvals. */
+interface LedgerStatements {
+  readonly events: Sqlite.Statement;
+  readonly consume: Sqlite.Statement;
+  readonly consumedOf: Sqlite.Statement;
 }
 
 /** A change waiting for the next group commit, and how to settle its promise. */
@@ -202,6 +231,9 @@ export class SqliteJobStore implements JobStore {
   readonly #heads: ChainHeads;
   readonly #lastHash: Sqlite.Statement;
   readonly #hashesOf: Sqlite.Statement;
+  readonly #auditKey: string | undefined;
+  /** The ledger of consumed approvals (approval-ledger.ts), prepared when first used. */
+  #ledger: LedgerStatements | undefined;
   readonly #listQueries = new Map<string, Sqlite.Statement>();
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
@@ -230,6 +262,7 @@ export class SqliteJobStore implements JobStore {
    */
   constructor(file: string | Sqlite.Database, options: SqliteStoreOptions = {}) {
     this.#heads = new ChainHeads(options.auditKey);
+    this.#auditKey = options.auditKey;
     if (typeof file === 'string') {
       try {
         this.#db = new Database(file);
@@ -400,6 +433,7 @@ export class SqliteJobStore implements JobStore {
         `Step ${claims.position} of job ${JSON.stringify(change.id)} no longer awaits approval`,
       );
     }
+    if (claims !== undefined) this.#consume(change.id, seq, claims.request, change.updatedAt);
     this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
     return seq;
   }
@@ -434,10 +468,51 @@ export class SqliteJobStore implements JobStore {
       `INSERT INTO job_events (job_seq, position, event, hash) VALUES ${placeholders(rows, EVENT_VALUES)}`,
     ));
 
+  #statementsOfLedger(): LedgerStatements {
+    this.#ledger ??= {
+      events: this.#db
+        .prepare('SELECT event, hash FROM job_events WHERE job_seq = ? ORDER BY position')
+        .raw(),
+      consume: this.#db.prepare(
+        `INSERT INTO approval_ledger (job_id, request_position, step_id, request_hash, decision, decided_at)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      consumedOf: this.#db
+        .prepare(
+          'SELECT request_position, step_id, decision FROM approval_ledger WHERE job_id = ? ORDER BY request_position',
+        )
+        .raw(),
+    };
+    return this.#ledger;
+  }
+
+  /**
+   * Inside the consuming write: checks the request as stored (approval-ledger.ts) and enters it
+   * in the ledger; a request found there already was decided before (a restored copy).
+   */
+  #consume(id: string, seq: number, request: ClaimedRequest, at: string): void {
+    const ledger = this.#statementsOfLedger();
+    const rows = (ledger.events.all(seq) as [string, string | null][]).map(([event, hash]) => ({
+      event,
+      hash,
+    }));
+    const checked = checkStoredRequest(id, request, rows, this.#auditKey, Date.now());
+    const entered = ledger.consume.run(
+      id,
+      checked.position,
+      request.stepId,
+      checked.hash,
+      request.decision,
+      at,
+    );
+    if (entered.changes !== 1) throw alreadyConsumed(id, request);
+  }
+
   #migrate(file: string): void {
     const db = this.#db;
     db.transaction(() => {
       db.exec(SCHEMA);
+      db.exec(APPROVAL_LEDGER);
       const row = db.prepare('SELECT version FROM schema_version').get() as
         { version: number } | undefined;
       if (row === undefined) {
@@ -522,7 +597,11 @@ export class SqliteJobStore implements JobStore {
       claims:
         claimed === undefined
           ? undefined
-          : { position: claimed, status: (job.steps[claimed] as JobStep).status },
+          : {
+              position: claimed,
+              status: (job.steps[claimed] as JobStep).status,
+              request: claimedRequest(job, change, claimed),
+            },
     });
   }
 
@@ -530,13 +609,21 @@ export class SqliteJobStore implements JobStore {
   readChain(id: string): RecordedChain | undefined {
     this.#writes.flush();
     let hashes: (string | null)[] = [];
+    let consumed: ConsumedApproval[] = [];
     const [job] = this.#snapshot(() => {
       const row = this.#jobById.get(id) as JobRow | undefined;
       if (row === undefined) return [];
       hashes = this.#hashesOf.all(row[0]) as (string | null)[];
+      consumed = this.#consumedOf(id);
       return this.#toJobs([row]);
     });
-    return job === undefined ? undefined : { job, hashes };
+    return job === undefined ? undefined : { job, hashes, consumed };
+  }
+
+  /** The job's requests the ledger holds as consumed. */
+  #consumedOf(id: string): ConsumedApproval[] {
+    const rows = this.#statementsOfLedger().consumedOf.all(id) as [number, string, string][];
+    return rows.map(([position, stepId, decision]) => ({ position, stepId, decision }));
   }
 
   // Reads commit what is queued first, so a reader sees every change reported before it.

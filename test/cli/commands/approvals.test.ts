@@ -39,6 +39,10 @@ describe('warrant approvals', () => {
     assert.match(run.stderr, /write-copy \(fs\.write\) awaits approval/);
     assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
     const jobId = run.stdout.trim();
+    // A waiting job's record is intact: the request's digest is checked against its event.
+    const verified = warrant(['jobs', 'verify', '--all'], cwd);
+    assert.equal(verified.code, 0, verified.stdout);
+    assert.match(verified.stdout, /1 jobs verified: 1 intact, 0 not/);
 
     const list = warrant(['approvals', '--fs-root', 'examples/data'], cwd);
     assert.equal(list.code, 0, list.stderr);
@@ -63,8 +67,14 @@ describe('warrant approvals', () => {
     );
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /APPROVAL_DIGEST_MISMATCH/);
-    const approved = warrant(args, cwd);
+    const approved = warrant([...args, '--comment', 'checked the copy'], cwd);
     assert.equal(approved.code, 0, approved.stderr);
+    const record = JSON.parse(warrant(['jobs', 'show', jobId, '--json'], cwd).stdout) as {
+      events: { type: string; data?: { comment?: string } }[];
+    };
+    const granted = record.events.find((event) => event.type === 'approval.granted');
+    assert.equal(granted?.data?.comment, 'checked the copy');
+    assert.equal(warrant(['jobs', 'verify', jobId], cwd).code, 0);
     assert.match(approved.stderr, /completed/);
     assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
     const again = warrant(args, cwd);
