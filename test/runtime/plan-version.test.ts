@@ -298,10 +298,10 @@ describe('a 2.0 plan', () => {
     );
     const stored = await runtime.getJob(job.id);
     assert.equal(stored?.planVersion, '2.0');
-    assert.deepEqual(stored?.events[0]?.data, {
-      goal: 'External execution plan',
-      planVersion: '2.0',
-    });
+    const created = { ...stored?.events[0]?.data };
+    assert.match(String(created.record), /^sha256:[0-9a-f]{64}$/);
+    delete created.record;
+    assert.deepEqual(created, { goal: 'External execution plan', planVersion: '2.0' });
     assert.equal((await runtime.verifyJob(job.id))?.ok, true);
     await runtime.close();
   });
@@ -365,6 +365,8 @@ describe('a 1.0 plan, with 2.0 listed too', () => {
     assert.equal(received[0], input);
     assert.ok(!Object.isFrozen(input));
     assert.equal(job.planVersion, undefined);
-    assert.deepEqual(job.events[0]?.data, { goal: 'External execution plan' });
+    const created = { ...job.events[0]?.data };
+    delete created.record;
+    assert.deepEqual(created, { goal: 'External execution plan' });
   });
 });
