@@ -55,3 +55,42 @@ export function hostLogger(logger: ExecutionLogger | FieldsFirstLogger): Executi
     error: forward(logger, fieldsFirst, () => methods.error),
   });
 }
+
+function stepMethod(
+  method: (...args: unknown[]) => unknown,
+  jobId: string,
+  stepId: string,
+): (...args: unknown[]) => void {
+  return (...args) => {
+    const [first, second] = args;
+    if (typeof first === 'string') {
+      const fields = isFields(second) ? { ...second, jobId, stepId } : { jobId, stepId };
+      method(first, fields, ...args.slice(2));
+    } else if (isFields(first)) {
+      method({ ...first, jobId, stepId }, ...args.slice(1));
+    } else {
+      method(...args);
+    }
+  };
+}
+
+/**
+ * The `context.logger` of one step (docs/api.md, "Loggers"): every line carries the step's
+ * `jobId` and `stepId`, over any the capability gave, in either call order. Built per step only
+ * when a logger is configured: with the default silent logger the executor passes it as is.
+ */
+export function stepLogger(
+  logger: ExecutionLogger,
+  jobId: string,
+  stepId: string,
+): ExecutionLogger {
+  const methods = logger as unknown as Record<keyof ExecutionLogger, LogMethod>;
+  const bound = (level: keyof ExecutionLogger) =>
+    stepMethod((...args) => Reflect.apply(methods[level], logger, args), jobId, stepId);
+  return Object.freeze({
+    debug: bound('debug'),
+    info: bound('info'),
+    warn: bound('warn'),
+    error: bound('error'),
+  });
+}
