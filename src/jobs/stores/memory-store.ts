@@ -1,13 +1,26 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
 
+/** `value` and everything in it frozen; `value` is a fresh copy no one else holds. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
 /**
  * The default store: jobs in a Map, insertion (= creation) ordered. Bounded by `maxJobs`: when a
  * job is created beyond the bound, the oldest FINISHED jobs are evicted; running jobs are kept.
- * Jobs are held and returned by reference (no copying on the hot path).
+ * The runtime changes the held records in place (no copying on the hot path). What `get` and
+ * `list` hand out is a snapshot (docs/api.md, "runtime.getJob"): a deep-frozen copy, made on
+ * the first read after a change and handed out as is until the next one, so repeated reads of
+ * a job cost nothing and no reader can change the stored job.
  */
 export class MemoryJobStore implements JobStore {
   readonly #jobs = new Map<string, Job>();
+  readonly #snapshots = new Map<string, Job>();
   readonly #maxJobs: number;
 
   constructor(maxJobs: number) {
@@ -19,13 +32,30 @@ export class MemoryJobStore implements JobStore {
     if (this.#jobs.size > this.#maxJobs) this.#evict();
   }
 
-  update(_job: Job, _change: JobChange): void {
-    // The job object is the record; nothing to copy. A change that claims an approval request
-    // (JobChange.claims) was checked and set on this very object, synchronously, by its caller.
+  update(job: Job, _change: JobChange): void {
+    // The job object is the record; nothing to copy, only the snapshot to drop. A change that
+    // claims an approval request (JobChange.claims) was checked and set on this very object,
+    // synchronously, by its caller.
+    this.#snapshots.delete(job.id);
   }
 
   get(id: string): Job | undefined {
+    const job = this.#jobs.get(id);
+    return job === undefined ? undefined : this.#snapshot(job);
+  }
+
+  /** The held record itself, for the runtime to change and report through `update`. */
+  held(id: string): Job | undefined {
     return this.#jobs.get(id);
+  }
+
+  #snapshot(job: Job): Job {
+    let snapshot = this.#snapshots.get(job.id);
+    if (snapshot === undefined) {
+      snapshot = deepFreeze(structuredClone(job));
+      this.#snapshots.set(job.id, snapshot);
+    }
+    return snapshot;
   }
 
   list(filter: JobListFilter): Job[] {
@@ -36,7 +66,7 @@ export class MemoryJobStore implements JobStore {
     for (let index = all.length - 1; index >= 0; index--) {
       const job = all[index] as Job;
       if (!matchesFilter(job, filter)) continue;
-      found.push(job);
+      found.push(this.#snapshot(job));
       if (found.length >= limit) break;
     }
     return found;
@@ -44,6 +74,7 @@ export class MemoryJobStore implements JobStore {
 
   close(): void {
     this.#jobs.clear();
+    this.#snapshots.clear();
   }
 
   // Evicts a batch (1% of the bound) at a time: walking the Map from its oldest end once per
@@ -54,6 +85,7 @@ export class MemoryJobStore implements JobStore {
       if (excess <= 0) break;
       if (isFinished(job)) {
         this.#jobs.delete(id);
+        this.#snapshots.delete(id);
         excess--;
       }
     }
