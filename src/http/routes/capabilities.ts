@@ -20,6 +20,7 @@ import {
 import { isJsonObject } from '../parse-json-body.js';
 import { admissionStatus, failedJobStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
+import { inRequestTraceContext } from '../trace-context.js';
 
 interface ExecuteBody {
   input?: unknown;
@@ -73,9 +74,12 @@ export function registerCapabilityRoutes(
       if (body.capabilityVersion !== undefined)
         step.capabilityVersion = body.capabilityVersion as string;
       try {
-        const job = await runtime.executePlan(
-          { version: '1.0', goal: `HTTP execute ${name}`, steps: [step] },
-          { caller: await callerOf(request) },
+        const caller = await callerOf(request);
+        const job = await inRequestTraceContext(request.headers, () =>
+          runtime.executePlan(
+            { version: '1.0', goal: `HTTP execute ${name}`, steps: [step] },
+            { caller },
+          ),
         );
         if (job.status === 'completed') {
           return {
