@@ -21,6 +21,7 @@ import { isJsonObject } from '../parse-json-body.js';
 import { admissionStatus, failedJobStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
+import { capabilityInputJsonSchema } from '../../capabilities/json-schema.js';
 
 interface ExecuteBody {
   input?: unknown;
@@ -32,7 +33,14 @@ export function registerCapabilityRoutes(
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
 ): void {
-  app.get('/api/capabilities', async () => runtime.listCapabilities());
+  // Each descriptor with its input's full JSON Schema (README "HTTP routes"): the console shows
+  // it, since the descriptor's field record flattens enums, integers and bounds.
+  app.get('/api/capabilities', async () =>
+    runtime.listCapabilities().map((descriptor) => ({
+      ...descriptor,
+      inputJsonSchema: capabilityInputJsonSchema(descriptor.name),
+    })),
+  );
   app.get<{ Params: { name: string }; Querystring: { version?: string } }>(
     '/api/capabilities/:name',
     async (request, reply) => {
