@@ -57,20 +57,21 @@ export function hostLogger(logger: ExecutionLogger | FieldsFirstLogger): Executi
 }
 
 function stepMethod(
-  method: (...args: unknown[]) => unknown,
+  logger: object,
+  read: () => LogMethod,
   jobId: string,
   stepId: string,
 ): (...args: unknown[]) => void {
   return (...args) => {
     const [first, second] = args;
+    let given = args;
     if (typeof first === 'string') {
       const fields = isFields(second) ? { ...second, jobId, stepId } : { jobId, stepId };
-      method(first, fields, ...args.slice(2));
+      given = [first, fields, ...args.slice(2)];
     } else if (isFields(first)) {
-      method({ ...first, jobId, stepId }, ...args.slice(1));
-    } else {
-      method(...args);
+      given = [{ ...first, jobId, stepId }, ...args.slice(1)];
     }
+    Reflect.apply(read(), logger, given);
   };
 }
 
@@ -85,12 +86,10 @@ export function stepLogger(
   stepId: string,
 ): ExecutionLogger {
   const methods = logger as unknown as Record<keyof ExecutionLogger, LogMethod>;
-  const bound = (level: keyof ExecutionLogger) =>
-    stepMethod((...args) => Reflect.apply(methods[level], logger, args), jobId, stepId);
   return Object.freeze({
-    debug: bound('debug'),
-    info: bound('info'),
-    warn: bound('warn'),
-    error: bound('error'),
+    debug: stepMethod(logger, () => methods.debug, jobId, stepId),
+    info: stepMethod(logger, () => methods.info, jobId, stepId),
+    warn: stepMethod(logger, () => methods.warn, jobId, stepId),
+    error: stepMethod(logger, () => methods.error, jobId, stepId),
   });
 }

@@ -103,11 +103,19 @@ describe('the audit console: what users hit first', { timeout: 240_000 }, () => 
       const overflowing = await page.locator('main code').evaluateAll((codes) =>
         codes
           .filter((code) => (code.textContent ?? '').startsWith('sha256:'))
-          .filter((code) => code.getBoundingClientRect().right > window.innerWidth + 0.5)
+          .filter(
+            (code) =>
+              code.getBoundingClientRect().right >
+              (globalThis as unknown as { innerWidth: number }).innerWidth + 0.5,
+          )
           .map((code) => code.textContent),
       );
       assert.deepEqual(overflowing, [], hash);
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      const width = await page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } })
+            .document.documentElement.scrollWidth,
+      );
       assert.ok(width <= 420, `${hash}: the page is ${width} px wide`);
     }
   });

@@ -1,21 +1,35 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
 import type { JobChange, JobStore } from '../job-store.js';
 
-/** `value` and everything in it frozen; `value` is a fresh copy no one else holds. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
+/**
+ * A deep-frozen snapshot of recorded JSON data: a part that is already frozen all the way down
+ * (the caller's snapshot, most events) is shared as is; every other object or array is copied
+ * and frozen. Keys are copied as data properties (`__proto__` included).
+ */
+function frozenSnapshot<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  let shared = Object.isFrozen(source);
+  const parts = keys.map((key) => {
+    const part = source[key];
+    const snapshot = frozenSnapshot(part);
+    if (snapshot !== part) shared = false;
+    return snapshot;
+  });
+  if (shared) return value;
+  const copy = Array.isArray(source)
+    ? parts
+    : Object.fromEntries(keys.map((key, index) => [key, parts[index]]));
+  return Object.freeze(copy) as T;
 }
 
 /**
  * The default store: jobs in a Map, insertion (= creation) ordered. Bounded by `maxJobs`: when a
  * job is created beyond the bound, the oldest FINISHED jobs are evicted; running jobs are kept.
  * The runtime changes the held records in place (no copying on the hot path). What `get` and
- * `list` hand out is a snapshot (docs/api.md, "runtime.getJob"): a deep-frozen copy, made on
- * the first read after a change and handed out as is until the next one, so repeated reads of
+ * `list` hand out is a snapshot (docs/api.md, "runtime.getJob"): deep-frozen (what is frozen
+ * all the way down already is shared, the rest copied), made on the first read after a change and handed out as is until the next one, so repeated reads of
  * a job cost nothing and no reader can change the stored job.
  */
 export class MemoryJobStore implements JobStore {
@@ -52,7 +66,7 @@ export class MemoryJobStore implements JobStore {
   #snapshot(job: Job): Job {
     let snapshot = this.#snapshots.get(job.id);
     if (snapshot === undefined) {
-      snapshot = deepFreeze(structuredClone(job));
+      snapshot = frozenSnapshot(job);
       this.#snapshots.set(job.id, snapshot);
     }
     return snapshot;
