@@ -42,6 +42,7 @@ export type {
   CapabilityAuthorizationDecision,
   ApprovalGrant,
 } from './authorization/authorizer.js';
+export { isCapabilityStep, type CapabilityStepContext } from './authorization/capability-step.js';
 export type { ExecutionCaller } from './callers/execution-caller.js';
 export type {
   Job,

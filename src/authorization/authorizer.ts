@@ -34,6 +34,11 @@ export type CapabilityAuthorizationDecision =
 
 /** Decides, per step, whether the caller may run this capability with this input. */
 export interface ExecutionAuthorizer {
+  /**
+   * The name the decision record shows as the step's `authorizer` (docs/api.md, "The decision
+   * record"): read only when it is the object's own string data property.
+   */
+  readonly name?: string;
   authorize(
     context: CapabilityAuthorizationContext,
   ): CapabilityAuthorizationDecision | Promise<CapabilityAuthorizationDecision>;

@@ -55,3 +55,41 @@ export function hostLogger(logger: ExecutionLogger | FieldsFirstLogger): Executi
     error: forward(logger, fieldsFirst, () => methods.error),
   });
 }
+
+function stepMethod(
+  logger: object,
+  read: () => LogMethod,
+  jobId: string,
+  stepId: string,
+): (...args: unknown[]) => void {
+  return (...args) => {
+    const [first, second] = args;
+    let given = args;
+    if (typeof first === 'string') {
+      const fields = isFields(second) ? { ...second, jobId, stepId } : { jobId, stepId };
+      given = [first, fields, ...args.slice(2)];
+    } else if (isFields(first)) {
+      given = [{ ...first, jobId, stepId }, ...args.slice(1)];
+    }
+    Reflect.apply(read(), logger, given);
+  };
+}
+
+/**
+ * The `context.logger` of one step (docs/api.md, "Loggers"): every line carries the step's
+ * `jobId` and `stepId`, over any the capability gave, in either call order. Built per step only
+ * when a logger is configured: with the default silent logger the executor passes it as is.
+ */
+export function stepLogger(
+  logger: ExecutionLogger,
+  jobId: string,
+  stepId: string,
+): ExecutionLogger {
+  const methods = logger as unknown as Record<keyof ExecutionLogger, LogMethod>;
+  return Object.freeze({
+    debug: stepMethod(logger, () => methods.debug, jobId, stepId),
+    info: stepMethod(logger, () => methods.info, jobId, stepId),
+    warn: stepMethod(logger, () => methods.warn, jobId, stepId),
+    error: stepMethod(logger, () => methods.error, jobId, stepId),
+  });
+}

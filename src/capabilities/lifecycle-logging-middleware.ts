@@ -12,6 +12,11 @@ export const silentLogger: ExecutionLogger = Object.freeze({
   error() {},
 });
 
+/** Milliseconds to the microsecond: `0.785`, not `0.7845220000001518`. */
+export function roundedMs(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
 /**
  * Logs `capability started`, `capability completed` and `capability failed` (with duration)
  * through `context.logger`. On by default in `createCapability`; with the runtime's default
@@ -43,13 +48,13 @@ export class LifecycleLoggingMiddleware implements CapabilityMiddleware {
       const result = await next();
       context.logger.info('capability completed', {
         ...fields,
-        durationMs: performance.now() - started,
+        durationMs: roundedMs(performance.now() - started),
       });
       return result;
     } catch (error) {
       context.logger.warn('capability failed', {
         ...fields,
-        durationMs: performance.now() - started,
+        durationMs: roundedMs(performance.now() - started),
         error: describeThrown(error),
       });
       throw error;

@@ -12,6 +12,7 @@ import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { unsettledLine } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
+import { guardProgramOutputs, writeErr } from './output.js';
 
 const usage = `Usage: warrant <command> [options]
 
@@ -47,6 +48,7 @@ const commands: Record<string, Command> = {
 };
 
 async function main(argv: readonly string[]): Promise<number> {
+  guardProgramOutputs();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage);
@@ -58,7 +60,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands[name];
   if (command === undefined) {
-    process.stderr.write(`warrant: unknown command ${JSON.stringify(name)}\n\n${usage}\n`);
+    writeErr(`warrant: unknown command ${JSON.stringify(name)}\n\n${usage}\n`);
     return 2;
   }
   // The event loop drained while the command still waits (a module, an authorizer or a
@@ -66,17 +68,17 @@ async function main(argv: readonly string[]): Promise<number> {
   let finished = false;
   process.once('beforeExit', () => {
     if (finished) return;
-    process.stderr.write(`warrant ${name}: ${unsettledLine()}\n`);
+    writeErr(`warrant ${name}: ${unsettledLine()}\n`);
     process.exitCode = 1;
   });
   try {
     return await command(rest);
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`warrant ${name}: ${error.message}\n`);
+      writeErr(`warrant ${name}: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`warrant ${name}: ${firstLine(error)}\n`);
+    writeErr(`warrant ${name}: ${firstLine(error)}\n`);
     return 1;
   } finally {
     finished = true;

@@ -18,6 +18,7 @@ import {
 } from '../index.js';
 import { createMcpCapability } from '../mcp/outbound.js';
 import { loadApprover, loadAuthorizer, loadCapabilityModules } from './load-modules.js';
+import { writeErr } from './output.js';
 import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 
@@ -209,8 +210,30 @@ export async function createProgramRuntime(
   for (const { server, module } of downstream) useModule(runtime, module, `--mcp-server ${server}`);
   prepareStore(store);
   await openStoreNow(runtime, store);
+  if (store.startsWith('sqlite:') && store !== 'sqlite::memory:')
+    await checkSharedKey(runtime, store);
   waitingFor('the command never settled');
   return runtime;
+}
+
+/**
+ * Several processes may share one SQLite file (README "Stores"), but only with the same audit
+ * key: a process with another key (or none) writes chains the others report broken. When the
+ * newest job's chain fails at its first event, the file was written with another key than this
+ * process's: one line on stderr says so at start (the command still runs).
+ */
+async function checkSharedKey(runtime: OperatorRuntime, store: string): Promise<void> {
+  try {
+    const [newest] = await runtime.listJobs({ limit: 1 });
+    if (newest === undefined) return;
+    const verification = await runtime.verifyJob(newest.id);
+    if (verification === undefined || verification.ok || verification.eventIndex !== 0) return;
+    writeErr(
+      `warrant: ${store} was written with another audit key than this process's (WARRANT_AUDIT_KEY): its newest job does not verify with it; processes sharing a file must use the same key\n`,
+    );
+  } catch {
+    // A record that cannot be read is reported by the command that reads it.
+  }
 }
 
 /**

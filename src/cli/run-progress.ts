@@ -7,6 +7,7 @@
  * is shown printable (no control characters, so no terminal escape sequences) and cut short.
  */
 import type { RuntimeEvent } from '../index.js';
+import { MAX_SHOWN_CHARS, shownText } from './terminal-text.js';
 
 /** Where progress goes: stderr, or a fake stream in tests. */
 export interface ProgressStream {
@@ -31,19 +32,15 @@ export interface ProgressOptions {
 /** Shortest time between two redraws of the live line. */
 export const REDRAW_MS = 100;
 
-/** Longest step id, capability name or reason shown on a progress line. */
-const MAX_SHOWN_CHARS = 120;
-
 const CLEAR_LINE = '\r\x1b[2K';
 
-/** C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides. */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/** `text` safe to print on a terminal, on one line, cut to `max` characters. */
+/**
+ * `text` safe to print on a terminal, on one line, cut to `max` characters: the one rule of every
+ * output of the program (src/cli/terminal-text.ts), so a multi-line error reads the same here as
+ * in `warrant jobs show`.
+ */
 export function printable(text: string, max = MAX_SHOWN_CHARS): string {
-  const shown = text.length > max ? `${text.slice(0, Math.max(0, max - 3))}...` : text;
-  return shown.replace(UNPRINTABLE, '?');
+  return shownText(text, max);
 }
 
 const repeatEvery: RepeatEvery = (ms, tick) => {

@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../index.js';
 import { programTools } from '../mcp/program-tools.js';
 import { bearerToken } from './auth/index.js';
+import { inRequestTraceContext } from './trace-context.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -120,12 +121,14 @@ export function registerMcpRoute(
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) aborted.abort();
       });
-      const response = await (
-        await mcpHandler()
-      ).fetch(toWebRequest(request, aborted.signal), {
-        authInfo: authInfoOf(caller, request),
-        ...(request.body !== undefined && { parsedBody: request.body }),
-      });
+      const mcp = await mcpHandler();
+      // Tool calls run in the context the request carries (a client's traceparent).
+      const response = await inRequestTraceContext(request.headers, () =>
+        mcp.fetch(toWebRequest(request, aborted.signal), {
+          authInfo: authInfoOf(caller, request),
+          ...(request.body !== undefined && { parsedBody: request.body }),
+        }),
+      );
       return sendWebResponse(reply, response);
     },
   });

@@ -52,7 +52,13 @@ export interface JobStore {
   create(job: Job): void | Promise<void>;
   /** Persists one change of a job already created. */
   update(job: Job, change: JobChange): void | Promise<void>;
+  /** A snapshot: changing what it returns changes nothing stored (docs/api.md, "runtime.getJob"). */
   get(id: string): Job | undefined | Promise<Job | undefined>;
+  /**
+   * The record the store holds, for the runtime to change and report through `update`; only a
+   * store that holds its records in memory has it (its `get` hands out frozen snapshots).
+   */
+  held?(id: string): Job | undefined;
   /**
    * The job with the chain hash stored with each of its events (NULL for events recorded before
    * the chain), read together, for `verifyJob`. Stores that keep no chain leave it out.

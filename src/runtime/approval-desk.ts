@@ -61,7 +61,9 @@ function expiredInWrite(error: unknown): boolean {
 
 /** A stored job as a running job: the record as stored, and a detached copy as the job face. */
 async function load(deps: ExecutorDependencies, jobId: string): Promise<RunningJob | undefined> {
-  const record = await deps.store.get(jobId);
+  // The memory store hands out frozen snapshots; the record to change is the one it holds.
+  const { store } = deps;
+  const record = store.held === undefined ? await store.get(jobId) : store.held(jobId);
   if (record === undefined) return undefined;
   return { record, job: structuredClone(record) };
 }

@@ -17,6 +17,8 @@ import type {
 import { checkDecision } from '../authorization/check-decision.js';
 import type { ExecutionContext, ExecutionLogger } from '../capabilities/capability.js';
 import { checkStepInput } from '../capabilities/step-input.js';
+import { stepLogger } from '../capabilities/host-logger.js';
+import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
 import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -301,7 +303,9 @@ async function runStep(
     jobId,
     stepId: step.id,
     caller,
-    logger: deps.logger,
+    // Lines a capability writes carry its job and step (docs/api.md, "Loggers"); nothing is built
+    // for the default silent logger.
+    logger: deps.logger === silentLogger ? silentLogger : stepLogger(deps.logger, jobId, step.id),
     signal: deps.signal,
   };
   try {

@@ -54,14 +54,20 @@ describe('logger option: pino', () => {
     const ids = { capability: name, version: '1.0.0', jobId: job.id, stepId: 'step-1' };
     assert.deepEqual(
       lines.map(({ durationMs, ...line }) => {
-        if (line.msg === 'capability completed') assert.equal(typeof durationMs, 'number');
+        if (line.msg === 'capability completed') {
+          assert.equal(typeof durationMs, 'number');
+          // Rounded to the microsecond: no float noise such as 0.7845220000001518.
+          assert.equal(durationMs, Math.round((durationMs as number) * 1000) / 1000);
+          assert.ok((String(durationMs).split('.')[1]?.length ?? 0) <= 3, String(durationMs));
+        }
         return line;
       }),
       [
         { level: 20, msg: 'capability started', ...ids },
-        { level: 30, msg: 'message first', a: 1 },
-        { level: 40, msg: 'fields first', b: 2 },
-        { level: 20, msg: 'no fields' },
+        // A capability's own lines carry its job and step, in both call orders.
+        { level: 30, msg: 'message first', a: 1, jobId: job.id, stepId: 'step-1' },
+        { level: 40, msg: 'fields first', b: 2, jobId: job.id, stepId: 'step-1' },
+        { level: 20, msg: 'no fields', jobId: job.id, stepId: 'step-1' },
         { level: 30, msg: 'capability completed', ...ids },
       ],
     );
@@ -69,9 +75,16 @@ describe('logger option: pino', () => {
 
   it('a child logger is pino too: its bindings and the fields both land', async () => {
     const { logger, lines } = pinoLines();
-    await runLogging(logger.child({ component: 'agent' }));
+    const { job } = await runLogging(logger.child({ component: 'agent' }));
     const line = lines.find((entry) => entry.msg === 'message first');
-    assert.deepEqual(line, { level: 30, component: 'agent', msg: 'message first', a: 1 });
+    assert.deepEqual(line, {
+      level: 30,
+      component: 'agent',
+      msg: 'message first',
+      a: 1,
+      jobId: job.id,
+      stepId: 'step-1',
+    });
   });
 
   it("follows the pino logger's level as it changes", async () => {
@@ -84,8 +97,11 @@ describe('logger option: pino', () => {
       },
     });
     logger.level = 'warn';
-    await runtime.executePlan({ version: '1.0', steps: [{ id: 's', capability: name as string }] });
-    assert.deepEqual(lines, [{ level: 40, msg: 'shown', a: 2 }]);
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 's', capability: name as string }],
+    });
+    assert.deepEqual(lines, [{ level: 40, msg: 'shown', a: 2, jobId: job.id, stepId: 's' }]);
   });
 });
 
@@ -108,11 +124,41 @@ describe('logger option: message first', () => {
       calls.map((call) => (call[1] === 'capability completed' ? call.slice(0, 2) : call)),
       [
         ['debug', 'capability started', ids],
-        ['info', 'message first', { a: 1 }],
-        ['warn', 'fields first', { b: 2 }],
-        ['debug', 'no fields'],
+        ['info', 'message first', { a: 1, jobId: job.id, stepId: 'step-1' }],
+        ['warn', 'fields first', { b: 2, jobId: job.id, stepId: 'step-1' }],
+        ['debug', 'no fields', { jobId: job.id, stepId: 'step-1' }],
         ['info', 'capability completed'],
       ],
+    );
+  });
+});
+
+describe('the step logger', () => {
+  it("keeps the runtime's jobId and stepId over ones a capability gives", async () => {
+    const calls: unknown[][] = [];
+    const record =
+      (level: string) =>
+      (...args: unknown[]) =>
+        calls.push([level, ...args]);
+    const logger = {
+      debug: record('debug'),
+      info: record('info'),
+      warn: record('warn'),
+      error: record('error'),
+    };
+    const runtime = new OperatorRuntime({ authorizer: allowAll, logger });
+    const [name] = register(runtime, {
+      execute: ({ context }: { context: ExecutionContext }) => {
+        context.logger.error('spoof', { jobId: 'other', stepId: 'other', n: 1 });
+      },
+    });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'real', capability: name as string }],
+    });
+    assert.deepEqual(
+      calls.find((call) => call[1] === 'spoof'),
+      ['error', 'spoof', { jobId: job.id, stepId: 'real', n: 1 }],
     );
   });
 });

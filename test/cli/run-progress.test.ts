@@ -128,7 +128,8 @@ describe('RunProgress on a pipe (not a terminal)', () => {
     );
     for (const unsafe of ['\x1b', '\r', '\u202e'])
       assert.ok(!stream.text.includes(unsafe), JSON.stringify(unsafe));
-    assert.match(stream.text, /running evil\?cap \(\?\[2Jx\)/);
+    assert.match(stream.text, /running evil\\ncap \(\\u001b\[2Jx\)/);
+    assert.match(stream.text, /failed in 0.0 ms: a\\rb\\u202ec/);
     assert.equal(printable('x'.repeat(200), 10), 'xxxxxxx...');
   });
 });

@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { copyExamples } from '../support/examples-copy.js';
 
 const cwd = mkdtempSync(join(tmpdir(), 'warrant-console-start-'));
 const children: ReturnType<typeof spawn>[] = [];
@@ -17,7 +18,7 @@ after(() => {
 
 describe('npm start', () => {
   it('ends with the command that serves the console and the address of the job it ran', async () => {
-    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    copyExamples(cwd);
     cpSync(resolve('scripts'), join(cwd, 'scripts'), { recursive: true });
     symlinkSync(resolve('dist'), join(cwd, 'dist'));
     symlinkSync(resolve('node_modules'), join(cwd, 'node_modules'));

@@ -70,6 +70,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'one caller check with the runtime\'s limits: a caller the callers file, a resolver or --caller admits is one the runtime admits (docs/decisions.md, "Callers")',
   'src/errors/error-codes.ts':
     'the one catalog of error codes (docs/errors.md): the edges match codes (HTTP statuses, usage errors) by its names, never by strings',
+  'src/capabilities/json-schema.ts':
+    "a capability's full input JSON Schema, which descriptors do not carry: MCP tools publish it and GET /api/capabilities answers it for the console",
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.

@@ -13,6 +13,9 @@ import {
   type Job,
   type OperatorRuntimeOptions,
 } from '../../src/index.js';
+import type { JobStore } from '../../src/jobs/job-store.js';
+import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register } from '../support/runtime-fixtures.js';
 
 const anyone: ApproverPolicy = { canApprove: () => true };
@@ -31,8 +34,12 @@ interface Setup {
   readonly invoked: unknown[];
 }
 
-function setup(options: OperatorRuntimeOptions = { approvals: { approver: anyone } }): Setup {
-  const runtime = new OperatorRuntime(options);
+function setup(
+  options: OperatorRuntimeOptions = { approvals: { approver: anyone } },
+  store?: JobStore,
+): Setup {
+  const runtime =
+    store === undefined ? new OperatorRuntime(options) : runtimeOnStore(store, options);
   const invoked: unknown[] = [];
   const [read, write] = register(
     runtime,
@@ -408,10 +415,12 @@ describe('approvals: durable', () => {
   });
 
   it('a capability whose version changed fails the approved step closed', async () => {
-    const s = setup();
+    // getJob hands out frozen snapshots: tamper with the record the memory store holds.
+    const memory = new MemoryJobStore(10_000);
+    const s = setup(undefined, memory);
     const job = await waiting(s);
     // Tamper with the request as stored: the runtime must check the registered version again.
-    const stored = (await s.runtime.getJob(job.id)) as Job;
+    const stored = memory.held(job.id) as Job;
     const step = stored.steps[1] as { decision: { capabilityVersion: string } };
     step.decision = { ...step.decision, capabilityVersion: '0.9.0' };
     const done = await s.runtime.decideApproval({
@@ -428,9 +437,10 @@ describe('approvals: durable', () => {
   });
 
   it('a recorded result that changed fails the approved step: Input changed since approval', async () => {
-    const s = setup();
+    const memory = new MemoryJobStore(10_000);
+    const s = setup(undefined, memory);
     const job = await waiting(s);
-    const stored = (await s.runtime.getJob(job.id)) as Job;
+    const stored = memory.held(job.id) as Job;
     (stored.steps[0] as { result: unknown }).result = { value: 666 };
     const done = await s.runtime.decideApproval({
       jobId: job.id,

@@ -309,6 +309,38 @@ export function runJobStoreContract(store: StoreUnderTest): void {
       assert.equal(stored.completedAt, job.completedAt);
     });
 
+    it('hands out snapshots: changing what getJob or listJobs returned changes nothing stored', async () => {
+      const { runtime } = await open();
+      const job = await runtime.executePlan({
+        ...plan('snapshot', read),
+        metadata: { team: 'ops' },
+      });
+      const before = structuredClone(await runtime.getJob(job.id));
+      const vandalize = (record: Job | undefined) => {
+        const attempts: (() => void)[] = [
+          () => ((record as { status: string }).status = 'failed'),
+          () => ((record as { goal: string }).goal = 'changed'),
+          () => ((record?.metadata as Record<string, unknown>).team = 'changed'),
+          () => ((record?.steps[0] as { status: string }).status = 'failed'),
+          () => ((record?.steps[0]?.input as Record<string, unknown>).n = 99),
+          () => record?.steps.pop(),
+          () => record?.events.pop(),
+          () => ((record?.result as unknown[])[0] = 'changed'),
+        ];
+        for (const attempt of attempts) {
+          try {
+            attempt();
+          } catch {
+            // A frozen record refuses the change: as good as a copy.
+          }
+        }
+      };
+      vandalize(await runtime.getJob(job.id));
+      vandalize((await runtime.listJobs({ limit: 1 }))[0]);
+      assert.deepEqual(await runtime.getJob(job.id), before);
+      assert.deepEqual((await runtime.listJobs({ limit: 1 }))[0], before);
+    });
+
     it('records a denied job as failed with the denied step and the skipped ones', async () => {
       const { runtime } = await open();
       const job = await runtime.executePlan(plan('denied', read, write, read));

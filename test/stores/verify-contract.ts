@@ -12,6 +12,7 @@ import {
   type Job,
   type JobVerification,
 } from '../../src/index.js';
+import { verifyRecord } from '../../src/jobs/verify-record.js';
 import { canonicalJson } from '../../src/json/canonical-json.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
@@ -141,8 +142,16 @@ export function runVerifyContract(store: StoreUnderTest): void {
         const { runtime } = await open();
         const job = await runtime.executePlan(referencing);
         const stored = (await runtime.getJob(job.id)) as Job;
-        (stored.steps[0]?.result as { amount: number }).amount = 1_000;
-        const failure = broken(await runtime.verifyJob(job.id));
+        // getJob hands out a frozen snapshot (docs/api.md, "runtime.getJob"): a reader cannot
+        // change what the store holds, so the record stays intact.
+        assert.throws(() => {
+          (stored.steps[0]?.result as { amount: number }).amount = 1_000;
+        }, TypeError);
+        assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+        // What the store holds is still checked against its digests.
+        const forged = structuredClone(stored);
+        (forged.steps[0]?.result as { amount: number }).amount = 1_000;
+        const failure = broken(verifyRecord(forged, undefined, undefined));
         assert.equal(failure.stepId, 'made');
         assert.match(failure.reason, /result of step made does not match its digest/);
       });

@@ -15,7 +15,9 @@ import {
   runtimeOptionsHelp,
   type RuntimeFlags,
 } from '../program-runtime.js';
+import { shownText } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
+import { writeErr, writeOut } from '../output.js';
 
 export const approvalsHelp = `Usage: warrant approvals [list] [options] [--json]
        warrant approvals approve|reject <jobId> <stepId> --digest <d> [--comment <c>] [options]
@@ -42,11 +44,11 @@ function listLines(requests: readonly ApprovalRequest[]): string {
   return formatTable(
     ['job', 'step', 'capability', 'risk', 'requested by', 'expires', 'digest'],
     requests.map((request) => [
-      request.jobId,
-      request.stepId,
-      `${request.capability}@${request.capabilityVersion}`,
+      shownText(request.jobId),
+      shownText(request.stepId),
+      shownText(`${request.capability}@${request.capabilityVersion}`),
       request.risk,
-      request.caller?.id ?? '-',
+      shownText(request.caller?.id ?? '-'),
       request.expiresAt,
       request.inputDigest,
     ]),
@@ -86,8 +88,8 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
   try {
     if (action === 'list') {
       const requests = await runtime.listApprovals();
-      if (values.json) process.stdout.write(`${answerText(valueAnswer(requests), 2)}\n`);
-      else process.stdout.write(`${listLines(requests)}\n`);
+      if (values.json) writeOut(`${answerText(valueAnswer(requests), 2)}\n`);
+      else writeOut(`${listLines(requests)}\n`);
       return 0;
     }
     const decision = action as 'approve' | 'reject';
@@ -105,14 +107,14 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code !== 'string' || !code.startsWith('APPROVAL_')) throw error;
-      process.stderr.write(`warrant: ${code}: ${(error as Error).message}\n`);
+      writeErr(`warrant: ${code}: ${shownText(String((error as Error).message), 2000)}\n`);
       return 1;
     }
-    process.stderr.write(
-      `job ${job.id} ${job.status}${job.error === undefined ? '' : `: ${job.error}`}\n`,
+    writeErr(
+      `job ${shownText(job.id)} ${job.status}${job.error === undefined ? '' : `: ${shownText(job.error, 2000)}`}\n`,
     );
-    if (values.json) process.stdout.write(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
-    else process.stdout.write(`${job.id}\n`);
+    if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
+    else writeOut(`${job.id}\n`);
     return decidedExit(job, decision);
   } finally {
     await closeMcpConnections();

@@ -8,6 +8,7 @@ import {
   type RuntimeFlags,
 } from '../program-runtime.js';
 import { UsageError } from '../usage-error.js';
+import { writeErr, writeOut } from '../output.js';
 
 export const capabilitiesHelp = `Usage: warrant capabilities [name] [options]
 
@@ -36,11 +37,11 @@ export async function capabilitiesCommand(args: readonly string[]): Promise<numb
     if (name !== undefined) {
       const descriptor = runtime.describeCapability(name);
       if (descriptor === undefined) {
-        process.stderr.write(`warrant capabilities: unknown capability ${JSON.stringify(name)}\n`);
+        writeErr(`warrant capabilities: unknown capability ${JSON.stringify(name)}\n`);
         return 1;
       }
       if (values.json) {
-        process.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
+        writeOut(`${JSON.stringify(descriptor, null, 2)}\n`);
         return 0;
       }
       const fields = Object.entries(descriptor.inputSchema).map(([key, field]) => [
@@ -49,14 +50,14 @@ export async function capabilitiesCommand(args: readonly string[]): Promise<numb
         field.required ? 'yes' : 'no',
         field.description,
       ]);
-      process.stdout.write(
+      writeOut(
         `${descriptor.name}@${descriptor.version} (${descriptor.risk}): ${descriptor.description}\n\n${formatTable(['field', 'type', 'required', 'description'], fields)}\n`,
       );
       return 0;
     }
     const all = runtime.listCapabilities();
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      writeOut(`${JSON.stringify(all, null, 2)}\n`);
       return 0;
     }
     const rows = all.map((capability) => [
@@ -65,7 +66,7 @@ export async function capabilitiesCommand(args: readonly string[]): Promise<numb
       capability.risk,
       capability.description,
     ]);
-    process.stdout.write(`${formatTable(['name', 'version', 'risk', 'description'], rows)}\n`);
+    writeOut(`${formatTable(['name', 'version', 'risk', 'description'], rows)}\n`);
     return 0;
   } finally {
     await runtime.close();

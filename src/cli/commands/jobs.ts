@@ -10,11 +10,21 @@ import {
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
+import { shownText } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
+import { writeErr, writeOut } from '../output.js';
 
 /** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 1000;
+
+/** Longest goal, id, error or reason shown in full on a line (README "Terminal output"). */
+const MAX_TEXT = 2000;
+
+/** A value from the record, on one line, its control characters escaped. */
+function shown(value: string): string {
+  return shownText(value, MAX_TEXT);
+}
 
 export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
@@ -41,13 +51,18 @@ function parseLimit(limit: string | undefined): number {
 
 function showJob(job: Job): string {
   const lines = [
-    `job ${job.id}: ${job.status}${job.error === undefined ? '' : ` (${job.error})`}`,
-    `goal: ${job.goal}`,
+    `job ${shown(job.id)}: ${job.status}${job.error === undefined ? '' : ` (${shown(job.error)})`}`,
+    `goal: ${shown(job.goal)}`,
     `created ${job.createdAt}${job.completedAt === undefined ? '' : `, completed ${job.completedAt}`}`,
     '',
     formatTable(
       ['step', 'capability', 'status', 'error'],
-      job.steps.map((step) => [step.id, step.capability, step.status, step.error ?? '']),
+      job.steps.map((step) => [
+        shown(step.id),
+        shown(step.capability),
+        step.status,
+        shown(step.error ?? ''),
+      ]),
     ),
     '',
     ...decisionLines(job),
@@ -89,12 +104,10 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
-        process.stderr.write(
-          `warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`,
-        );
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
         return 1;
       }
-      process.stdout.write(
+      writeOut(
         values.json ? `${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n` : `${showJob(job)}\n`,
       );
       return 0;
@@ -106,17 +119,17 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (capability !== undefined) filter.capability = capability;
     const jobs = await runtime.listJobs(filter);
     if (values.json) {
-      process.stdout.write(`${answerText(jobListAnswer(jobs, CLI_ANSWER), 2)}\n`);
+      writeOut(`${answerText(jobListAnswer(jobs, CLI_ANSWER), 2)}\n`);
       return 0;
     }
     const rows = jobs.map((job) => [
-      job.id,
+      shown(job.id),
       job.status,
       String(job.steps.length),
       job.createdAt,
-      job.goal,
+      shown(job.goal),
     ]);
-    process.stdout.write(`${formatTable(['id', 'status', 'steps', 'created', 'goal'], rows)}\n`);
+    writeOut(`${formatTable(['id', 'status', 'steps', 'created', 'goal'], rows)}\n`);
     return 0;
   } finally {
     await runtime.close();
@@ -128,20 +141,20 @@ function decisionLines(job: Job): string[] {
   const lines = job.steps.flatMap((step) => {
     const { decision } = step;
     if (decision === undefined) return [];
-    const by = decision.authorizer === undefined ? '' : ` by ${decision.authorizer}`;
-    const reason = decision.reason === undefined ? '' : ` (${decision.reason})`;
+    const by = decision.authorizer === undefined ? '' : ` by ${shown(decision.authorizer)}`;
+    const reason = decision.reason === undefined ? '' : ` (${shown(decision.reason)})`;
     const result = job.events.find(
       (event) => event.type === 'capability.completed' && event.data?.stepId === step.id,
     )?.data?.resultDigest;
     return [
-      `  ${step.id}: ${decision.outcome}${reason}${by} at ${decision.decidedAt}, capability version ${decision.capabilityVersion}`,
+      `  ${shown(step.id)}: ${decision.outcome}${reason}${by} at ${decision.decidedAt}, capability version ${decision.capabilityVersion}`,
       `    input ${decision.inputDigest}${typeof result === 'string' ? `, result ${result}` : ''}`,
     ];
   });
   const caller =
     job.caller === undefined ? [] : [`caller: ${JSON.stringify(valueAnswer(job.caller))}`];
-  const shown = [...caller, ...(lines.length === 0 ? [] : ['decisions:', ...lines])];
-  return shown.length === 0 ? [] : [...shown, ''];
+  const listed = [...caller, ...(lines.length === 0 ? [] : ['decisions:', ...lines])];
+  return listed.length === 0 ? [] : [...listed, ''];
 }
 
 function verificationLine(id: string, verification: JobVerification): string {
@@ -150,11 +163,11 @@ function verificationLine(id: string, verification: JobVerification): string {
       verification.unproven === undefined
         ? ''
         : `; written before its events carried every field, it cannot prove: ${verification.unproven.join(', ')}`;
-    return `job ${id}: intact (${verification.events} events${unproven})`;
+    return `job ${shown(id)}: intact (${verification.events} events${shown(unproven)})`;
   }
   const at = verification.eventIndex === undefined ? '' : `, event ${verification.eventIndex}`;
-  const step = verification.stepId === undefined ? '' : `, step ${verification.stepId}`;
-  return `job ${id}: NOT INTACT: ${verification.reason}${at}${step}`;
+  const step = verification.stepId === undefined ? '' : `, step ${shown(verification.stepId)}`;
+  return `job ${shown(id)}: NOT INTACT: ${shown(verification.reason)}${at}${step}`;
 }
 
 /**
@@ -172,7 +185,7 @@ async function verifyJobs(
   for (const jobId of ids) {
     const verification = await runtime.verifyJob(jobId);
     if (verification === undefined) {
-      process.stderr.write(`warrant jobs: no job ${JSON.stringify(jobId)} in ${storeLabel}\n`);
+      writeErr(`warrant jobs: no job ${JSON.stringify(jobId)} in ${storeLabel}\n`);
       return 1;
     }
     results.push({ id: jobId, verification });
@@ -187,15 +200,14 @@ async function verifyJobs(
             broken: broken.map((result) => ({ id: result.id, ...result.verification })),
           }
         : { id, ...(results[0] as { verification: JobVerification }).verification };
-    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    writeOut(`${JSON.stringify(answer, null, 2)}\n`);
   } else if (id !== undefined) {
-    process.stdout.write(
+    writeOut(
       `${verificationLine(id, (results[0] as { verification: JobVerification }).verification)}\n`,
     );
   } else {
-    for (const result of broken)
-      process.stdout.write(`${verificationLine(result.id, result.verification)}\n`);
-    process.stdout.write(
+    for (const result of broken) writeOut(`${verificationLine(result.id, result.verification)}\n`);
+    writeOut(
       `${results.length} jobs verified: ${results.length - broken.length} intact, ${broken.length} not\n`,
     );
   }

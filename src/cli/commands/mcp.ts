@@ -18,6 +18,7 @@ import {
 } from '../program-runtime.js';
 import { StdioLineTransport } from '../stdio-transport.js';
 import { UsageError } from '../usage-error.js';
+import { writeErr } from '../output.js';
 
 export const mcpHelp = `Usage: warrant mcp [options]
 
@@ -41,7 +42,7 @@ ${callerOptionHelp}
   -h, --help            show this help`;
 
 function log(line: string): void {
-  process.stderr.write(`warrant mcp: ${line}\n`);
+  writeErr(`warrant mcp: ${line}\n`);
 }
 
 function firstLine(error: unknown): string {

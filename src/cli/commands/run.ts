@@ -22,6 +22,7 @@ import { summaryTable } from '../run-summary.js';
 import { waitingFor } from '../unsettled.js';
 import { parseJson } from '../../json/parse-json.js';
 import { firstLine, UsageError } from '../usage-error.js';
+import { writeErr, writeOut } from '../output.js';
 
 /** Longest admission issue or job error shown on stderr (issue texts are bounded to 500). */
 const MAX_SHOWN_ERROR_CHARS = 500;
@@ -175,24 +176,21 @@ export async function runCommand(args: readonly string[]): Promise<number> {
       job = await runtime.executePlan(plan, { caller });
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
-      process.stderr.write(`Plan refused at admission (${error.code}):\n`);
+      writeErr(`Plan refused at admission (${error.code}):\n`);
       for (const issue of error.issues)
-        process.stderr.write(
-          `  ${issue.code}: ${printable(issue.message, MAX_SHOWN_ERROR_CHARS)}\n`,
-        );
-      if (values.json) process.stdout.write(`${admissionJson(error)}\n`);
+        writeErr(`  ${issue.code}: ${printable(issue.message, MAX_SHOWN_ERROR_CHARS)}\n`);
+      if (values.json) writeOut(`${admissionJson(error)}\n`);
       return 2;
     } finally {
       progress.finish();
     }
-    process.stderr.write(`\n${summaryTable(job, progress.durations)}\n`);
-    process.stderr.write(
+    writeErr(`\n${summaryTable(job, progress.durations)}\n`);
+    writeErr(
       `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_SHOWN_ERROR_CHARS)}`}\n`,
     );
-    if (job.status === 'awaiting_approval')
-      process.stderr.write(approveCommand(job, values as RuntimeFlags));
-    if (values.json) process.stdout.write(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
-    else process.stdout.write(`${job.id}\n`);
+    if (job.status === 'awaiting_approval') writeErr(approveCommand(job, values as RuntimeFlags));
+    if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
+    else writeOut(`${job.id}\n`);
     if (job.status === 'awaiting_approval') return 3;
     return job.status === 'completed' ? 0 : 1;
   } finally {

@@ -29,6 +29,7 @@ import {
 } from '../program-runtime.js';
 import { createRateLimitedLog } from '../rate-limited-log.js';
 import { UsageError } from '../usage-error.js';
+import { writeErr } from '../output.js';
 import { loadAuthorizer, loadResolverModule } from '../load-modules.js';
 
 export const serveHelp = `Usage: warrant serve [options]
@@ -68,7 +69,7 @@ that throws or hangs, a JWKS that cannot be fetched) are logged on stderr, at mo
 second each; a bad or missing token is never logged.`;
 
 function log(line: string): void {
-  process.stderr.write(`warrant serve: ${line}\n`);
+  writeErr(`warrant serve: ${line}\n`);
 }
 
 /** The names of `--allowed-host` (repeatable, comma-separated), checked and lower-cased. */

@@ -115,6 +115,7 @@
       cache: 'no-store',
     });
     if (response.status === 401) {
+      admitted = false;
       askForToken(current !== null);
       throw new NeedsToken('a token is needed');
     }
@@ -167,7 +168,30 @@
     show(h('p', { class: 'error', role: 'alert' }, `Could not load: ${error.message}`));
   }
 
+  /**
+   * Whether the API answered this tab without a 401 yet. Until it has, one request goes first
+   * and the others wait for it: a server that needs a token costs one 401, not one per request.
+   */
+  let admitted = false;
+
   function render() {
+    if (!admitted) {
+      generation += 1;
+      stopRefresh();
+      updateApprovalCount().then(
+        () => {
+          admitted = true;
+          render();
+        },
+        (error) => {
+          if (!(error instanceof NeedsToken)) {
+            admitted = true;
+            render();
+          }
+        },
+      );
+      return;
+    }
     generation += 1;
     stopRefresh();
     const current = generation;
@@ -561,8 +585,13 @@
   // ---- Approvals and capabilities ------------------------------------------------------------
 
   async function approvalsView(current) {
-    const requests = await apiData('api/approvals');
+    const [requests, waiting] = await Promise.all([
+      apiData('api/approvals'),
+      apiData('api/jobs?status=awaiting_approval&limit=1000'),
+    ]);
     if (!isCurrent(current)) return;
+    // The goal of each request's job: what the approver is asked to let happen, and why.
+    const goals = new Map(waiting.map((job) => [job.id, job.goal]));
     show(
       h('h1', {}, 'Pending approvals'),
       requests.length === 0
@@ -585,7 +614,10 @@
                   ' of job ',
                   jobLink(request.jobId, request.jobId),
                 ),
-                fields([['Input', block(request.input, 'input')]]),
+                fields([
+                  ['Goal', h('span', { class: 'goal' }, goals.get(request.jobId) ?? '—')],
+                  ['Input', block(request.input, 'input')],
+                ]),
                 approvalPanel(request, () => {
                   location.hash = `#/jobs/${encodeURIComponent(request.jobId)}`;
                 }),
@@ -663,6 +695,14 @@
             ),
             h('p', {}, descriptor.description),
             schemaTable(descriptor.inputSchema),
+            descriptor.inputJsonSchema === undefined
+              ? ''
+              : h(
+                  'details',
+                  { class: 'json-schema', open: true },
+                  h('summary', {}, 'Input JSON Schema (what is checked)'),
+                  block(descriptor.inputJsonSchema, 'input JSON Schema'),
+                ),
           ),
         ),
       ),

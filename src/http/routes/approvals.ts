@@ -10,6 +10,7 @@ import { errorText, jobAnswer, REMOTE_ANSWER } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
 import { approvalRefusalStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
+import { inRequestTraceContext } from '../trace-context.js';
 
 export function registerApprovalRoutes(
   app: FastifyInstance,
@@ -35,14 +36,16 @@ export function registerApprovalRoutes(
       if (approver === undefined)
         return reply.code(403).send({ error: 'An approval needs an identified approver' });
       try {
-        const job = await runtime.decideApproval({
-          jobId: request.params.id,
-          stepId: request.params.stepId,
-          inputDigest: body.inputDigest as string,
-          approver,
-          decision: body.decision as 'approve' | 'reject',
-          ...(body.comment === undefined ? {} : { comment: body.comment as string }),
-        });
+        const job = await inRequestTraceContext(request.headers, () =>
+          runtime.decideApproval({
+            jobId: request.params.id,
+            stepId: request.params.stepId,
+            inputDigest: body.inputDigest as string,
+            approver,
+            decision: body.decision as 'approve' | 'reject',
+            ...(body.comment === undefined ? {} : { comment: body.comment as string }),
+          }),
+        );
         return jobAnswer(job, REMOTE_ANSWER);
       } catch (error) {
         const status = approvalRefusalStatus((error as { code?: unknown } | null)?.code);

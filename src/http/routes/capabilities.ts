@@ -20,6 +20,8 @@ import {
 import { isJsonObject } from '../parse-json-body.js';
 import { admissionStatus, failedJobStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
+import { inRequestTraceContext } from '../trace-context.js';
+import { capabilityInputJsonSchema } from '../../capabilities/json-schema.js';
 
 interface ExecuteBody {
   input?: unknown;
@@ -31,7 +33,14 @@ export function registerCapabilityRoutes(
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
 ): void {
-  app.get('/api/capabilities', async () => runtime.listCapabilities());
+  // Each descriptor with its input's full JSON Schema (README "HTTP routes"): the console shows
+  // it, since the descriptor's field record flattens enums, integers and bounds.
+  app.get('/api/capabilities', async () =>
+    runtime.listCapabilities().map((descriptor) => ({
+      ...descriptor,
+      inputJsonSchema: capabilityInputJsonSchema(descriptor.name),
+    })),
+  );
   app.get<{ Params: { name: string }; Querystring: { version?: string } }>(
     '/api/capabilities/:name',
     async (request, reply) => {
@@ -73,14 +82,17 @@ export function registerCapabilityRoutes(
       if (body.capabilityVersion !== undefined)
         step.capabilityVersion = body.capabilityVersion as string;
       try {
-        const job = await runtime.executePlan(
-          {
-            // 2.0 when the runtime admits it (docs/api.md, "Plan version 2.0"), else 1.0.
-            version: runtime.planVersions?.includes('2.0') === true ? '2.0' : '1.0',
-            goal: `HTTP execute ${name}`,
-            steps: [step],
-          },
-          { caller: await callerOf(request) },
+        const caller = await callerOf(request);
+        const job = await inRequestTraceContext(request.headers, () =>
+          runtime.executePlan(
+            {
+              // 2.0 when the runtime admits it (docs/api.md, "Plan version 2.0"), else 1.0.
+              version: runtime.planVersions?.includes('2.0') === true ? '2.0' : '1.0',
+              goal: `HTTP execute ${name}`,
+              steps: [step],
+            },
+            { caller },
+          ),
         );
         if (job.status === 'completed') {
           return {

@@ -7,6 +7,7 @@ import { isPlanAdmissionError, type ExecutionPlan, type OperatorRuntime } from '
 import { errorText, jobAnswer, refusalAnswer, REMOTE_ANSWER } from '../../json/answer.js';
 import { admissionStatus, failedJobStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
+import { inRequestTraceContext } from '../trace-context.js';
 
 export function registerPlanRoute(
   app: FastifyInstance,
@@ -15,9 +16,10 @@ export function registerPlanRoute(
 ): void {
   app.post<{ Body: unknown }>('/api/plans', async (request, reply) => {
     try {
-      const job = await runtime.executePlan(request.body as ExecutionPlan, {
-        caller: await callerOf(request),
-      });
+      const caller = await callerOf(request);
+      const job = await inRequestTraceContext(request.headers, () =>
+        runtime.executePlan(request.body as ExecutionPlan, { caller }),
+      );
       if (job.status === 'completed') return reply.code(201).send(jobAnswer(job, REMOTE_ANSWER));
       if (job.status === 'awaiting_approval')
         return reply.code(202).send(jobAnswer(job, REMOTE_ANSWER));

@@ -3,12 +3,39 @@ import type { JobChange, JobStore } from '../job-store.js';
 import { alreadyConsumed, claimedRequest } from './approval-ledger.js';
 
 /**
+ * A deep-frozen snapshot of recorded JSON data: a part that is already frozen all the way down
+ * (the caller's snapshot, most events) is shared as is; every other object or array is copied
+ * and frozen. Keys are copied as data properties (`__proto__` included).
+ */
+function frozenSnapshot<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  let shared = Object.isFrozen(source);
+  const parts = keys.map((key) => {
+    const part = source[key];
+    const snapshot = frozenSnapshot(part);
+    if (snapshot !== part) shared = false;
+    return snapshot;
+  });
+  if (shared) return value;
+  const copy = Array.isArray(source)
+    ? parts
+    : Object.fromEntries(keys.map((key, index) => [key, parts[index]]));
+  return Object.freeze(copy) as T;
+}
+
+/**
  * The default store: jobs in a Map, insertion (= creation) ordered. Bounded by `maxJobs`: when a
  * job is created beyond the bound, the oldest FINISHED jobs are evicted; running jobs are kept.
- * Jobs are held and returned by reference (no copying on the hot path).
+ * The runtime changes the held records in place (no copying on the hot path). What `get` and
+ * `list` hand out is a snapshot (docs/api.md, "runtime.getJob"): deep-frozen (what is frozen
+ * all the way down already is shared, the rest copied), made on the first read after a change and handed out as is until the next one, so repeated reads of
+ * a job cost nothing and no reader can change the stored job.
  */
 export class MemoryJobStore implements JobStore {
   readonly #jobs = new Map<string, Job>();
+  readonly #snapshots = new Map<string, Job>();
   readonly #maxJobs: number;
   /**
    * The ledger of consumed approvals, in process (approval-ledger.ts): by job, the position of
@@ -26,9 +53,10 @@ export class MemoryJobStore implements JobStore {
   }
 
   update(job: Job, change: JobChange): void {
-    // The job object is the record; nothing to copy. A change that claims an approval request
-    // (JobChange.claims) was checked and set on this very object, synchronously, by its caller;
-    // its request is entered in the ledger.
+    // The job object is the record; nothing to copy, only the snapshot to drop. A change that
+    // claims an approval request (JobChange.claims) was checked and set on this very object,
+    // synchronously, by its caller; its request is entered in the ledger.
+    this.#snapshots.delete(job.id);
     if (change.claims !== undefined) this.#consume(job, change, change.claims);
   }
 
@@ -47,7 +75,22 @@ export class MemoryJobStore implements JobStore {
   }
 
   get(id: string): Job | undefined {
+    const job = this.#jobs.get(id);
+    return job === undefined ? undefined : this.#snapshot(job);
+  }
+
+  /** The held record itself, for the runtime to change and report through `update`. */
+  held(id: string): Job | undefined {
     return this.#jobs.get(id);
+  }
+
+  #snapshot(job: Job): Job {
+    let snapshot = this.#snapshots.get(job.id);
+    if (snapshot === undefined) {
+      snapshot = frozenSnapshot(job);
+      this.#snapshots.set(job.id, snapshot);
+    }
+    return snapshot;
   }
 
   list(filter: JobListFilter): Job[] {
@@ -58,7 +101,7 @@ export class MemoryJobStore implements JobStore {
     for (let index = all.length - 1; index >= 0; index--) {
       const job = all[index] as Job;
       if (!matchesFilter(job, filter)) continue;
-      found.push(job);
+      found.push(this.#snapshot(job));
       if (found.length >= limit) break;
     }
     return found;
@@ -67,6 +110,7 @@ export class MemoryJobStore implements JobStore {
   close(): void {
     this.#jobs.clear();
     this.#consumed.clear();
+    this.#snapshots.clear();
   }
 
   // Evicts a batch (1% of the bound) at a time: walking the Map from its oldest end once per
@@ -78,6 +122,7 @@ export class MemoryJobStore implements JobStore {
       if (isFinished(job)) {
         this.#jobs.delete(id);
         this.#consumed.delete(id);
+        this.#snapshots.delete(id);
         excess--;
       }
     }

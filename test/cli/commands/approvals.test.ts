@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
+import { copyExamples } from '../../support/examples-copy.js';
 
 const bin = resolve('dist/esm/cli/main.js');
 
@@ -30,7 +31,7 @@ function printedCommand(stderr: string): string[] {
 describe('warrant approvals', () => {
   it('run --approvals exits 3 with the approve command; approving as another caller runs the write', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-cli-'));
-    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    copyExamples(cwd);
     const run = warrant(
       ['run', 'examples/plans/hello.json', '--fs-root', 'examples/data', '--approvals'],
       cwd,
@@ -85,7 +86,7 @@ describe('warrant approvals', () => {
 
   it('npm start stops at the write and prints the command that approves it', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-start-'));
-    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    copyExamples(cwd);
     cpSync(resolve('scripts'), join(cwd, 'scripts'), { recursive: true });
     symlinkSync(resolve('dist'), join(cwd, 'dist'));
     symlinkSync(resolve('node_modules'), join(cwd, 'node_modules'));

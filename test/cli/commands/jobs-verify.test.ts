@@ -2,11 +2,12 @@
 // SQLite (run `npm run build` first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { Database } from '../../../src/jobs/stores/sqlite-driver.cjs';
+import { copyExamples } from '../../support/examples-copy.js';
 
 const bin = resolve('dist/esm/cli/main.js');
 
@@ -57,7 +58,7 @@ describe('warrant jobs verify and the decisions of warrant jobs show', () => {
     assert.match(json.steps[0]?.decision.inputDigest ?? '', SHA);
     assert.match(json.events[3]?.data?.resultDigest ?? '', SHA);
 
-    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    copyExamples(cwd);
     const hello = warrant(
       ['run', 'examples/plans/hello.json', '--fs-root', 'examples/data', '--store', store],
       cwd,

@@ -1,12 +1,13 @@
 // `warrant jobs` and the README's main job, through the real executable on the SQLite store.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, createCapability } from '../../../src/index.js';
 import { uniqueName } from '../../support/runtime-fixtures.js';
+import { copyExamples } from '../../support/examples-copy.js';
 
 const bin = resolve('dist/esm/cli/main.js');
 
@@ -23,7 +24,7 @@ function warrant(args: string[], cwd: string) {
 describe('the main job and warrant jobs', () => {
   it('runs examples/plans/hello.json on the default SQLite store and shows its audit trail', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'warrant-main-job-'));
-    cpSync(resolve('examples'), join(cwd, 'examples'), { recursive: true });
+    copyExamples(cwd);
     const run = warrant(['run', 'examples/plans/hello.json', '--fs-root', 'examples/data'], cwd);
     assert.equal(run.code, 1, 'the write step is denied on purpose');
     assert.ok(existsSync(join(cwd, '.warrant/jobs.db')), 'the default store is ./.warrant/jobs.db');
