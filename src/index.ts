@@ -43,6 +43,8 @@ export type {
   ApprovalGrant,
 } from './authorization/authorizer.js';
 export type { ExecutionCaller } from './callers/execution-caller.js';
+export { cedarAuthorizer } from './policy/cedar-authorizer.js';
+export type { CedarAuthorizerOptions } from './policy/cedar-authorizer.js';
 export type {
   Job,
   JobStep,
