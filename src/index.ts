@@ -45,6 +45,7 @@ export type {
 export type { ExecutionCaller } from './callers/execution-caller.js';
 export { cedarAuthorizer } from './policy/cedar-authorizer.js';
 export type { CedarAuthorizerOptions } from './policy/cedar-authorizer.js';
+export type { PlanPreview, PreviewStep, PreviewOutcome } from './policy/preview.js';
 export type {
   Job,
   JobStep,

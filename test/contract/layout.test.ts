@@ -164,7 +164,8 @@ const NO_TWIN: Record<string, NoTwin> = {
   },
   'src/http/routes/plans.ts': {
     coveredBy: 'test/http/server.test.ts',
-    reason: 'POST /api/plans, exercised over a socket',
+    reason:
+      'POST /api/plans, exercised over a socket (preview: test/http/plan-preview-route.test.ts)',
   },
   'src/http/routes/jobs.ts': {
     coveredBy: 'test/http/server.test.ts',
