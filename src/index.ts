@@ -45,6 +45,8 @@ export type {
 export type { ExecutionCaller } from './callers/execution-caller.js';
 export { cedarAuthorizer } from './policy/cedar-authorizer.js';
 export type { CedarAuthorizerOptions } from './policy/cedar-authorizer.js';
+export { cedarSchema, validateCedarPolicies } from './policy/cedar-schema.js';
+export type { CedarPolicyProblem } from './policy/cedar-schema.js';
 export type { PlanPreview, PreviewStep, PreviewOutcome } from './policy/preview.js';
 export type {
   Job,
