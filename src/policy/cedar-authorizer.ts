@@ -15,11 +15,14 @@ import { describeValue } from '../errors/describe-value.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { recordValue } from '../jobs/recorded-value.js';
-import { digestJson } from '../json/canonical-json.js';
+import { sha256Digest } from '../json/canonical-json.js';
 import { loadCedar, type Cedar } from './cedar-wasm.cjs';
 import {
   capabilityEntities,
+  cedarContext,
   cedarRequest,
+  principalOf,
+  requestKeyText,
   type CapabilityEntities,
   type CedarRequest,
 } from './cedar-request.js';
@@ -156,10 +159,12 @@ export function cedarAuthorizer(options: CedarAuthorizerOptions): ExecutionAutho
       capabilities.set(key, entities);
     }
     const inputDigest = asked.inputDigest ?? recordValue(asked.input, 'input').digest;
-    const request = cedarRequest(asked, entities, inputDigest);
-    const digest = digestJson(request);
+    const principal = principalOf(asked.caller);
+    const context = cedarContext(asked, inputDigest);
+    const digest = sha256Digest(requestKeyText(principal, key, context));
     const cached = cache.get(digest);
     if (cached !== undefined) return cached;
+    const request = cedarRequest(principal, entities, context);
     const decision = decide(cedar, set, setId, request, asked.approval !== undefined);
     if (cache.size >= DECISION_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     cache.set(digest, decision);

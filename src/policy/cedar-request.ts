@@ -59,8 +59,9 @@ function held(value: unknown, depth: number): unknown {
       }
       const prototype = Object.getPrototypeOf(value) as unknown;
       if (prototype !== Object.prototype && prototype !== null) return NOT_HELD;
+      // Keys sorted: the copy has one text whatever the input's key order (the cache key).
       const copy: Record<string, unknown> = {};
-      for (const key of Object.keys(value)) {
+      for (const key of Object.keys(value).sort()) {
         if (ESCAPES.has(key)) return NOT_HELD;
         const kept = held((value as Record<string, unknown>)[key], depth + 1);
         if (kept === NOT_HELD) return NOT_HELD;
@@ -130,13 +131,11 @@ export function capabilityEntities(
   };
 }
 
-/** The request of one step, given its capability's entities and the input's digest. */
-export function cedarRequest(
+/** The context of one step's request: `{ input?, inputDigest, jobId, stepId, approved }`. */
+export function cedarContext(
   asked: CapabilityAuthorizationContext,
-  capability: CapabilityEntities,
   inputDigest: string,
-): CedarRequest {
-  const principal = principalOf(asked.caller);
+): Record<string, unknown> {
   const context: Record<string, unknown> = {};
   const input = cedarInput(asked.input);
   if (input !== undefined) context['input'] = input;
@@ -144,6 +143,19 @@ export function cedarRequest(
   context['jobId'] = asked.jobId;
   context['stepId'] = asked.stepId;
   context['approved'] = asked.approval !== undefined;
+  return context;
+}
+
+/**
+ * The request of one step, from its principal, its capability's entities and its context.
+ * Every part is built in a fixed key order (the input's keys sorted), so
+ * `requestKeyText` is one text per request.
+ */
+export function cedarRequest(
+  principal: ReturnType<typeof principalOf>,
+  capability: CapabilityEntities,
+  context: Record<string, unknown>,
+): CedarRequest {
   const entities =
     principal.entity === undefined
       ? [...capability.entities]
@@ -155,4 +167,17 @@ export function cedarRequest(
     context,
     entities,
   };
+}
+
+/**
+ * The canonical text of a request, for its digest: the principal (with its attributes), the
+ * capability (whose entities follow from it) and the context, each built in a fixed key order
+ * with the input's keys sorted, and strings and safe integers written as RFC 8785 writes them.
+ */
+export function requestKeyText(
+  principal: ReturnType<typeof principalOf>,
+  capabilityKey: string,
+  context: Record<string, unknown>,
+): string {
+  return JSON.stringify([principal.entity ?? principal.uid, capabilityKey, context]);
 }

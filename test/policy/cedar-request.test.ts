@@ -3,8 +3,11 @@ import { describe, it } from 'node:test';
 import {
   MAX_INPUT_DEPTH,
   capabilityEntities,
+  cedarContext,
   cedarInput,
   cedarRequest,
+  principalOf,
+  requestKeyText,
 } from '../../src/policy/cedar-request.js';
 
 describe('cedarInput', () => {
@@ -42,10 +45,11 @@ describe('cedarInput', () => {
 describe('cedarRequest', () => {
   it('builds the fixed request shape', () => {
     const capability = { name: 'c', version: '1', risk: 'read' } as const;
+    const caller = { id: 'u', scopes: ['a'] };
     const request = cedarRequest(
-      { jobId: 'j', stepId: 's', capability, input: { n: 1 }, caller: { id: 'u', scopes: ['a'] } },
+      principalOf(caller),
       capabilityEntities(capability),
-      'sha256:1',
+      cedarContext({ jobId: 'j', stepId: 's', capability, input: { n: 1 }, caller }, 'sha256:1'),
     );
     assert.deepEqual(request, {
       principal: { type: 'Warrant::Caller', id: 'u' },
@@ -73,5 +77,22 @@ describe('cedarRequest', () => {
         },
       ],
     });
+  });
+});
+
+describe('requestKeyText', () => {
+  it('is one text per request: the same for reordered input keys, another for any other change', () => {
+    const capability = { name: 'c', version: '1', risk: 'read' } as const;
+    const text = (input: unknown, caller = { id: 'u', scopes: ['a'] }, jobId = 'j') =>
+      requestKeyText(
+        principalOf(caller),
+        'c@1',
+        cedarContext({ jobId, stepId: 's', capability, input, caller }, 'sha256:1'),
+      );
+    assert.equal(text({ a: 1, b: { c: 'x', d: true } }), text({ b: { d: true, c: 'x' }, a: 1 }));
+    assert.notEqual(text({ a: 1 }), text({ a: 2 }));
+    assert.notEqual(text({ a: 1 }), text({ a: 1 }, { id: 'u', scopes: ['b'] }));
+    assert.notEqual(text({ a: 1 }), text({ a: 1 }, undefined, 'k'));
+    assert.notEqual(text({ a: 1.5 }), text({}), 'input left out is not the same as an empty input');
   });
 });
