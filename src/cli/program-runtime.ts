@@ -44,8 +44,8 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
                         (module and authorizer files: regular files of at most 10 MiB;
                         .ts, .mts, .cts and .tsx files are loaded through tsx, which must
                         be installed in your project: npm i -D tsx)
-  --policy <file.cedar> Cedar policies decide each step (docs/api.md, "Policy as code:
-                        Cedar"); not with --authorizer
+  --policy <file.cedar> Cedar policies decide each step (README "Policy as code: Cedar");
+                        not with --authorizer
   --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
                         is created) or a postgres:// URL (?statement_timeout=<ms>, default
                         30000); opened at start-up (default ${DEFAULT_STORE})
