@@ -1,6 +1,9 @@
 // docs/api.md, "Policy as code: Cedar": cedarAuthorizer's outcomes, its request shape, the
 // determining policies in the record, and the decision cache.
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   cedarAuthorizer,
@@ -305,6 +308,25 @@ describe('cedarAuthorizer in the runtime', () => {
     });
     assert.equal(second.status, 'completed');
     await Promise.all([runtime.close(), pinned.close()]);
+  });
+
+  it('keeps decision.policies in a SQLite record, which still verifies', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'warrant-cedar-')), 'jobs.db');
+    const runtime = runtimeWith({
+      store: `sqlite:${file}`,
+      authorizer: cedarAuthorizer({ policies: '@id("all") permit(principal, action, resource);' }),
+    });
+    const [name] = register(runtime, { execute: () => 'done' });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: name as string, input: { n: 1 } }],
+    });
+    await runtime.close();
+    const reopened = runtimeWith({ store: `sqlite:${file}` });
+    const stored = await reopened.getJob(job.id);
+    assert.deepEqual(stored?.steps[0]?.decision?.policies, ['all']);
+    assert.equal((await reopened.verifyJob(job.id))?.ok, true);
+    await reopened.close();
   });
 
   it('records a denial with its forbidding policy; other authorizers record no policies', async () => {
