@@ -36,7 +36,7 @@ export interface CedarAuthorizerOptions {
 }
 
 /** How many decisions one authorizer keeps (the oldest goes first). */
-export const DECISION_CACHE_SIZE = 4096;
+export const DECISION_CACHE_SIZE = 256;
 const RISK_GROUP = 'risk:';
 let sets = 0;
 
