@@ -44,6 +44,11 @@ export type {
 } from './authorization/authorizer.js';
 export { isCapabilityStep, type CapabilityStepContext } from './authorization/capability-step.js';
 export type { ExecutionCaller } from './callers/execution-caller.js';
+export { cedarAuthorizer } from './policy/cedar-authorizer.js';
+export type { CedarAuthorizerOptions } from './policy/cedar-authorizer.js';
+export { cedarSchema, validateCedarPolicies } from './policy/cedar-schema.js';
+export type { CedarPolicyProblem } from './policy/cedar-schema.js';
+export type { PlanPreview, PreviewStep, PreviewOutcome } from './policy/preview.js';
 export type {
   Job,
   JobStep,

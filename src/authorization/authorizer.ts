@@ -14,6 +14,10 @@ export interface CapabilityAuthorizationContext {
   readonly caller?: ExecutionCaller;
   /** The granted approval, when the step is asked about again after approval (docs/api.md). */
   readonly approval?: ApprovalGrant;
+  /** The digest of `input` as recorded: the decision's `inputDigest` (docs/api.md). */
+  readonly inputDigest?: string;
+  /** Present (true) only when `runtime.previewPlan` asks: nothing will run (docs/api.md). */
+  readonly preview?: true;
 }
 
 /** A granted approval, as the authorizer sees it on the second ask. */

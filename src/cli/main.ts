@@ -8,6 +8,7 @@
 import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
 import { jobsCommand } from './commands/jobs.js';
+import { policyCommand } from './commands/policy.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { unsettledLine } from './unsettled.js';
@@ -24,6 +25,8 @@ Commands:
   approvals [approve|reject <jobId> <stepId> --digest <d>]
                          pending approval requests, and deciding one
   capabilities [name]    what is registered (introspection)
+  policy schema|validate <file.cedar>
+                         the Cedar schema of what is registered; check policies against it
 
 Run "warrant <command> --help" for the options of a command.
 
@@ -45,6 +48,7 @@ const commands: Record<string, Command> = {
   jobs: jobsCommand,
   approvals: approvalsCommand,
   capabilities: capabilitiesCommand,
+  policy: policyCommand,
 };
 
 async function main(argv: readonly string[]): Promise<number> {

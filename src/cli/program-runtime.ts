@@ -19,6 +19,7 @@ import {
 import { createMcpCapability } from '../mcp/outbound.js';
 import { loadApprover, loadAuthorizer, loadCapabilityModules } from './load-modules.js';
 import { writeErr } from './output.js';
+import { loadPolicyAuthorizer } from './policy-file.js';
 import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 
@@ -30,6 +31,7 @@ export const runtimeOptions = {
   'mcp-server': { type: 'string', multiple: true },
   'mcp-tool': { type: 'string', multiple: true },
   authorizer: { type: 'string' },
+  policy: { type: 'string' },
   store: { type: 'string' },
   'fs-root': { type: 'string' },
   'http-allow': { type: 'string' },
@@ -44,6 +46,8 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
                         (module and authorizer files: regular files of at most 10 MiB;
                         .ts, .mts, .cts and .tsx files are loaded through tsx, which must
                         be installed in your project: npm i -D tsx)
+  --policy <file.cedar> Cedar policies decide each step (README "Policy as code: Cedar");
+                        not with --authorizer
   --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
                         is created) or a postgres:// URL (?statement_timeout=<ms>, default
                         30000); opened at start-up (default ${DEFAULT_STORE})
@@ -70,6 +74,7 @@ export interface RuntimeFlags {
   'mcp-server'?: string[];
   'mcp-tool'?: string[];
   authorizer?: string;
+  policy?: string;
   store?: string;
   'fs-root'?: string;
   'http-allow'?: string;
@@ -175,7 +180,10 @@ export async function createProgramRuntime(
   const store = flags.store ?? DEFAULT_STORE;
   const downstream = mcpModules(flags);
   const options: OperatorRuntimeOptions = { ...extra, store };
+  if (flags.authorizer !== undefined && flags.policy !== undefined)
+    throw new UsageError('--policy and --authorizer cannot be used together');
   if (flags.authorizer !== undefined) options.authorizer = await loadAuthorizer(flags.authorizer);
+  if (flags.policy !== undefined) options.authorizer = await loadPolicyAuthorizer(flags.policy);
   if (flags.approvers !== undefined && flags.approvals !== true)
     throw new UsageError('--approvers needs --approvals');
   if (flags.approvals === true) {

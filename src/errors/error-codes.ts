@@ -25,6 +25,8 @@ export const THROWN_ERRORS = {
     '`use(module)`: the module or manifest is malformed, a capability is not declared in the manifest, or a declared one is missing',
   CAPABILITY_DEFINITION_INVALID:
     "`use()` or `createCapability()`: empty name, non-string version or description, unknown risk, malformed input schema (or its `~standard`) or middleware, no `execute`, bad `timeoutMs`; in `use()`, a plain object's `execute({ input })`",
+  CEDAR_POLICY_INVALID:
+    '`cedarAuthorizer()` (and `--policy`, exit 2): options other than `{ policies: string, name?: string }`, or policy text Cedar does not parse (the message names the line), a template, an unknown `@warrant` value or a duplicate policy id',
   CAPABILITY_ALREADY_REGISTERED:
     '`use()` with a capability name already in the process-global inventory, whatever its version',
   TIMEOUT_INVALID:

@@ -62,6 +62,11 @@ export interface StepDecision {
   readonly decidedAt: string;
   /** The authorizer object's own string `name`, when it has one. */
   readonly authorizer?: string;
+  /**
+   * The ids of the policies that determined the decision, in text order: present only for a
+   * policy authorizer (`cedarAuthorizer`), empty when no policy permits.
+   */
+  readonly policies?: readonly string[];
 }
 
 export interface JobStep {

@@ -60,6 +60,8 @@ export interface Decided {
   /** The deny reason or the authorizer's thrown message. */
   readonly reason: string | undefined;
   readonly authorizer: string | undefined;
+  /** A policy authorizer's determining policy ids, in text order (docs/api.md, "Policy as code: Cedar"). */
+  readonly policies?: readonly string[] | undefined;
   /** The registered version of the capability. */
   readonly capabilityVersion: string;
   readonly at: string;
@@ -266,6 +268,7 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
   };
   if (decided.reason !== undefined) decision.reason = decided.reason;
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
+  if (decided.policies !== undefined) decision.policies = decided.policies;
   step.decision = recorded.decision = Object.freeze(decision);
   if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
     step.resolvedInput = decided.input;

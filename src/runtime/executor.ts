@@ -15,6 +15,7 @@ import type {
   ExecutionCaller,
 } from '../authorization/authorizer.js';
 import { checkDecision } from '../authorization/check-decision.js';
+import { decisionPolicies } from '../authorization/decision-policies.js';
 import type { ExecutionContext, ExecutionLogger } from '../capabilities/capability.js';
 import { checkStepInput } from '../capabilities/step-input.js';
 import { stepLogger } from '../capabilities/host-logger.js';
@@ -157,11 +158,13 @@ function decidedNow(
   input: unknown,
   recorded: RecordedValue,
   deps: ExecutorDependencies,
+  policies?: readonly string[],
 ): Decided {
   return {
     outcome,
     reason,
     authorizer: authorizerName(deps.authorizer),
+    policies,
     capabilityVersion: step.capability.version,
     at: now(),
     input,
@@ -177,8 +180,9 @@ function denied(
   input: unknown,
   recorded: RecordedValue,
   deps: ExecutorDependencies,
+  policies: readonly string[] | undefined,
 ): StepEnd {
-  const decided = decidedNow('deny', reason, step, input, recorded, deps);
+  const decided = decidedNow('deny', reason, step, input, recorded, deps, policies);
   return { status: 'denied', reason, risk: step.capability.risk, decided };
 }
 
@@ -239,6 +243,7 @@ async function runStep(
     capability: capability.identity,
     input,
     caller,
+    inputDigest: recordedInput.digest,
   };
   if (approval !== undefined) {
     // The approval is bound to the exact action: the same version, the same input as authorized.
@@ -267,10 +272,19 @@ async function runStep(
     };
   }
   const checked = checkDecision(decision, deps.approvals !== undefined);
+  // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
+  const policies = decisionPolicies(decision);
   if (checked.kind === 'require_approval') {
     if (approval !== undefined) {
       // Asked again with the approval and still no: a denial, never a second request.
-      return denied(checked.reason ?? APPROVAL_NOT_ENOUGH, step, input, recordedInput, deps);
+      return denied(
+        checked.reason ?? APPROVAL_NOT_ENOUGH,
+        step,
+        input,
+        recordedInput,
+        deps,
+        policies,
+      );
     }
     const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
     const requested = decidedNow(
@@ -280,13 +294,14 @@ async function runStep(
       input,
       recordedInput,
       deps,
+      policies,
     );
     const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
     return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
   }
   if (checked.kind === 'deny') {
     const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return denied(reason, step, input, recordedInput, deps);
+    return denied(reason, step, input, recordedInput, deps, policies);
   }
   if (checked.kind !== 'allow')
     return {
@@ -296,7 +311,7 @@ async function runStep(
     };
 
   // The "started" record is durable before the capability runs (README, "Stores").
-  const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps);
+  const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps, policies);
   const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;
   const context: ExecutionContext = {

@@ -5,6 +5,7 @@ import type { ApprovalDecision } from '../approvals/decision-arguments.js';
 import { ApprovalDesk } from './approval-desk.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
+import { previewAdmittedPlan, type PlanPreview } from '../policy/preview.js';
 import type {
   CapabilityDescriptor,
   CapabilityModule,
@@ -192,6 +193,26 @@ export class OperatorRuntime {
       return Promise.reject(error as Error);
     }
     return this.#track(job);
+  }
+
+  /**
+   * What each step of a plan would be decided, without running anything (docs/api.md,
+   * "runtime.previewPlan"): the plan is captured and admitted as `executePlan` would, then each
+   * step whose input holds no reference is asked of the authorizer with `preview: true`. No job,
+   * no event, no store, no capability call.
+   * @throws as `executePlan` does before a job exists (PlanAdmissionError,
+   * EXECUTE_OPTIONS_INVALID, RUNTIME_CLOSED).
+   */
+  async previewPlan(
+    plan: ExecutionPlan,
+    options: ExecutePlanOptions = NO_OPTIONS,
+  ): Promise<PlanPreview> {
+    this.#assertOpen();
+    const caller = snapshotCaller(readCaller(options));
+    const submission = captureSubmission(plan, this.#maxPlanSteps);
+    const inventory = capabilityInventory();
+    const admitted = admitPlan(submission, (name) => inventory.get(name));
+    return previewAdmittedPlan(admitted, caller, this.#authorizer, this.#approvals !== undefined);
   }
 
   /**

@@ -86,18 +86,19 @@ interface StepDecided {
   readonly outcome: string;
   readonly reason: string | undefined;
   readonly digest: string;
+  readonly policies: readonly string[] | undefined;
 }
 
 function decidedOf(end: StepEnd, record: JobStep | undefined): StepDecided | undefined {
   if ('decided' in end && end.decided !== undefined) {
-    const { outcome, reason, recorded } = end.decided;
-    return { outcome, reason, digest: recorded.digest };
+    const { outcome, reason, recorded, policies } = end.decided;
+    return { outcome, reason, digest: recorded.digest, policies };
   }
   // Allowed steps record their decision when they start; a decision left on the record by an
   // earlier run (an approval request) is not this run's.
   if (record?.status !== 'running' || record.decision === undefined) return undefined;
-  const { outcome, reason, inputDigest } = record.decision;
-  return { outcome, reason, digest: inputDigest };
+  const { outcome, reason, inputDigest, policies } = record.decision;
+  return { outcome, reason, digest: inputDigest, policies };
 }
 
 function stepErrorType(end: StepEnd, decided: StepDecided | undefined): StepErrorType | undefined {
@@ -195,6 +196,9 @@ export class JobTelemetry {
       if (decided.reason !== undefined)
         span.setAttribute('warrant.decision.reason', decided.reason);
       span.setAttribute('warrant.input.digest', decided.digest);
+      // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
+      if (decided.policies !== undefined)
+        span.setAttribute('warrant.decision.policies', [...decided.policies]);
     }
     const errorType = stepErrorType(end, decided);
     if (errorType !== undefined) {

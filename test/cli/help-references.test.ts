@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 const bin = resolve('dist/esm/cli/main.js');
-const COMMANDS = ['run', 'serve', 'mcp', 'jobs', 'approvals', 'capabilities'];
+const COMMANDS = ['run', 'serve', 'mcp', 'jobs', 'approvals', 'capabilities', 'policy'];
 
 function help(command: string): string {
   const child = spawnSync(process.execPath, [bin, command, '--help'], {

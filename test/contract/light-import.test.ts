@@ -176,6 +176,30 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(loaded.cjs as Set<string>, isMcpOrZod, 'CommonJS root');
   });
 
+  test('loads no Cedar engine; cedarAuthorizer() loads it (docs/api.md, "Policy as code: Cedar")', () => {
+    const isCedar = (name: string) => name.startsWith('@cedar-policy/');
+    assertNotLoaded(loaded.esm as Set<string>, isCedar, 'ESM root');
+    assertNotLoaded(loaded.cjs as Set<string>, isCedar, 'CommonJS root');
+    for (const [entry, load] of [
+      [CJS_ENTRY, 'const root = require(ENTRY);'],
+      [ESM_ENTRY, 'const root = await import(require("node:url").pathToFileURL(ENTRY).href);'],
+    ] as const) {
+      const stdout = execFileSync(
+        process.execPath,
+        [
+          '-e',
+          `(async () => { const ENTRY = ${JSON.stringify(entry)}; ${load}
+           const before = Object.keys(require.cache).some((path) => path.includes('@cedar-policy'));
+           root.cedarAuthorizer({ policies: 'permit(principal, action, resource);' });
+           const after = Object.keys(require.cache).some((path) => path.includes('@cedar-policy'));
+           console.log(JSON.stringify([before, after])); })()`,
+        ],
+        { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 },
+      );
+      assert.deepEqual(JSON.parse(stdout.trim()), [false, true], entry);
+    }
+  });
+
   test('loads no package at all on import; @opentelemetry/api loads with the first job', () => {
     assert.deepEqual([...packagesLoadedByImport([ESM_ENTRY])], [], 'ESM root import');
     const cached = execFileSync(

@@ -22,6 +22,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import {
   OperatorRuntime,
+  cedarAuthorizer,
   type CapabilityAuthorizationContext,
   type ExecutionAuthorizer,
   type Job,
@@ -183,6 +184,25 @@ describe('telemetry with a tracer provider', () => {
     assert.equal(jobSpan.status.code, SpanStatusCode.ERROR);
     assert.equal(jobSpan.attributes['error.type'], 'denied');
     assert.equal(jobSpan.attributes['warrant.job.status'], 'failed');
+  });
+
+  it('a Cedar decision: warrant.decision.policies names the determining policies; other authorizers give none', async () => {
+    const runtime = new OperatorRuntime({
+      authorizer: cedarAuthorizer({
+        policies:
+          '@id("reads") permit(principal, action in Warrant::Action::"risk:read", resource);\npermit(principal, action, resource);',
+      }),
+    });
+    const [read] = register(runtime, { execute: () => 1 });
+    await runtime.executePlan({ version: '1.0', steps: [{ id: 'a', capability: read as string }] });
+    const step = only(`execute_tool ${read}`);
+    assert.deepEqual(step.attributes['warrant.decision.policies'], ['reads', 'policy1']);
+    exporter.reset();
+    const plain = new OperatorRuntime();
+    const [other] = register(plain, { execute: () => 1 });
+    await plain.executePlan({ version: '1.0', steps: [{ id: 'a', capability: other as string }] });
+    assert.equal(only(`execute_tool ${other}`).attributes['warrant.decision.policies'], undefined);
+    await Promise.all([runtime.close(), plain.close()]);
   });
 
   it('a failed step: ERROR, error.type naming where it failed, decision attributes when one was made', async () => {

@@ -1,12 +1,20 @@
 /** `warrant run <plan.json>`: admits and executes a plan, with progress and a summary. */
 import {
   isPlanAdmissionError,
+  type ExecutionCaller,
   type ExecutionPlan,
   type Job,
   type PlanAdmissionError,
+  type PlanPreview,
   type RuntimeEvent,
 } from '../../index.js';
-import { answerText, CLI_ANSWER, jobAnswer, refusalAnswer } from '../../json/answer.js';
+import {
+  answerText,
+  CLI_ANSWER,
+  jobAnswer,
+  refusalAnswer,
+  valueAnswer,
+} from '../../json/answer.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { parseCommand, text as optionText } from '../parse.js';
@@ -47,6 +55,10 @@ ${callerOptionHelp}
                         (default { "id": "cli:<os user name>" })
   --json                print the job as JSON on stdout; a plan refused at admission
                         prints { "error", "code", "issues" } (as over HTTP) instead
+  --dry-run             run nothing, record nothing (memory store): print each step's
+                        decision, a step waiting on earlier results as unknown (with
+                        --json: { "steps": [...] } on stdout); exit 0 when no step would be
+                        refused, 1 when one would (denied, invalid, error, input_rejected)
   -h, --help            show this help`;
 
 /** Where the job is, from its events: to name what never settled when the event loop drains. */
@@ -137,11 +149,59 @@ function approveCommand(job: Job, flags: RuntimeFlags): string {
   return `\nstep ${step.id} awaits approval; to approve it:\n  ${words.map(shellWord).join(' ')}\n`;
 }
 
+/** Outcomes of a preview that mean the plan would not run through. */
+const REFUSED = new Set(['deny', 'invalid', 'error', 'input_rejected']);
+
+/**
+ * `--dry-run`: the plan previewed (docs/api.md, "runtime.previewPlan") on a memory store, so
+ * nothing is recorded anywhere; one line per step on stderr, the preview as JSON with --json.
+ */
+async function dryRun(
+  plan: ExecutionPlan,
+  caller: ExecutionCaller,
+  flags: RuntimeFlags,
+  json: unknown,
+): Promise<number> {
+  const runtime = await createProgramRuntime({ ...flags, store: 'memory' });
+  try {
+    let preview: PlanPreview;
+    try {
+      waitingFor('the preview never settled (an authorizer whose promise never settles)');
+      preview = await runtime.previewPlan(plan, { caller });
+    } catch (error) {
+      if (!isPlanAdmissionError(error)) throw error;
+      process.stderr.write(`Plan refused at admission (${error.code}):\n`);
+      for (const issue of error.issues)
+        process.stderr.write(
+          `  ${issue.code}: ${printable(issue.message, MAX_SHOWN_ERROR_CHARS)}\n`,
+        );
+      if (json === true) process.stdout.write(`${admissionJson(error)}\n`);
+      return 2;
+    }
+    for (const step of preview.steps) {
+      const parts = [
+        `${printable(step.id, 200)} ${printable(step.capability, 200)}: ${step.outcome}`,
+      ];
+      if (step.reason !== undefined) parts.push(printable(step.reason, MAX_SHOWN_ERROR_CHARS));
+      if (step.policies !== undefined)
+        parts.push(`policies: ${step.policies.length === 0 ? 'none' : step.policies.join(', ')}`);
+      if (step.waitsFor !== undefined) parts.push(`waits for: ${step.waitsFor.join(', ')}`);
+      process.stderr.write(`${parts.join(' | ')}\n`);
+    }
+    if (json === true) process.stdout.write(`${answerText(valueAnswer(preview), 2)}\n`);
+    return preview.steps.some((step) => REFUSED.has(step.outcome)) ? 1 : 0;
+  } finally {
+    await closeMcpConnections();
+    await runtime.close();
+  }
+}
+
 export async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
     caller: { type: 'string' },
     json: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
   });
   if (values.help) {
     console.log(runHelp);
@@ -158,6 +218,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   } catch (error) {
     throw new UsageError(`${file} is not valid JSON: ${firstLine(error)}`);
   }
+  if (values['dry-run'] === true) return dryRun(plan, caller, values as RuntimeFlags, values.json);
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   const position = new JobPosition(plan);
   const progress = new RunProgress({ stream: process.stderr, stepIds: stepIdsOf(plan) });

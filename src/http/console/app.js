@@ -474,6 +474,15 @@
               ),
         ],
         ['Authorizer', decision?.authorizer],
+        // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
+        [
+          'Policies',
+          Array.isArray(decision?.policies)
+            ? decision.policies.length === 0
+              ? 'none'
+              : decision.policies.join(', ')
+            : undefined,
+        ],
         ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
         ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
         ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],

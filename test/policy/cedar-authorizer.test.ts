@@ -1,0 +1,386 @@
+// docs/api.md, "Policy as code: Cedar": cedarAuthorizer's outcomes, its request shape, the
+// determining policies in the record, and the decision cache.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import {
+  cedarAuthorizer,
+  type CapabilityAuthorizationContext,
+  type ExecutionCaller,
+} from '../../src/index.js';
+import { decisionPolicies } from '../../src/authorization/decision-policies.js';
+import { isIssuedError } from '../../src/errors/warrant-error.js';
+import { register, runtimeWith } from '../support/runtime-fixtures.js';
+
+const CAPABILITY = { name: 'mail.send', version: '1.2.0', risk: 'write' } as const;
+
+function ask(
+  policies: string,
+  context: Partial<CapabilityAuthorizationContext> = {},
+): { decision: string; reason?: string; policies: readonly string[] | undefined } {
+  const answer = cedarAuthorizer({ policies }).authorize({
+    jobId: 'job-1',
+    stepId: 'send',
+    capability: CAPABILITY,
+    input: { to: 'a@b.c', count: 2 },
+    caller: { id: 'alice', scopes: ['mail'] },
+    inputDigest: 'sha256:00',
+    ...context,
+  }) as { decision: string; reason?: string };
+  return { ...answer, policies: decisionPolicies(answer) };
+}
+
+/** Allowed when `condition` holds for the default request, and only then. */
+function holds(condition: string, context: Partial<CapabilityAuthorizationContext> = {}): boolean {
+  const { decision } = ask(`permit(principal, action, resource) when { ${condition} };`, context);
+  return decision === 'allow';
+}
+
+const refusal = (pattern: RegExp) => (error: unknown) =>
+  isIssuedError(error, 'CEDAR_POLICY_INVALID') && pattern.test((error as Error).message);
+
+describe('cedarAuthorizer outcomes', () => {
+  it('allows on a permit and no forbid, naming the determining permits in text order', () => {
+    const answer = ask(`
+      @id("mail") permit(principal, action == Warrant::Action::"mail.send", resource);
+      permit(principal, action, resource) when { principal.scopes.contains("mail") };
+      permit(principal, action, resource) when { false };`);
+    assert.deepEqual(answer, { decision: 'allow', policies: ['mail', 'policy1'] });
+  });
+
+  it('denies on a forbid, naming every forbidding policy', () => {
+    const answer = ask(`
+      permit(principal, action, resource);
+      @id("no-mail") forbid(principal, action, resource) when { context.input.to like "*@b.c" };
+      forbid(principal, action in Warrant::Action::"risk:write", resource);`);
+    assert.deepEqual(answer, {
+      decision: 'deny',
+      reason: 'Forbidden by policy no-mail, policy2',
+      policies: ['no-mail', 'policy2'],
+    });
+  });
+
+  it('denies when no policy permits, with no determining policy', () => {
+    assert.deepEqual(ask('permit(principal, action, resource) when { context.input.count > 5 };'), {
+      decision: 'deny',
+      reason: 'No policy permits',
+      policies: [],
+    });
+    assert.deepEqual(ask(''), { decision: 'deny', reason: 'No policy permits', policies: [] });
+  });
+
+  it('counts a forbid whose condition errors as applying (fail closed)', () => {
+    const answer = ask(`
+      permit(principal, action, resource);
+      @id("odd") forbid(principal, action, resource) when { context.input.missing == 1 };`);
+    assert.deepEqual(answer, {
+      decision: 'deny',
+      reason: 'Forbidden by policy odd',
+      policies: ['odd'],
+    });
+  });
+
+  it('does not apply a permit whose condition errors', () => {
+    const answer = ask('permit(principal, action, resource) when { context.input.missing == 1 };');
+    assert.deepEqual(answer, { decision: 'deny', reason: 'No policy permits', policies: [] });
+    // ...while a permit beside it still allows.
+    const beside = ask(`
+      permit(principal, action, resource) when { context.input.missing == 1 };
+      permit(principal, action, resource);`);
+    assert.deepEqual(beside, { decision: 'allow', policies: ['policy1'] });
+  });
+
+  it('requires approval when a determining permit says so, and allows once approved', () => {
+    const policies = `
+      @id("writes") @warrant("require_approval") permit(principal, action in Warrant::Action::"risk:write", resource);
+      @id("mail") permit(principal, action, resource) when { principal.scopes.contains("mail") };`;
+    assert.deepEqual(ask(policies), {
+      decision: 'require_approval',
+      reason: 'Approval required by policy writes',
+      policies: ['writes', 'mail'],
+    });
+    const approval = { approver: { id: 'bob' }, grantedAt: 'now', inputDigest: 'sha256:00' };
+    assert.deepEqual(ask(policies, { approval }), {
+      decision: 'allow',
+      policies: ['writes', 'mail'],
+    });
+    // A permit asking for approval that does not apply asks nothing.
+    assert.deepEqual(ask(policies, { capability: { ...CAPABILITY, risk: 'read' } }), {
+      decision: 'allow',
+      policies: ['mail'],
+    });
+  });
+
+  it('always denies a capability whose name starts with "risk:"', () => {
+    const answer = ask('permit(principal, action, resource);', {
+      capability: { name: 'risk:write', version: '1', risk: 'read' },
+    });
+    assert.equal(answer.decision, 'deny');
+    assert.match(answer.reason ?? '', /starting with "risk:"/);
+  });
+});
+
+describe('the request each step makes', () => {
+  it('names the caller as principal, with scopes, and roles and tenant only when it has them', () => {
+    assert.ok(holds('principal == Warrant::Caller::"alice"'));
+    assert.ok(holds('principal.scopes == ["mail"]'));
+    assert.ok(holds('principal.scopes.isEmpty()', { caller: { id: 'alice' } }));
+    assert.ok(holds('!(principal has roles) && !(principal has tenant)'));
+    const admin: ExecutionCaller = { id: 'root', roles: ['admin'], tenant: 'acme' };
+    assert.ok(holds('principal.roles.contains("admin")', { caller: admin }));
+    assert.ok(holds('principal.tenant == "acme"', { caller: admin }));
+  });
+
+  it('is Warrant::Anonymous::"anonymous" without a caller or a string id, with no attributes', () => {
+    const anonymous = 'principal == Warrant::Anonymous::"anonymous" && !(principal has scopes)';
+    assert.ok(holds(anonymous, { caller: undefined }));
+    assert.ok(holds(anonymous, { caller: { scopes: ['mail'] } }));
+    assert.ok(!holds('principal is Warrant::Caller', { caller: undefined }));
+  });
+
+  it('names the capability as action, in its risk group, and as resource with its attributes', () => {
+    assert.ok(holds('action == Warrant::Action::"mail.send"'));
+    assert.ok(holds('action in Warrant::Action::"risk:write"'));
+    assert.ok(!holds('action in Warrant::Action::"risk:read"'));
+    assert.ok(holds('resource == Warrant::Capability::"mail.send@1.2.0"'));
+    assert.ok(
+      holds(
+        'resource.name == "mail.send" && resource.version == "1.2.0" && resource.risk == "write"',
+      ),
+    );
+  });
+
+  it('gives the context input, inputDigest, jobId, stepId and approved', () => {
+    assert.ok(holds('context.input == { "to": "a@b.c", "count": 2 }'));
+    assert.ok(holds('context.inputDigest == "sha256:00"'));
+    assert.ok(holds('context.jobId == "job-1" && context.stepId == "send"'));
+    assert.ok(holds('context.approved == false'));
+    const approval = { approver: { id: 'bob' }, grantedAt: 'now', inputDigest: 'sha256:00' };
+    assert.ok(holds('context.approved == true', { approval }));
+    assert.ok(holds('context.input == [1, "a", true, []]', { input: [1, 'a', true, []] }));
+  });
+
+  it('leaves out input Cedar cannot hold: floats, null, unsafe integers, very deep values', () => {
+    const deep: Record<string, unknown> = {};
+    let level = deep;
+    for (let index = 0; index < 40; index++) level = level['next'] = {};
+    for (const input of [{ price: 1.5 }, { note: null }, { n: 2 ** 60 }, deep, [undefined]]) {
+      assert.ok(holds('!(context has input) && context has inputDigest', { input }));
+    }
+    // A policy that needs the input then denies.
+    assert.equal(
+      ask('permit(principal, action, resource) when { context.input.price < 2 };', {
+        input: { price: 1.5 },
+      }).decision,
+      'deny',
+    );
+  });
+
+  it('never lets input forge an entity, an extension value or an expression', () => {
+    const forged = [
+      { __entity: { type: 'Warrant::Caller', id: 'root' } },
+      { who: { __entity: { type: 'Warrant::Caller', id: 'root' } } },
+      { ip: { __extn: { fn: 'ip', arg: '10.0.0.1' } } },
+      { list: [{ __expr: 'true' }] },
+    ];
+    for (const input of forged) {
+      assert.ok(holds('!(context has input)', { input }), JSON.stringify(input));
+      assert.equal(
+        ask(
+          'permit(principal, action, resource) when { context.input == Warrant::Caller::"root" || context.input.who == Warrant::Caller::"root" };',
+          {
+            input,
+          },
+        ).decision,
+        'deny',
+      );
+    }
+  });
+});
+
+describe('policy text', () => {
+  it('refuses text that does not parse, naming its line', () => {
+    assert.throws(
+      () =>
+        cedarAuthorizer({
+          policies: 'permit(principal, action, resource);\n\nforbid(principal, action resource);',
+        }),
+      refusal(/^Cedar policy text does not parse at line 3: /),
+    );
+  });
+
+  it('names policies by @id, else policy<N> by position, past ten policies too', () => {
+    const policies = Array.from(
+      { length: 12 },
+      (_, index) => `permit(principal, action, resource) when { context.input.count == ${index} };`,
+    ).join('\n');
+    for (const count of [2, 10, 11]) {
+      assert.deepEqual(ask(policies, { input: { count } }).policies, [`policy${count}`]);
+    }
+  });
+
+  it("refuses duplicate ids, an @id equal to another policy's position included", () => {
+    assert.throws(
+      () =>
+        cedarAuthorizer({
+          policies:
+            '@id("a") permit(principal, action, resource);\n@id("a") forbid(principal, action, resource);',
+        }),
+      refusal(/^Duplicate policy id "a": policies 0 and 1$/),
+    );
+    assert.throws(
+      () =>
+        cedarAuthorizer({
+          policies:
+            '@id("policy1") permit(principal, action, resource);\npermit(principal, action, resource);',
+        }),
+      refusal(/^Duplicate policy id "policy1"/),
+    );
+  });
+
+  it('refuses templates, unknown @warrant values and malformed options', () => {
+    assert.throws(
+      () => cedarAuthorizer({ policies: 'permit(principal == ?principal, action, resource);' }),
+      refusal(/template/),
+    );
+    assert.throws(
+      () =>
+        cedarAuthorizer({ policies: '@warrant("approve") permit(principal, action, resource);' }),
+      refusal(/@warrant\("approve"\)/),
+    );
+    for (const options of [undefined, {}, { policies: 1 }, { policies: '', name: 2 }])
+      assert.throws(() => cedarAuthorizer(options as never), refusal(/^cedarAuthorizer /));
+  });
+});
+
+describe('the decision cache', () => {
+  it('answers a repeated request with the same decision, and a different one afresh', () => {
+    const authorizer = cedarAuthorizer({
+      policies: 'permit(principal, action, resource) when { context.input.count == 2 };',
+    });
+    const context: CapabilityAuthorizationContext = {
+      jobId: 'j',
+      stepId: 's',
+      capability: CAPABILITY,
+      input: { count: 2 },
+      inputDigest: 'sha256:00',
+    };
+    const first = authorizer.authorize(context);
+    assert.equal(authorizer.authorize({ ...context, input: { count: 2 } }), first);
+    const other = authorizer.authorize({ ...context, input: { count: 3 } });
+    assert.notEqual(other, first);
+    assert.deepEqual(other, { decision: 'deny', reason: 'No policy permits' });
+  });
+});
+
+describe('cedarAuthorizer in the runtime', () => {
+  it('records the determining policies and the authorizer name; inputDigest is the recorded one', async () => {
+    const runtime = runtimeWith({
+      authorizer: cedarAuthorizer({
+        name: 'mail-policy',
+        policies:
+          '@id("mine") permit(principal, action, resource) when { context has inputDigest && context.input.n == 1 };',
+      }),
+    });
+    const [name] = register(runtime, { execute: () => 'done' });
+    const job = await runtime.executePlan(
+      { version: '1.0', steps: [{ id: 'a', capability: name as string, input: { n: 1 } }] },
+      { caller: { id: 'alice' } },
+    );
+    assert.equal(job.status, 'completed');
+    const decision = job.steps[0]?.decision;
+    assert.equal(decision?.authorizer, 'mail-policy');
+    assert.deepEqual(decision?.policies, ['mine']);
+    const stored = await runtime.getJob(job.id);
+    assert.deepEqual(stored?.steps[0]?.decision?.policies, ['mine']);
+    // The context's inputDigest is the decision's: a policy pinned to it allows the same input.
+    const pinned = runtimeWith({
+      authorizer: cedarAuthorizer({
+        policies: `permit(principal, action, resource) when { context.inputDigest == "${decision?.inputDigest}" };`,
+      }),
+    });
+    const [again] = register(pinned, { execute: () => 'done' });
+    const second = await pinned.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: again as string, input: { n: 1 } }],
+    });
+    assert.equal(second.status, 'completed');
+    await Promise.all([runtime.close(), pinned.close()]);
+  });
+
+  it('keeps decision.policies in a SQLite record, which still verifies', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'warrant-cedar-')), 'jobs.db');
+    const runtime = runtimeWith({
+      store: `sqlite:${file}`,
+      authorizer: cedarAuthorizer({ policies: '@id("all") permit(principal, action, resource);' }),
+    });
+    const [name] = register(runtime, { execute: () => 'done' });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: name as string, input: { n: 1 } }],
+    });
+    await runtime.close();
+    const reopened = runtimeWith({ store: `sqlite:${file}` });
+    const stored = await reopened.getJob(job.id);
+    assert.deepEqual(stored?.steps[0]?.decision?.policies, ['all']);
+    assert.equal((await reopened.verifyJob(job.id))?.ok, true);
+    await reopened.close();
+  });
+
+  it('records a denial with its forbidding policy; other authorizers record no policies', async () => {
+    const runtime = runtimeWith({
+      authorizer: cedarAuthorizer({
+        policies:
+          'permit(principal, action, resource);\n@id("stop") forbid(principal, action, resource);',
+      }),
+    });
+    const [name] = register(runtime, { execute: () => 'done' });
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: name as string, input: {} }],
+    });
+    assert.equal(job.status, 'failed');
+    assert.deepEqual(job.steps[0]?.decision?.policies, ['stop']);
+    assert.equal(job.steps[0]?.decision?.reason, 'Forbidden by policy stop');
+    const plain = runtimeWith();
+    const [read] = register(plain, { execute: () => 'done' });
+    const other = await plain.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: read as string, input: {} }],
+    });
+    assert.equal(other.steps[0]?.decision?.outcome, 'allow');
+    assert.equal('policies' in (other.steps[0]?.decision ?? {}), false);
+    await Promise.all([runtime.close(), plain.close()]);
+  });
+
+  it('stops a step for approval, and runs it once approved', async () => {
+    const runtime = runtimeWith({
+      approvals: { approver: { canApprove: () => true } },
+      authorizer: cedarAuthorizer({
+        policies: '@id("ask") @warrant("require_approval") permit(principal, action, resource);',
+      }),
+    });
+    const [name] = register(runtime, { risk: 'write', execute: () => 'sent' });
+    const job = await runtime.executePlan(
+      { version: '1.0', steps: [{ id: 'a', capability: name as string, input: { n: 1 } }] },
+      { caller: { id: 'alice' } },
+    );
+    assert.equal(job.status, 'awaiting_approval');
+    const decision = job.steps[0]?.decision;
+    assert.equal(decision?.outcome, 'approval_required');
+    assert.deepEqual(decision?.policies, ['ask']);
+    const done = await runtime.decideApproval({
+      jobId: job.id,
+      stepId: 'a',
+      inputDigest: decision?.inputDigest as string,
+      approver: { id: 'bob' },
+      decision: 'approve',
+    });
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.steps[0]?.decision?.policies, ['ask']);
+    assert.equal(done.steps[0]?.decision?.outcome, 'allow');
+    await runtime.close();
+  });
+});

@@ -1,0 +1,84 @@
+// docs/api.md, "Policy as code: Cedar": the schema of the registered capabilities and the check
+// of policies against it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { cedarSchema, validateCedarPolicies } from '../../src/index.js';
+import { loadCedar } from '../../src/policy/cedar-wasm.cjs';
+import { register, runtimeWith } from '../support/runtime-fixtures.js';
+
+const runtime = runtimeWith();
+const [mail, note] = register(
+  runtime,
+  {
+    risk: 'write',
+    inputSchema: {
+      to: { type: 'string', required: true, description: 'recipient' },
+      urgent: { type: 'boolean', required: false, description: 'flag' },
+      price: { type: 'number', required: false, description: 'a float, which Cedar cannot hold' },
+    },
+    execute: () => 1,
+  },
+  { execute: () => 1 },
+) as [string, string];
+
+describe('cedarSchema', () => {
+  it('declares the request entities, the risk groups and an action per capability, with its input', () => {
+    const schema = cedarSchema();
+    assert.equal(loadCedar().checkParseSchema(schema).type, 'success', schema);
+    assert.match(
+      schema,
+      /entity Caller = \{ "scopes": Set<String>, "roles"\?: Set<String>, "tenant"\?: String \};/,
+    );
+    assert.ok(
+      schema.includes(
+        `action "${mail}" in ["risk:write"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input"?: { "to": String, "urgent"?: Bool }, "inputDigest": String, "jobId": String, "stepId": String, "approved": Bool }\n  };`,
+      ),
+      schema,
+    );
+    assert.ok(schema.includes(`action "${note}" in ["risk:read"]`));
+  });
+});
+
+describe('validateCedarPolicies', () => {
+  it('accepts policies that fit the schema', () => {
+    assert.deepEqual(
+      validateCedarPolicies(
+        `permit(principal, action == Warrant::Action::"${mail}", resource) when { context has input && context.input.to like "*@example.com" };\n` +
+          'forbid(principal, action in Warrant::Action::"risk:write", resource) when { principal is Warrant::Caller && principal.scopes.isEmpty() };',
+      ),
+      [],
+    );
+  });
+
+  it('names each problem with its line and policy: an unknown capability, an unknown attribute', () => {
+    const problems = validateCedarPolicies(
+      `permit(principal, action, resource);\n\n@id("typo") permit(principal, action == Warrant::Action::"no.such.capability", resource);\n` +
+        `permit(principal, action == Warrant::Action::"${mail}", resource) when { context has input && context.input.price == 1 };`,
+    );
+    assert.deepEqual(
+      problems.map(({ line, policy }) => [line, policy]),
+      [
+        [3, 'typo'],
+        [4, 'policy2'],
+      ],
+    );
+    assert.match(
+      problems[0]?.message ?? '',
+      /unrecognized action `Warrant::Action::"no\.such\.capability"`/,
+    );
+    assert.match(problems[1]?.message ?? '', /attribute `price`|input\.price/);
+  });
+
+  it('names text that does not parse by its line, and duplicate ids', () => {
+    const [parse] = validateCedarPolicies(
+      'permit(principal, action, resource);\npermit(principal action, resource);',
+    );
+    assert.equal(parse?.line, 2);
+    assert.deepEqual(
+      validateCedarPolicies(
+        '@id("a") permit(principal, action, resource);\n@id("a") permit(principal, action, resource);',
+      ),
+      [{ message: 'Duplicate policy id "a": policies 0 and 1' }],
+    );
+  });
+});
