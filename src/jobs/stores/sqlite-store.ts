@@ -17,9 +17,16 @@ import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
+import type { JobChange, JobStore, RecordedChain, StoreSeals } from '../job-store.js';
 import { isFinished } from '../job.js';
+import {
+  nextCheckpoint,
+  type Checkpoint,
+  type CheckpointEntry,
+  type SealedEntry,
+} from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
   decodeEvent,
@@ -89,6 +96,46 @@ CREATE TABLE IF NOT EXISTS job_events (
   PRIMARY KEY (job_seq, position)
 ) WITHOUT ROWID;
 `;
+
+/**
+ * Store checkpoints (checkpoint.ts), created on open in any schema version: a database written
+ * before them gains checkpoints from then on. A trigger marks each job whose events grow, in the
+ * writing transaction (so a crash between a commit and its checkpoint loses no mark); the next
+ * seal takes the marks.
+ */
+const CHECKPOINT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS checkpoints (
+  seq INTEGER PRIMARY KEY,
+  previous TEXT NOT NULL,
+  root TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  at TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint_entries (
+  checkpoint INTEGER NOT NULL REFERENCES checkpoints (seq),
+  job_id TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (checkpoint, job_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS checkpoint_entries_by_job ON checkpoint_entries (job_id, checkpoint);
+CREATE TABLE IF NOT EXISTS checkpoint_unsealed (job_seq INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS job_events_unsealed AFTER INSERT ON job_events
+BEGIN
+  INSERT OR IGNORE INTO checkpoint_unsealed (job_seq) VALUES (NEW.job_seq);
+END;
+`;
+
+/** Each marked job's id, and the position and hash of its last event. */
+const UNSEALED_HEADS = `
+SELECT j.id, e.position, e.hash FROM checkpoint_unsealed u
+JOIN jobs j ON j.seq = u.job_seq
+JOIN job_events e ON e.job_seq = u.job_seq
+  AND e.position = (SELECT max(position) FROM job_events WHERE job_seq = u.job_seq)
+WHERE e.hash IS NOT NULL`;
+
+const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
 
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
 // than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
@@ -215,13 +262,22 @@ export class SqliteJobStore implements JobStore {
    * commit); reads flush it first.
    */
   readonly #writes = new GroupCommit<EncodedChange>({
-    write: (writes) => this.#commit(writes),
+    write: (writes) => {
+      this.#commit(writes);
+      let events = 0;
+      for (const pending of writes) events += pending.change.events.length;
+      this.#sealer.committed(events);
+    },
     // The executor writes nothing more for a job whose change failed.
     forget: (change) => {
       this.#heads.forget(change.id);
       this.#seqOf.delete(change.id);
     },
   });
+
+  /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
+  readonly #sealer = new CheckpointSealer(() => this.#sealNow());
+  readonly #auditKey: string | undefined;
 
   /**
    * Opens (and creates or migrates) the database at `file`, or runs on a connection already
@@ -230,6 +286,7 @@ export class SqliteJobStore implements JobStore {
    */
   constructor(file: string | Sqlite.Database, options: SqliteStoreOptions = {}) {
     this.#heads = new ChainHeads(options.auditKey);
+    this.#auditKey = options.auditKey;
     if (typeof file === 'string') {
       try {
         this.#db = new Database(file);
@@ -252,6 +309,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
     this.#migrate(db.name);
+    db.exec(CHECKPOINT_SCHEMA);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -586,7 +644,120 @@ export class SqliteJobStore implements JobStore {
   close(): void {
     if (!this.#db.open) return;
     this.#writes.flush();
+    if (this.#sealer.stop()) {
+      try {
+        this.#sealNow();
+      } catch {
+        // Still marked: the next process that writes this store seals it.
+      }
+    }
     this.#db.close();
+  }
+
+  /**
+   * Writes the next checkpoint of what is marked unsealed, in one IMMEDIATE transaction: it
+   * takes SQLite's write lock before it reads the head, so processes sharing the file seal one
+   * after another and never fork the chain (the seq primary key backs it).
+   */
+  #sealNow(): Checkpoint | undefined {
+    this.#writes.flush();
+    const db = this.#db;
+    if (!db.open) return undefined;
+    return db
+      .transaction(() => {
+        const rows = db.prepare(UNSEALED_HEADS).raw().all() as [string, number, string][];
+        const current = rows.map(([jobId, position, hash]) => ({
+          jobId,
+          events: position + 1,
+          hash,
+        }));
+        const lastOf = db.prepare(
+          'SELECT job_id AS jobId, events, hash FROM checkpoint_entries WHERE job_id = ? ORDER BY checkpoint DESC LIMIT 1',
+        );
+        const sealed = new Map<string, CheckpointEntry>();
+        for (const entry of current) {
+          const before = lastOf.get(entry.jobId) as CheckpointEntry | undefined;
+          if (before !== undefined) sealed.set(entry.jobId, before);
+        }
+        const head = db
+          .prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1')
+          .get() as { seq: number; hash: string } | undefined;
+        const next = nextCheckpoint(
+          head,
+          current,
+          sealed,
+          new Date().toISOString(),
+          this.#auditKey,
+        );
+        if (next !== undefined) {
+          const { checkpoint, entries } = next;
+          db.prepare(
+            `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
+          ).run(
+            checkpoint.seq,
+            checkpoint.previous,
+            checkpoint.root,
+            checkpoint.events,
+            checkpoint.at,
+            checkpoint.hash,
+          );
+          const insert = db.prepare(
+            'INSERT INTO checkpoint_entries (checkpoint, job_id, events, hash) VALUES (?, ?, ?, ?)',
+          );
+          for (const entry of entries)
+            insert.run(checkpoint.seq, entry.jobId, entry.events, entry.hash);
+        }
+        db.exec('DELETE FROM checkpoint_unsealed');
+        return next?.checkpoint;
+      })
+      .immediate();
+  }
+
+  seal(): Promise<Checkpoint | undefined> {
+    try {
+      return Promise.resolve(this.#sealNow());
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  readSeals(): StoreSeals {
+    this.#writes.flush();
+    const db = this.#db;
+    return db.transaction(() => ({
+      checkpoints: db
+        .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY seq`)
+        .all() as Checkpoint[],
+      entries: db
+        .prepare(
+          'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries ORDER BY checkpoint, job_id',
+        )
+        .all() as SealedEntry[],
+      jobIds: db.prepare('SELECT id FROM jobs ORDER BY seq').pluck().all() as string[],
+      unsealed: db.prepare('SELECT count(*) FROM checkpoint_unsealed').pluck().get() as number,
+    }))();
+  }
+
+  readSeal(jobId: string): { checkpoint: Checkpoint; entries: SealedEntry[] } | undefined {
+    this.#writes.flush();
+    const db = this.#db;
+    return db.transaction(() => {
+      const seq = db
+        .prepare('SELECT max(checkpoint) FROM checkpoint_entries WHERE job_id = ?')
+        .pluck()
+        .get(jobId) as number | null;
+      if (seq === null) return undefined;
+      const checkpoint = db
+        .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE seq = ?`)
+        .get(seq) as Checkpoint | undefined;
+      if (checkpoint === undefined) return undefined;
+      const entries = db
+        .prepare(
+          'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries WHERE checkpoint = ?',
+        )
+        .all(seq) as SealedEntry[];
+      return { checkpoint, entries };
+    })();
   }
 
   /** Jobs of these rows, in their order, with their steps and events. */
