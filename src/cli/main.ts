@@ -7,6 +7,7 @@
  */
 import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
+import { evidenceCommand } from './commands/evidence.js';
 import { jobsCommand } from './commands/jobs.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -23,6 +24,7 @@ Commands:
   approvals [approve|reject <jobId> <stepId> --digest <d>]
                          pending approval requests, and deciding one
   capabilities [name]    what is registered (introspection)
+  evidence verify <file> check a job's evidence bundle offline
 
 Run "warrant <command> --help" for the options of a command.
 
@@ -44,6 +46,7 @@ const commands: Record<string, Command> = {
   jobs: jobsCommand,
   approvals: approvalsCommand,
   capabilities: capabilitiesCommand,
+  evidence: evidenceCommand,
 };
 
 async function main(argv: readonly string[]): Promise<number> {

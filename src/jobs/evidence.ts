@@ -147,6 +147,10 @@ function checkSignature(
     problems.push({ part: 'signature', reason: 'the bundle is not signed' });
     return false;
   }
+  if (signature.algorithm !== 'ed25519') {
+    problems.push({ part: 'signature', reason: 'the signature algorithm is not ed25519' });
+    return false;
+  }
   let valid: boolean;
   try {
     valid = verify(

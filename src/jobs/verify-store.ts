@@ -18,9 +18,18 @@ import type { StoreSeals } from './job-store.js';
 import { NO_CHAIN, verifyRecord } from './verify-record.js';
 
 export interface StoreProblem {
+  /**
+   * What is wrong: a `checkpoint` of the chain, a `since` head not in it, a job `gone` that a
+   * checkpoint sealed, a job whose `sealed` events are not as sealed, a job's `record` (its own
+   * chain, events and digests, as verifyJob reports it).
+   */
+  readonly kind: 'checkpoint' | 'since' | 'gone' | 'sealed' | 'record';
   readonly reason: string;
   readonly jobId?: string;
   readonly checkpoint?: number;
+  /** For a `record` problem: as verifyJob reports it. */
+  readonly eventIndex?: number;
+  readonly stepId?: string;
 }
 
 export interface StoreVerification {
@@ -45,8 +54,14 @@ export interface VerifyStoreOptions {
   readonly since?: CheckpointHead;
 }
 
-function problem(reason: string, jobId?: string, checkpoint?: number): StoreProblem {
+function problem(
+  kind: StoreProblem['kind'],
+  reason: string,
+  jobId?: string,
+  checkpoint?: number,
+): StoreProblem {
   return {
+    kind,
     reason,
     ...(jobId === undefined ? {} : { jobId }),
     ...(checkpoint === undefined ? {} : { checkpoint }),
@@ -65,6 +80,7 @@ function checkCheckpoints(
     if (seq !== index + 1) {
       problems.push(
         problem(
+          'checkpoint',
           `checkpoint ${index + 1} is missing (found ${seq} in its place): checkpoints were deleted`,
           undefined,
           seq,
@@ -73,11 +89,17 @@ function checkCheckpoints(
     }
     if (checkpoint.previous !== previous)
       problems.push(
-        problem(`checkpoint ${seq} does not follow the checkpoint before it`, undefined, seq),
+        problem(
+          'checkpoint',
+          `checkpoint ${seq} does not follow the checkpoint before it`,
+          undefined,
+          seq,
+        ),
       );
     if (merkleRoot(entriesOf.get(seq) ?? []) !== checkpoint.root)
       problems.push(
         problem(
+          'checkpoint',
           `the entries of checkpoint ${seq} do not match its root: they were changed, added or removed`,
           undefined,
           seq,
@@ -87,6 +109,7 @@ function checkCheckpoints(
     if (keyed && auditKey === undefined) {
       problems.push(
         problem(
+          'checkpoint',
           `checkpoint ${seq} is keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)`,
           undefined,
           seq,
@@ -95,13 +118,16 @@ function checkCheckpoints(
     } else if (!keyed && auditKey !== undefined) {
       problems.push(
         problem(
+          'checkpoint',
           `checkpoint ${seq} is not keyed: it was written without the audit key, or rewritten`,
           undefined,
           seq,
         ),
       );
     } else if (checkpointHash(checkpoint, auditKey) !== checkpoint.hash) {
-      problems.push(problem(`checkpoint ${seq} does not match its hash`, undefined, seq));
+      problems.push(
+        problem('checkpoint', `checkpoint ${seq} does not match its hash`, undefined, seq),
+      );
     }
   });
   return problems;
@@ -116,6 +142,7 @@ function checkSealed(
   for (const entry of entries) {
     if (hashes.length < entry.events) {
       return problem(
+        'sealed',
         `job ${jobId} has ${hashes.length} events, checkpoint ${entry.checkpoint} sealed ${entry.events}: events were removed, or an older copy restored`,
         jobId,
         entry.checkpoint,
@@ -123,6 +150,7 @@ function checkSealed(
     }
     if (hashes[entry.events - 1] !== entry.hash) {
       return problem(
+        'sealed',
         `event ${entry.events - 1} of job ${jobId} is not the one checkpoint ${entry.checkpoint} sealed: events were changed, reordered or restored from an older copy`,
         jobId,
         entry.checkpoint,
@@ -164,6 +192,7 @@ export async function verifySeals(
     if (kept === undefined) {
       problems.push(
         problem(
+          'since',
           `checkpoint ${seq} (the head kept) is not in the store, whose head is ${head === undefined ? 'none' : head.seq}: the store was rolled back`,
           undefined,
           seq,
@@ -172,6 +201,7 @@ export async function verifySeals(
     } else if (kept.hash !== hash) {
       problems.push(
         problem(
+          'since',
           `checkpoint ${seq} is not the head kept: the store was rolled back or its checkpoints rewritten`,
           undefined,
           seq,
@@ -187,6 +217,7 @@ export async function verifySeals(
       const first = (sealedOf.get(jobId) as SealedEntry[])[0] as SealedEntry;
       problems.push(
         problem(
+          'gone',
           `job ${jobId} is gone: checkpoint ${first.checkpoint} sealed ${first.events} of its events`,
           jobId,
           first.checkpoint,
@@ -201,13 +232,13 @@ export async function verifySeals(
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
         throw error;
-      problems.push(problem(`job ${jobId}: ${(error as Error).message}`, jobId));
+      problems.push(problem('record', (error as Error).message, jobId));
       continue;
     }
     const sealed = sealedOf.get(jobId);
     if (read === undefined) {
       if (sealed !== undefined)
-        problems.push(problem(`job ${jobId} is gone while it was being verified`, jobId));
+        problems.push(problem('gone', `job ${jobId} is gone while it was being verified`, jobId));
       continue;
     }
     const sealedProblem =
@@ -222,7 +253,11 @@ export async function verifySeals(
       unchained++;
       continue;
     }
-    problems.push(problem(`job ${jobId}: ${verification.reason}`, jobId));
+    problems.push({
+      ...problem('record', verification.reason, jobId),
+      ...(verification.eventIndex === undefined ? {} : { eventIndex: verification.eventIndex }),
+      ...(verification.stepId === undefined ? {} : { stepId: verification.stepId }),
+    });
   }
   return {
     ok: problems.length === 0,
