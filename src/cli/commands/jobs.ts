@@ -1,5 +1,6 @@
 /** `warrant jobs [list|show <id>|verify <id>|verify --all|export <id>]`: the job history of a store. */
 import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../../errors/error-codes.js';
 import type {
   Job,
   JobListFilter,
@@ -113,7 +114,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       const bundle = await runtime
         .exportJob(id as string, signingKey === undefined ? {} : { signingKey })
         .catch((error: unknown) => {
-          if ((error as { code?: unknown }).code !== 'EVIDENCE_KEY_INVALID') throw error;
+          if ((error as { code?: unknown }).code !== ErrorCode.EVIDENCE_KEY_INVALID) throw error;
           throw new UsageError(`--signing-key: ${(error as Error).message}`);
         });
       if (bundle === undefined) {
@@ -266,7 +267,7 @@ async function verifyAll(
   try {
     verification = await runtime.verifyStore(since === undefined ? {} : { since });
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'STORE_HEAD_INVALID')
+    if ((error as { code?: unknown }).code === ErrorCode.STORE_HEAD_INVALID)
       throw new UsageError(
         `--since ${(error as Error).message.replace(/^A kept head/, 'the head')}`,
       );
