@@ -137,6 +137,16 @@ WHERE e.hash IS NOT NULL`;
 
 const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
 
+/** The statements of a seal (prepared on the first). */
+interface SealStatements {
+  readonly unsealed: Sqlite.Statement;
+  readonly lastOf: Sqlite.Statement;
+  readonly head: Sqlite.Statement;
+  readonly insertCheckpoint: Sqlite.Statement;
+  readonly insertEntries: Sqlite.Statement;
+  readonly clear: Sqlite.Statement;
+}
+
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
 // than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
 const JOB_COLUMNS =
@@ -665,23 +675,18 @@ export class SqliteJobStore implements JobStore {
     if (!db.open) return undefined;
     return db
       .transaction(() => {
-        const rows = db.prepare(UNSEALED_HEADS).raw().all() as [string, number, string][];
+        const statements = this.#sealStatements();
+        const rows = statements.unsealed.all() as [string, number, string][];
         const current = rows.map(([jobId, position, hash]) => ({
           jobId,
           events: position + 1,
           hash,
         }));
-        const lastOf = db.prepare(
-          'SELECT job_id AS jobId, events, hash FROM checkpoint_entries WHERE job_id = ? ORDER BY checkpoint DESC LIMIT 1',
-        );
-        const sealed = new Map<string, CheckpointEntry>();
-        for (const entry of current) {
-          const before = lastOf.get(entry.jobId) as CheckpointEntry | undefined;
-          if (before !== undefined) sealed.set(entry.jobId, before);
-        }
-        const head = db
-          .prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1')
-          .get() as { seq: number; hash: string } | undefined;
+        const before = statements.lastOf.all(
+          JSON.stringify(current.map((entry) => entry.jobId)),
+        ) as CheckpointEntry[];
+        const sealed = new Map(before.map((entry) => [entry.jobId, entry]));
+        const head = statements.head.get() as { seq: number; hash: string } | undefined;
         const next = nextCheckpoint(
           head,
           current,
@@ -691,9 +696,7 @@ export class SqliteJobStore implements JobStore {
         );
         if (next !== undefined) {
           const { checkpoint, entries } = next;
-          db.prepare(
-            `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
-          ).run(
+          statements.insertCheckpoint.run(
             checkpoint.seq,
             checkpoint.previous,
             checkpoint.root,
@@ -701,16 +704,44 @@ export class SqliteJobStore implements JobStore {
             checkpoint.at,
             checkpoint.hash,
           );
-          const insert = db.prepare(
-            'INSERT INTO checkpoint_entries (checkpoint, job_id, events, hash) VALUES (?, ?, ?, ?)',
+          statements.insertEntries.run(
+            checkpoint.seq,
+            JSON.stringify(entries.map((entry) => [entry.jobId, entry.events, entry.hash])),
           );
-          for (const entry of entries)
-            insert.run(checkpoint.seq, entry.jobId, entry.events, entry.hash);
         }
-        db.exec('DELETE FROM checkpoint_unsealed');
+        statements.clear.run();
         return next?.checkpoint;
       })
       .immediate();
+  }
+
+  #sealing: SealStatements | undefined;
+
+  /** The statements of a seal, prepared on the first. */
+  #sealStatements(): SealStatements {
+    const db = this.#db;
+    this.#sealing ??= {
+      unsealed: db.prepare(UNSEALED_HEADS).raw(),
+      // The last entry of each job given (a JSON array of ids), in one statement.
+      lastOf: db.prepare(
+        `SELECT e.job_id AS jobId, e.events, e.hash FROM checkpoint_entries e
+         JOIN (SELECT job_id, max(checkpoint) AS checkpoint FROM checkpoint_entries
+           WHERE job_id IN (SELECT value FROM json_each(?)) GROUP BY job_id) last
+         ON e.job_id = last.job_id AND e.checkpoint = last.checkpoint`,
+      ),
+      head: db.prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1'),
+      insertCheckpoint: db.prepare(
+        `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      // Every entry of a checkpoint (a JSON array of [jobId, events, hash]) in one statement.
+      insertEntries: db.prepare(
+        `INSERT INTO checkpoint_entries (checkpoint, job_id, events, hash)
+         SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+         FROM json_each(?)`,
+      ),
+      clear: db.prepare('DELETE FROM checkpoint_unsealed'),
+    };
+    return this.#sealing;
   }
 
   seal(): Promise<Checkpoint | undefined> {
