@@ -62,4 +62,13 @@ export type {
   DecisionOutcome,
 } from './jobs/job.js';
 export type { JobVerification } from './jobs/verify-record.js';
+export type { StoreProblem, StoreVerification } from './jobs/verify-store.js';
+export type { Checkpoint, CheckpointHead } from './jobs/checkpoint.js';
+export { verifyEvidence } from './jobs/evidence.js';
+export type {
+  EvidenceBundle,
+  EvidenceProblem,
+  EvidenceVerification,
+  VerifyEvidenceOptions,
+} from './jobs/evidence.js';
 export type { RuntimeEvent, RuntimeEventHandler } from './events/runtime-event.js';

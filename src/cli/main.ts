@@ -7,6 +7,7 @@
  */
 import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
+import { evidenceCommand } from './commands/evidence.js';
 import { jobsCommand } from './commands/jobs.js';
 import { policyCommand } from './commands/policy.js';
 import { runCommand } from './commands/run.js';
@@ -27,6 +28,7 @@ Commands:
   capabilities [name]    what is registered (introspection)
   policy schema|validate <file.cedar>
                          the Cedar schema of what is registered; check policies against it
+  evidence verify <file> check a job's evidence bundle offline
 
 Run "warrant <command> --help" for the options of a command.
 
@@ -49,6 +51,7 @@ const commands: Record<string, Command> = {
   approvals: approvalsCommand,
   capabilities: capabilitiesCommand,
   policy: policyCommand,
+  evidence: evidenceCommand,
 };
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -39,6 +39,10 @@ export const THROWN_ERRORS = {
     'the SQLite or PostgreSQL store was asked to update a job it has no row for (someone deleted it)',
   JOB_RECORD_UNREADABLE:
     "a stored job's column is not JSON (its row was edited by hand); `getJob`/`listJobs` reject with it, `verifyJob` answers `{ ok: false, reason }` instead",
+  STORE_HEAD_INVALID:
+    '`verifyStore({ since })` or `warrant jobs verify --all --since` got a kept head that is not `<seq>:<hash>`',
+  EVIDENCE_KEY_INVALID:
+    '`exportJob(id, { signingKey })` or `verifyEvidence(bundle, { publicKey })` got a key that is not an Ed25519 key in PEM',
   APPROVAL_DECISION_INVALID:
     "`decideApproval()` got arguments that are not an object, a non-string `jobId`/`stepId`/`inputDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, or an `approver` that is not a caller (JSON data) with a non-empty string `id`",
   APPROVAL_NOT_FOUND:

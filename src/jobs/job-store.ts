@@ -1,3 +1,4 @@
+import type { Checkpoint, SealedEntry } from './checkpoint.js';
 import type { Job, JobEvent, JobListFilter } from './job.js';
 
 /**
@@ -38,6 +39,18 @@ export interface RecordedChain {
   readonly consumed?: readonly ConsumedApproval[];
 }
 
+/** A durable store's checkpoints, read together for `verifyStore` (checkpoint.ts). */
+export interface StoreSeals {
+  /** Every checkpoint, by seq. */
+  readonly checkpoints: readonly Checkpoint[];
+  /** Every entry of every checkpoint. */
+  readonly entries: readonly SealedEntry[];
+  /** The id of every job stored. */
+  readonly jobIds: readonly string[];
+  /** Jobs with events committed since the last checkpoint. */
+  readonly unsealed: number;
+}
+
 /**
  * Where jobs live. The transitions change the job and report every change; a durable store
  * persists it before the call returns (or its promise settles), so a crash leaves the last
@@ -64,6 +77,21 @@ export interface JobStore {
    * the chain), read together, for `verifyJob`. Stores that keep no chain leave it out.
    */
   readChain?(id: string): RecordedChain | undefined | Promise<RecordedChain | undefined>;
+  /**
+   * Writes a checkpoint of the events committed since the last one, now (docs/api.md, "Store
+   * checkpoints"); resolves the checkpoint written, or undefined when nothing was unsealed.
+   * Stores that keep no checkpoints (memory) leave it out.
+   */
+  seal?(): Promise<Checkpoint | undefined>;
+  /** The checkpoints and what they sealed, for `verifyStore`; with `seal`. */
+  readSeals?(): StoreSeals | Promise<StoreSeals>;
+  /** The latest checkpoint entry of a job, and its checkpoint with that checkpoint's entries. */
+  readSeal?(
+    jobId: string,
+  ):
+    | { checkpoint: Checkpoint; entries: readonly SealedEntry[] }
+    | undefined
+    | Promise<{ checkpoint: Checkpoint; entries: readonly SealedEntry[] } | undefined>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

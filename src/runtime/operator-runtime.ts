@@ -23,6 +23,10 @@ import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
+import type { CheckpointHead } from '../jobs/checkpoint.js';
+import type { EvidenceBundle } from '../jobs/evidence.js';
+import { exportJobOf, parseHead, verifyStoreOf } from '../jobs/store-audit.js';
+import type { StoreVerification } from '../jobs/verify-store.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
@@ -255,6 +259,39 @@ export class OperatorRuntime {
         throw error;
       return { ok: false, reason: (error as Error).message };
     }
+  }
+
+  /**
+   * Checks the whole store (docs/api.md, "runtime.verifyStore"): every checkpoint, every sealed
+   * event present and unchanged, every job's record; `since` (`'<seq>:<hash>'` or `{ seq, hash }`)
+   * a head kept elsewhere that must still be in the chain.
+   * @throws TypeError (STORE_HEAD_INVALID) for a malformed `since`.
+   */
+  async verifyStore(options: { since?: string | CheckpointHead } = {}): Promise<StoreVerification> {
+    const given = (options as { since?: unknown } | null)?.since;
+    const since =
+      given === undefined
+        ? undefined
+        : typeof given === 'string'
+          ? parseHead(given)
+          : parseHead(
+              `${String((given as CheckpointHead).seq)}:${String((given as CheckpointHead).hash)}`,
+            );
+    return this.#withStore((store) => verifyStoreOf(store, this.#auditKey, since));
+  }
+
+  /**
+   * One job as an evidence bundle (docs/api.md, "Evidence"), signed with `signingKey` (Ed25519,
+   * PEM) when given; undefined for an unknown id.
+   * @throws TypeError (EVIDENCE_KEY_INVALID) for a signing key that is not Ed25519 PEM.
+   */
+  async exportJob(
+    id: string,
+    options: { signingKey?: string } = {},
+  ): Promise<EvidenceBundle | undefined> {
+    if (typeof id !== 'string') return undefined;
+    const signingKey = (options as { signingKey?: string } | null)?.signingKey;
+    return this.#withStore((store) => exportJobOf(store, id, this.#auditKey, signingKey));
   }
 
   /**

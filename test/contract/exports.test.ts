@@ -28,6 +28,7 @@ const API_VALUES = [
   'cedarAuthorizer',
   'cedarSchema',
   'validateCedarPolicies',
+  'verifyEvidence',
 ];
 // Listed in docs/api.md but not built yet. Asserted ABSENT, so this test fails when one lands: then
 // delete it from this set.

@@ -19,6 +19,7 @@ import {
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import { runJobStoreContract, type StoreUnderTest } from './contract.js';
+import { runCheckpointContract } from './checkpoint-contract.js';
 import { runVerifyContract } from './verify-contract.js';
 
 let server: TestPostgres | undefined;
@@ -47,6 +48,7 @@ const postgresStore: StoreUnderTest = {
 };
 runJobStoreContract(postgresStore);
 runVerifyContract(postgresStore);
+runCheckpointContract(postgresStore);
 
 async function query<T extends pg.QueryResultRow>(
   url: string,

@@ -8,6 +8,7 @@ import { OperatorRuntime, type Job } from '../../src/index.js';
 import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
 import { register } from '../support/runtime-fixtures.js';
 import { runJobStoreContract, type StoreUnderTest } from './contract.js';
+import { runCheckpointContract } from './checkpoint-contract.js';
 import { runVerifyContract } from './verify-contract.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-'));
@@ -32,6 +33,7 @@ const sqlite: StoreUnderTest = {
 };
 runJobStoreContract(sqlite);
 runVerifyContract(sqlite);
+runCheckpointContract(sqlite);
 
 /** A job as the executor hands it to a store: created and started, one pending step. */
 function startedJob(id: string): Job {

@@ -1,5 +1,13 @@
-/** `warrant jobs [list|show <id>|verify <id>|verify --all]`: the job history of a store. */
-import type { Job, JobListFilter, JobVerification, OperatorRuntime } from '../../index.js';
+/** `warrant jobs [list|show <id>|verify <id>|verify --all|export <id>]`: the job history of a store. */
+import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../../errors/error-codes.js';
+import type {
+  Job,
+  JobListFilter,
+  JobVerification,
+  OperatorRuntime,
+  StoreVerification,
+} from '../../index.js';
 import {
   answerText,
   CLI_ANSWER,
@@ -28,11 +36,16 @@ function shown(value: string): string {
 
 export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
-       warrant jobs verify <id> | --all [--store s] [--json]
+       warrant jobs verify <id> | --all [--since <seq>:<hash>] [--store s] [--json]
+       warrant jobs export <id> [--signing-key <pem file>] [--store s]
 
 Lists jobs, newest first, or shows one job with its steps, their decisions and its audit trail
 (events). verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
-WARRANT_AUDIT_KEY when set) and every input and result against its digest.
+WARRANT_AUDIT_KEY when set) and every input and result against its digest; --all also checks
+the store's checkpoints (every sealed event present and unchanged) and prints the head
+(head: <seq> <hash>): keep it elsewhere, and --since <seq>:<hash> reports a rollback of the whole
+store. export prints one job's evidence bundle (JSON), signed with an Ed25519 key in PEM when
+--signing-key names one; check it with warrant evidence verify.
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
 --store: as for warrant run (default ${DEFAULT_STORE}).
 Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
@@ -83,24 +96,51 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     limit: { type: 'string' },
     json: { type: 'boolean' },
     all: { type: 'boolean' },
+    since: { type: 'string' },
+    'signing-key': { type: 'string' },
   });
   if (values.help) {
     console.log(jobsHelp);
     return 0;
   }
   const [action = 'list', id, extra] = positionals;
-  if (extra !== undefined || !['list', 'show', 'verify'].includes(action))
+  if (extra !== undefined || !['list', 'show', 'verify', 'export'].includes(action))
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
   if (action === 'verify' && (id === undefined) === (values.all !== true))
     throw new UsageError('warrant jobs verify: give a job id or --all (not both)');
   if (action === 'show' && id === undefined)
     throw new UsageError('warrant jobs show <id>: the job id is missing');
+  if (action === 'export' && id === undefined)
+    throw new UsageError('warrant jobs export <id>: the job id is missing');
+  const since = text(values, 'since');
+  if (since !== undefined && !(action === 'verify' && id === undefined))
+    throw new UsageError('--since goes with warrant jobs verify --all');
+  const signingKeyFile = text(values, 'signing-key');
+  const signingKey = signingKeyFile === undefined ? undefined : readKey(signingKeyFile);
   const store = text(values, 'store');
   const limit = parseLimit(text(values, 'limit'));
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
   try {
+    if (action === 'verify' && id === undefined)
+      return await verifyAll(runtime, since, values.json === true);
     if (action === 'verify')
       return await verifyJobs(runtime, id, values.json === true, store ?? DEFAULT_STORE);
+    if (action === 'export') {
+      const bundle = await runtime
+        .exportJob(id as string, signingKey === undefined ? {} : { signingKey })
+        .catch((error: unknown) => {
+          if ((error as { code?: unknown }).code !== ErrorCode.EVIDENCE_KEY_INVALID) throw error;
+          throw new UsageError(`--signing-key: ${(error as Error).message}`);
+        });
+      if (bundle === undefined) {
+        process.stderr.write(
+          `warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`,
+        );
+        return 1;
+      }
+      process.stdout.write(`${JSON.stringify(bundle, null, 2)}\n`);
+      return 0;
+    }
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
@@ -212,4 +252,88 @@ async function verifyJobs(
     );
   }
   return broken.length === 0 ? 0 : 1;
+}
+
+/** A key file's PEM text; a file that cannot be read is a usage error. */
+export function readKey(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read the key file ${JSON.stringify(file)}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+    );
+  }
+}
+
+function problemLine(problem: StoreVerification['problems'][number]): string {
+  const at = problem.eventIndex === undefined ? '' : `, event ${problem.eventIndex}`;
+  const step = problem.stepId === undefined ? '' : `, step ${problem.stepId}`;
+  const who = problem.kind === 'record' ? `job ${problem.jobId ?? '?'}` : 'store';
+  return `${who}: NOT INTACT: ${problem.reason}${at}${step}`;
+}
+
+/**
+ * `warrant jobs verify --all [--since <seq>:<hash>]`: the whole store (runtime.verifyStore):
+ * each job, every checkpoint and sealed event; prints the head. Exit 0 when nothing is wrong.
+ */
+async function verifyAll(
+  runtime: OperatorRuntime,
+  since: string | undefined,
+  json: boolean,
+): Promise<number> {
+  let verification: StoreVerification;
+  try {
+    verification = await runtime.verifyStore(since === undefined ? {} : { since });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === ErrorCode.STORE_HEAD_INVALID)
+      throw new UsageError(
+        `--since ${(error as Error).message.replace(/^A kept head/, 'the head')}`,
+      );
+    throw error;
+  }
+  const { problems } = verification;
+  const brokenJobs = new Set(
+    problems
+      .filter((problem) => problem.kind === 'record' || problem.kind === 'sealed')
+      .map((problem) => problem.jobId),
+  );
+  const head =
+    verification.head === undefined
+      ? 'head: none (nothing sealed yet)'
+      : `head: ${verification.head.seq} ${verification.head.hash}`;
+  if (json) {
+    const broken = [...brokenJobs].map((jobId) => {
+      const first = problems.find((problem) => problem.jobId === jobId) as (typeof problems)[0];
+      return {
+        id: jobId,
+        ok: false,
+        reason: first.reason,
+        ...(first.eventIndex === undefined ? {} : { eventIndex: first.eventIndex }),
+        ...(first.stepId === undefined ? {} : { stepId: first.stepId }),
+      };
+    });
+    const answer = {
+      jobs: verification.jobs,
+      intact: verification.jobs - brokenJobs.size,
+      broken,
+      ...(verification.head === undefined ? {} : { head: verification.head }),
+      checkpoints: verification.checkpoints,
+      sealedEvents: verification.sealedEvents,
+      unsealed: verification.unsealed,
+      unchained: verification.unchained,
+      problems,
+    };
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  } else {
+    for (const problem of problems) process.stdout.write(`${problemLine(problem)}\n`);
+    process.stdout.write(
+      `${verification.jobs} jobs verified: ${verification.jobs - brokenJobs.size} intact, ${brokenJobs.size} not\n`,
+    );
+    const pending =
+      verification.unsealed === 0 ? '' : `, ${verification.unsealed} jobs not yet sealed`;
+    process.stdout.write(
+      `${verification.checkpoints} checkpoints sealing ${verification.sealedEvents} events${pending}\n${head}\n`,
+    );
+  }
+  return problems.length === 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 /**
  * `GET /api/jobs` (newest first; `status`, `capability`, `goal` and `limit` filters),
- * `GET /api/jobs/:id` and `GET /api/jobs/:id/verify` (README "HTTP routes").
+ * `GET /api/jobs/:id`, `GET /api/jobs/:id/verify` and `GET /api/jobs/:id/evidence` (README "HTTP
+ * routes").
  */
 import type { FastifyInstance } from 'fastify';
 import type { JobListFilter, OperatorRuntime } from '../../index.js';
@@ -51,5 +52,14 @@ export function registerJobRoutes(app: FastifyInstance, runtime: OperatorRuntime
     return verification === undefined
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
       : verification;
+  });
+  // `GET /api/jobs/:id/evidence`: 200 with `runtime.exportJob`'s bundle (unsigned: sign with
+  // `warrant jobs export --signing-key`), 404 for an unknown job. The record is as stored (errors
+  // not cut to one line): its events must hash as they were chained.
+  app.get<{ Params: { id: string } }>('/api/jobs/:id/evidence', async (request, reply) => {
+    const bundle = await runtime.exportJob(request.params.id);
+    return bundle === undefined
+      ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
+      : bundle;
   });
 }

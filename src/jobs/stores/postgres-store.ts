@@ -31,10 +31,23 @@ import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js'
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { ConsumedApproval, JobChange, JobStore, RecordedChain } from '../job-store.js';
+import type {
+  ConsumedApproval,
+  JobChange,
+  JobStore,
+  RecordedChain,
+  StoreSeals,
+} from '../job-store.js';
 import { isFinished } from '../job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from './approval-ledger.js';
+import {
+  nextCheckpoint,
+  type Checkpoint,
+  type CheckpointEntry,
+  type SealedEntry,
+} from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
   decodeEvent,
@@ -148,6 +161,63 @@ CREATE TABLE IF NOT EXISTS warrant_job_events (
   PRIMARY KEY (job_seq, position)
 );
 `;
+
+/**
+ * Store checkpoints (checkpoint.ts), created on first use in any schema version: a database
+ * written before them gains checkpoints from then on. A statement-level trigger marks the jobs
+ * whose events grow, in the writing statement (one insert per statement, not per event), so a
+ * crash between a commit and its checkpoint loses no mark; the next seal takes the marks.
+ */
+const CHECKPOINT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS warrant_checkpoints (
+  seq INTEGER PRIMARY KEY,
+  previous TEXT NOT NULL,
+  root TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  at TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS warrant_checkpoint_entries (
+  checkpoint INTEGER NOT NULL REFERENCES warrant_checkpoints (seq),
+  job_id TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (checkpoint, job_id)
+);
+CREATE INDEX IF NOT EXISTS warrant_checkpoint_entries_by_job
+  ON warrant_checkpoint_entries (job_id, checkpoint);
+CREATE TABLE IF NOT EXISTS warrant_checkpoint_unsealed (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job_seq BIGINT NOT NULL
+);
+CREATE OR REPLACE FUNCTION warrant_mark_unsealed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO warrant_checkpoint_unsealed (job_seq) SELECT DISTINCT job_seq FROM warrant_added_events;
+  RETURN NULL;
+END $$;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'warrant_job_events_unsealed'
+      AND tgrelid = 'warrant_job_events'::regclass) THEN
+    CREATE TRIGGER warrant_job_events_unsealed AFTER INSERT ON warrant_job_events
+      REFERENCING NEW TABLE AS warrant_added_events
+      FOR EACH STATEMENT EXECUTE FUNCTION warrant_mark_unsealed();
+  END IF;
+END $$;
+`;
+
+/** Arbitrary constant key of the advisory lock that serializes sealing across processes. */
+const CHECKPOINT_LOCK = 0x7365616c; // "seal"
+
+/** The marked jobs (by the marks' ids): each one's id, and the position and hash of its last event. */
+const UNSEALED_HEADS = `
+SELECT j.id, e.position, e.hash
+FROM (SELECT DISTINCT job_seq FROM warrant_checkpoint_unsealed WHERE id = ANY($1::bigint[])) u
+JOIN warrant_jobs j ON j.seq = u.job_seq
+JOIN LATERAL (SELECT position, hash FROM warrant_job_events WHERE job_seq = u.job_seq
+  ORDER BY position DESC LIMIT 1) e ON true
+WHERE e.hash IS NOT NULL`;
+
+const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
 
 // Exported for the raw pg baseline of bench/stores.ts, which issues the same statements.
 export const CREATE_JOB = `
@@ -517,11 +587,19 @@ export class PostgresJobStore implements JobStore {
    * batch written at a time (the next one gathers meanwhile).
    */
   readonly #writes = new GroupCommit<EncodedChange>({
-    write: (writes) => this.#commit(writes),
+    write: async (writes) => {
+      await this.#commit(writes);
+      let events = 0;
+      for (const write of writes) events += write.change.events.positions.length;
+      this.#sealer.committed(events);
+    },
     keyOf: (change) => change.id,
     // After a failed change the executor writes nothing more for that job.
     forget: (change) => this.#heads.forget(change.id),
   });
+
+  /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
+  readonly #sealer = new CheckpointSealer(() => this.seal());
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
@@ -580,6 +658,7 @@ export class PostgresJobStore implements JobStore {
       }
       await client.query(SCHEMA);
       await client.query(APPROVAL_LEDGER);
+      await client.query(CHECKPOINT_SCHEMA);
       const { rows } = await client.query<{ version: number }>(
         'SELECT version FROM warrant_schema_version',
       );
@@ -762,6 +841,7 @@ export class PostgresJobStore implements JobStore {
       const values = updateValues(encodedUpdate(job, steps, change.events, first, hashes));
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
       await client.query('COMMIT');
+      this.#sealer.committed(change.events.length);
     } catch (error) {
       this.#heads.forget(job.id);
       await client.query('ROLLBACK').catch(() => {});
@@ -841,6 +921,138 @@ export class PostgresJobStore implements JobStore {
   async close(): Promise<void> {
     // Changes already reported are written first (each write is bounded by the time-outs).
     while (this.#writes.busy) await new Promise(setImmediate);
-    if (!this.#pool.ended) await this.#pool.end();
+    if (!this.#pool.ended) {
+      await this.#sealer.close();
+      await this.#pool.end();
+    }
+  }
+
+  /**
+   * Writes the next checkpoint of what is marked unsealed, in one transaction holding an
+   * advisory lock: processes sharing the database seal one after another and never fork the
+   * chain (the seq primary key backs it). Marks made meanwhile are left for the next seal.
+   */
+  async seal(): Promise<Checkpoint | undefined> {
+    while (this.#writes.busy) await new Promise(setImmediate);
+    await this.#whenReady();
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [CHECKPOINT_LOCK]);
+      const marks = await client.query<{ id: string }>(
+        'SELECT id FROM warrant_checkpoint_unsealed',
+      );
+      const ids = marks.rows.map((row) => row.id);
+      const heads = await client.query<{ id: string; position: number; hash: string }>(
+        UNSEALED_HEADS,
+        [ids],
+      );
+      const current = heads.rows.map((row) => ({
+        jobId: row.id,
+        events: row.position + 1,
+        hash: row.hash,
+      }));
+      const before = await client.query<CheckpointEntry>(
+        `SELECT DISTINCT ON (job_id) job_id AS "jobId", events, hash FROM warrant_checkpoint_entries
+         WHERE job_id = ANY($1::text[]) ORDER BY job_id, checkpoint DESC`,
+        [current.map((entry) => entry.jobId)],
+      );
+      const sealed = new Map(before.rows.map((entry) => [entry.jobId, entry]));
+      const head = await client.query<{ seq: number; hash: string }>(
+        'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
+      );
+      const next = nextCheckpoint(
+        head.rows[0],
+        current,
+        sealed,
+        new Date().toISOString(),
+        this.#auditKey,
+      );
+      if (next !== undefined) {
+        const { checkpoint, entries } = next;
+        await client.query(
+          `INSERT INTO warrant_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
+          [
+            checkpoint.seq,
+            checkpoint.previous,
+            checkpoint.root,
+            checkpoint.events,
+            checkpoint.at,
+            checkpoint.hash,
+          ],
+        );
+        await client.query(
+          `INSERT INTO warrant_checkpoint_entries (checkpoint, job_id, events, hash)
+           SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])`,
+          [
+            checkpoint.seq,
+            entries.map((entry) => entry.jobId),
+            entries.map((entry) => entry.events),
+            entries.map((entry) => entry.hash),
+          ],
+        );
+      }
+      await client.query('DELETE FROM warrant_checkpoint_unsealed WHERE id = ANY($1::bigint[])', [
+        ids,
+      ]);
+      await client.query('COMMIT');
+      return next?.checkpoint;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The checkpoints, their entries and the job ids, in one snapshot (REPEATABLE READ). */
+  async readSeals(): Promise<StoreSeals> {
+    await this.#whenReady();
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const checkpoints = await client.query<Checkpoint>(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM warrant_checkpoints ORDER BY seq`,
+      );
+      const entries = await client.query<SealedEntry>(
+        'SELECT checkpoint, job_id AS "jobId", events, hash FROM warrant_checkpoint_entries ORDER BY checkpoint, job_id',
+      );
+      const jobs = await client.query<{ id: string }>('SELECT id FROM warrant_jobs ORDER BY seq');
+      const unsealed = await client.query<{ count: number }>(
+        'SELECT count(DISTINCT job_seq)::int AS count FROM warrant_checkpoint_unsealed',
+      );
+      await client.query('COMMIT');
+      return {
+        checkpoints: checkpoints.rows,
+        entries: entries.rows,
+        jobIds: jobs.rows.map((row) => row.id),
+        unsealed: unsealed.rows[0]?.count ?? 0,
+      };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The latest checkpoint that sealed a job, with that checkpoint's entries. */
+  async readSeal(
+    jobId: string,
+  ): Promise<{ checkpoint: Checkpoint; entries: SealedEntry[] } | undefined> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<Checkpoint & { entries: SealedEntry[] }>(
+      `SELECT c.seq, c.previous, c.root, c.events, c.at, c.hash,
+         (SELECT json_agg(json_build_object('checkpoint', e.checkpoint, 'jobId', e.job_id,
+            'events', e.events, 'hash', e.hash)) FROM warrant_checkpoint_entries e
+          WHERE e.checkpoint = c.seq) AS entries
+       FROM warrant_checkpoints c
+       WHERE c.seq = (SELECT max(checkpoint) FROM warrant_checkpoint_entries WHERE job_id = $1)`,
+      [jobId],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const { entries, ...checkpoint } = row;
+    return { checkpoint, entries: entries ?? [] };
   }
 }

@@ -17,7 +17,13 @@ import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { ConsumedApproval, JobChange, JobStore, RecordedChain } from '../job-store.js';
+import type {
+  ConsumedApproval,
+  JobChange,
+  JobStore,
+  RecordedChain,
+  StoreSeals,
+} from '../job-store.js';
 import { isFinished } from '../job.js';
 import {
   alreadyConsumed,
@@ -25,7 +31,14 @@ import {
   claimedRequest,
   type ClaimedRequest,
 } from './approval-ledger.js';
+import {
+  nextCheckpoint,
+  type Checkpoint,
+  type CheckpointEntry,
+  type SealedEntry,
+} from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
   decodeEvent,
@@ -109,6 +122,56 @@ CREATE TABLE IF NOT EXISTS job_events (
   PRIMARY KEY (job_seq, position)
 ) WITHOUT ROWID;
 `;
+
+/**
+ * Store checkpoints (checkpoint.ts), created on open in any schema version: a database written
+ * before them gains checkpoints from then on. A trigger marks each job whose events grow, in the
+ * writing transaction (so a crash between a commit and its checkpoint loses no mark); the next
+ * seal takes the marks.
+ */
+const CHECKPOINT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS checkpoints (
+  seq INTEGER PRIMARY KEY,
+  previous TEXT NOT NULL,
+  root TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  at TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint_entries (
+  checkpoint INTEGER NOT NULL REFERENCES checkpoints (seq),
+  job_id TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (checkpoint, job_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS checkpoint_entries_by_job ON checkpoint_entries (job_id, checkpoint);
+CREATE TABLE IF NOT EXISTS checkpoint_unsealed (job_seq INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS job_events_unsealed AFTER INSERT ON job_events
+BEGIN
+  INSERT OR IGNORE INTO checkpoint_unsealed (job_seq) VALUES (NEW.job_seq);
+END;
+`;
+
+/** Each marked job's id, and the position and hash of its last event. */
+const UNSEALED_HEADS = `
+SELECT j.id, e.position, e.hash FROM checkpoint_unsealed u
+JOIN jobs j ON j.seq = u.job_seq
+JOIN job_events e ON e.job_seq = u.job_seq
+  AND e.position = (SELECT max(position) FROM job_events WHERE job_seq = u.job_seq)
+WHERE e.hash IS NOT NULL`;
+
+const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
+
+/** The statements of a seal (prepared on the first). */
+interface SealStatements {
+  readonly unsealed: Sqlite.Statement;
+  readonly lastOf: Sqlite.Statement;
+  readonly head: Sqlite.Statement;
+  readonly insertCheckpoint: Sqlite.Statement;
+  readonly insertEntries: Sqlite.Statement;
+  readonly clear: Sqlite.Statement;
+}
 
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
 // than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
@@ -247,13 +310,21 @@ export class SqliteJobStore implements JobStore {
    * commit); reads flush it first.
    */
   readonly #writes = new GroupCommit<EncodedChange>({
-    write: (writes) => this.#commit(writes),
+    write: (writes) => {
+      this.#commit(writes);
+      let events = 0;
+      for (const pending of writes) events += pending.change.events.length;
+      this.#sealer.committed(events);
+    },
     // The executor writes nothing more for a job whose change failed.
     forget: (change) => {
       this.#heads.forget(change.id);
       this.#seqOf.delete(change.id);
     },
   });
+
+  /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
+  readonly #sealer = new CheckpointSealer(() => this.#sealNow());
 
   /**
    * Opens (and creates or migrates) the database at `file`, or runs on a connection already
@@ -285,6 +356,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
     this.#migrate(db.name);
+    db.exec(CHECKPOINT_SCHEMA);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -673,7 +745,141 @@ export class SqliteJobStore implements JobStore {
   close(): void {
     if (!this.#db.open) return;
     this.#writes.flush();
+    if (this.#sealer.stop()) {
+      try {
+        this.#sealNow();
+      } catch {
+        // Still marked: the next process that writes this store seals it.
+      }
+    }
     this.#db.close();
+  }
+
+  /**
+   * Writes the next checkpoint of what is marked unsealed, in one IMMEDIATE transaction: it
+   * takes SQLite's write lock before it reads the head, so processes sharing the file seal one
+   * after another and never fork the chain (the seq primary key backs it).
+   */
+  #sealNow(): Checkpoint | undefined {
+    this.#writes.flush();
+    const db = this.#db;
+    if (!db.open) return undefined;
+    return db
+      .transaction(() => {
+        const statements = this.#sealStatements();
+        const rows = statements.unsealed.all() as [string, number, string][];
+        const current = rows.map(([jobId, position, hash]) => ({
+          jobId,
+          events: position + 1,
+          hash,
+        }));
+        const before = statements.lastOf.all(
+          JSON.stringify(current.map((entry) => entry.jobId)),
+        ) as CheckpointEntry[];
+        const sealed = new Map(before.map((entry) => [entry.jobId, entry]));
+        const head = statements.head.get() as { seq: number; hash: string } | undefined;
+        const next = nextCheckpoint(
+          head,
+          current,
+          sealed,
+          new Date().toISOString(),
+          this.#auditKey,
+        );
+        if (next !== undefined) {
+          const { checkpoint, entries } = next;
+          statements.insertCheckpoint.run(
+            checkpoint.seq,
+            checkpoint.previous,
+            checkpoint.root,
+            checkpoint.events,
+            checkpoint.at,
+            checkpoint.hash,
+          );
+          statements.insertEntries.run(
+            checkpoint.seq,
+            JSON.stringify(entries.map((entry) => [entry.jobId, entry.events, entry.hash])),
+          );
+        }
+        statements.clear.run();
+        return next?.checkpoint;
+      })
+      .immediate();
+  }
+
+  #sealing: SealStatements | undefined;
+
+  /** The statements of a seal, prepared on the first. */
+  #sealStatements(): SealStatements {
+    const db = this.#db;
+    this.#sealing ??= {
+      unsealed: db.prepare(UNSEALED_HEADS).raw(),
+      // The last entry of each job given (a JSON array of ids), in one statement.
+      lastOf: db.prepare(
+        `SELECT e.job_id AS jobId, e.events, e.hash FROM checkpoint_entries e
+         JOIN (SELECT job_id, max(checkpoint) AS checkpoint FROM checkpoint_entries
+           WHERE job_id IN (SELECT value FROM json_each(?)) GROUP BY job_id) last
+         ON e.job_id = last.job_id AND e.checkpoint = last.checkpoint`,
+      ),
+      head: db.prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1'),
+      insertCheckpoint: db.prepare(
+        `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      // Every entry of a checkpoint (a JSON array of [jobId, events, hash]) in one statement.
+      insertEntries: db.prepare(
+        `INSERT INTO checkpoint_entries (checkpoint, job_id, events, hash)
+         SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+         FROM json_each(?)`,
+      ),
+      clear: db.prepare('DELETE FROM checkpoint_unsealed'),
+    };
+    return this.#sealing;
+  }
+
+  seal(): Promise<Checkpoint | undefined> {
+    try {
+      return Promise.resolve(this.#sealNow());
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  readSeals(): StoreSeals {
+    this.#writes.flush();
+    const db = this.#db;
+    return db.transaction(() => ({
+      checkpoints: db
+        .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY seq`)
+        .all() as Checkpoint[],
+      entries: db
+        .prepare(
+          'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries ORDER BY checkpoint, job_id',
+        )
+        .all() as SealedEntry[],
+      jobIds: db.prepare('SELECT id FROM jobs ORDER BY seq').pluck().all() as string[],
+      unsealed: db.prepare('SELECT count(*) FROM checkpoint_unsealed').pluck().get() as number,
+    }))();
+  }
+
+  readSeal(jobId: string): { checkpoint: Checkpoint; entries: SealedEntry[] } | undefined {
+    this.#writes.flush();
+    const db = this.#db;
+    return db.transaction(() => {
+      const seq = db
+        .prepare('SELECT max(checkpoint) FROM checkpoint_entries WHERE job_id = ?')
+        .pluck()
+        .get(jobId) as number | null;
+      if (seq === null) return undefined;
+      const checkpoint = db
+        .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE seq = ?`)
+        .get(seq) as Checkpoint | undefined;
+      if (checkpoint === undefined) return undefined;
+      const entries = db
+        .prepare(
+          'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries WHERE checkpoint = ?',
+        )
+        .all(seq) as SealedEntry[];
+      return { checkpoint, entries };
+    })();
   }
 
   /** Jobs of these rows, in their order, with their steps and events. */

@@ -1,0 +1,272 @@
+/**
+ * Verification of a whole durable store (docs/api.md, "runtime.verifyStore"): the checkpoint
+ * chain recomputed, every event a checkpoint sealed found unchanged in its job, and every job's
+ * own record verified (verify-record.ts). Every problem found is reported, not only the first;
+ * nothing here throws for a broken store.
+ */
+import { ErrorCode } from '../errors/error-codes.js';
+import { KEYED_PREFIX } from './event-chain.js';
+import {
+  checkpointHash,
+  merkleRoot,
+  type Checkpoint,
+  type CheckpointHead,
+  type SealedEntry,
+} from './checkpoint.js';
+import type { Job } from './job.js';
+import type { StoreSeals } from './job-store.js';
+import { NO_CHAIN, verifyRecord } from './verify-record.js';
+
+export interface StoreProblem {
+  /**
+   * What is wrong: a `checkpoint` of the chain, a `since` head not in it, a job `gone` that a
+   * checkpoint sealed, a job whose `sealed` events are not as sealed, a job's `record` (its own
+   * chain, events and digests, as verifyJob reports it).
+   */
+  readonly kind: 'checkpoint' | 'since' | 'gone' | 'sealed' | 'record';
+  readonly reason: string;
+  readonly jobId?: string;
+  readonly checkpoint?: number;
+  /** For a `record` problem: as verifyJob reports it. */
+  readonly eventIndex?: number;
+  readonly stepId?: string;
+}
+
+export interface StoreVerification {
+  /** True when no problem was found. */
+  readonly ok: boolean;
+  /** The last checkpoint stored; absent before the first. */
+  readonly head?: CheckpointHead;
+  readonly checkpoints: number;
+  /** Jobs stored. */
+  readonly jobs: number;
+  /** Events sealed by the checkpoints. */
+  readonly sealedEvents: number;
+  /** Jobs with events committed since the last checkpoint (not yet sealed). */
+  readonly unsealed: number;
+  /** Jobs recorded before the event chain (schema version 3), never sealed: nothing to check. */
+  readonly unchained: number;
+  readonly problems: readonly StoreProblem[];
+}
+
+export interface VerifyStoreOptions {
+  /** A head kept elsewhere earlier: it must still be a checkpoint of this store. */
+  readonly since?: CheckpointHead;
+}
+
+function problem(
+  kind: StoreProblem['kind'],
+  reason: string,
+  jobId?: string,
+  checkpoint?: number,
+): StoreProblem {
+  return {
+    kind,
+    reason,
+    ...(jobId === undefined ? {} : { jobId }),
+    ...(checkpoint === undefined ? {} : { checkpoint }),
+  };
+}
+
+function checkCheckpoints(
+  checkpoints: readonly Checkpoint[],
+  entriesOf: ReadonlyMap<number, SealedEntry[]>,
+  auditKey: string | undefined,
+): StoreProblem[] {
+  const problems: StoreProblem[] = [];
+  checkpoints.forEach((checkpoint, index) => {
+    const { seq } = checkpoint;
+    const previous = index === 0 ? '' : (checkpoints[index - 1] as Checkpoint).hash;
+    if (seq !== index + 1) {
+      problems.push(
+        problem(
+          'checkpoint',
+          `checkpoint ${index + 1} is missing (found ${seq} in its place): checkpoints were deleted`,
+          undefined,
+          seq,
+        ),
+      );
+    }
+    if (checkpoint.previous !== previous)
+      problems.push(
+        problem(
+          'checkpoint',
+          `checkpoint ${seq} does not follow the checkpoint before it`,
+          undefined,
+          seq,
+        ),
+      );
+    if (merkleRoot(entriesOf.get(seq) ?? []) !== checkpoint.root)
+      problems.push(
+        problem(
+          'checkpoint',
+          `the entries of checkpoint ${seq} do not match its root: they were changed, added or removed`,
+          undefined,
+          seq,
+        ),
+      );
+    const keyed = checkpoint.hash.startsWith(KEYED_PREFIX);
+    if (keyed && auditKey === undefined) {
+      problems.push(
+        problem(
+          'checkpoint',
+          `checkpoint ${seq} is keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)`,
+          undefined,
+          seq,
+        ),
+      );
+    } else if (!keyed && auditKey !== undefined) {
+      problems.push(
+        problem(
+          'checkpoint',
+          `checkpoint ${seq} is not keyed: it was written without the audit key, or rewritten`,
+          undefined,
+          seq,
+        ),
+      );
+    } else if (checkpointHash(checkpoint, auditKey) !== checkpoint.hash) {
+      problems.push(
+        problem('checkpoint', `checkpoint ${seq} does not match its hash`, undefined, seq),
+      );
+    }
+  });
+  return problems;
+}
+
+/** The first sealed event of a job that is not as its checkpoint sealed it. */
+function checkSealed(
+  jobId: string,
+  entries: readonly SealedEntry[],
+  hashes: readonly (string | null)[],
+): StoreProblem | undefined {
+  for (const entry of entries) {
+    if (hashes.length < entry.events) {
+      return problem(
+        'sealed',
+        `job ${jobId} has ${hashes.length} events, checkpoint ${entry.checkpoint} sealed ${entry.events}: events were removed, or an older copy restored`,
+        jobId,
+        entry.checkpoint,
+      );
+    }
+    if (hashes[entry.events - 1] !== entry.hash) {
+      return problem(
+        'sealed',
+        `event ${entry.events - 1} of job ${jobId} is not the one checkpoint ${entry.checkpoint} sealed: events were changed, reordered or restored from an older copy`,
+        jobId,
+        entry.checkpoint,
+      );
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Verifies a store from its seals; `readChain` reads one job with its chain hashes. A record
+ * that cannot be read (JOB_RECORD_UNREADABLE) is a problem; any other error rejects.
+ */
+export async function verifySeals(
+  seals: StoreSeals,
+  readChain: (
+    id: string,
+  ) => Promise<{ job: Job; hashes: readonly (string | null)[] | undefined } | undefined>,
+  auditKey: string | undefined,
+  options: VerifyStoreOptions = {},
+): Promise<StoreVerification> {
+  const { checkpoints } = seals;
+  const entriesOf = new Map<number, SealedEntry[]>();
+  const sealedOf = new Map<string, SealedEntry[]>();
+  for (const entry of seals.entries) {
+    const byCheckpoint = entriesOf.get(entry.checkpoint);
+    if (byCheckpoint === undefined) entriesOf.set(entry.checkpoint, [entry]);
+    else byCheckpoint.push(entry);
+    const byJob = sealedOf.get(entry.jobId);
+    if (byJob === undefined) sealedOf.set(entry.jobId, [entry]);
+    else byJob.push(entry);
+  }
+  const problems = checkCheckpoints(checkpoints, entriesOf, auditKey);
+  const last = checkpoints.at(-1);
+  const head = last === undefined ? undefined : { seq: last.seq, hash: last.hash };
+  if (options.since !== undefined) {
+    const { seq, hash } = options.since;
+    const kept = checkpoints.find((checkpoint) => checkpoint.seq === seq);
+    if (kept === undefined) {
+      problems.push(
+        problem(
+          'since',
+          `checkpoint ${seq} (the head kept) is not in the store, whose head is ${head === undefined ? 'none' : head.seq}: the store was rolled back`,
+          undefined,
+          seq,
+        ),
+      );
+    } else if (kept.hash !== hash) {
+      problems.push(
+        problem(
+          'since',
+          `checkpoint ${seq} is not the head kept: the store was rolled back or its checkpoints rewritten`,
+          undefined,
+          seq,
+        ),
+      );
+    }
+  }
+
+  let unchained = 0;
+  const stored = new Set(seals.jobIds);
+  for (const jobId of sealedOf.keys()) {
+    if (!stored.has(jobId)) {
+      const first = (sealedOf.get(jobId) as SealedEntry[])[0] as SealedEntry;
+      problems.push(
+        problem(
+          'gone',
+          `job ${jobId} is gone: checkpoint ${first.checkpoint} sealed ${first.events} of its events`,
+          jobId,
+          first.checkpoint,
+        ),
+      );
+    }
+  }
+  for (const jobId of seals.jobIds) {
+    let read: { job: Job; hashes: readonly (string | null)[] | undefined } | undefined;
+    try {
+      read = await readChain(jobId);
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
+        throw error;
+      problems.push(problem('record', (error as Error).message, jobId));
+      continue;
+    }
+    const sealed = sealedOf.get(jobId);
+    if (read === undefined) {
+      if (sealed !== undefined)
+        problems.push(problem('gone', `job ${jobId} is gone while it was being verified`, jobId));
+      continue;
+    }
+    const sealedProblem =
+      sealed === undefined ? undefined : checkSealed(jobId, sealed, read.hashes ?? []);
+    if (sealedProblem !== undefined) {
+      problems.push(sealedProblem);
+      continue;
+    }
+    const verification = verifyRecord(read.job, read.hashes, auditKey);
+    if (verification.ok) continue;
+    if (verification.reason === NO_CHAIN && sealed === undefined) {
+      unchained++;
+      continue;
+    }
+    problems.push({
+      ...problem('record', verification.reason, jobId),
+      ...(verification.eventIndex === undefined ? {} : { eventIndex: verification.eventIndex }),
+      ...(verification.stepId === undefined ? {} : { stepId: verification.stepId }),
+    });
+  }
+  return {
+    ok: problems.length === 0,
+    ...(head === undefined ? {} : { head }),
+    checkpoints: checkpoints.length,
+    jobs: seals.jobIds.length,
+    sealedEvents: checkpoints.reduce((sum, checkpoint) => sum + checkpoint.events, 0),
+    unsealed: seals.unsealed,
+    unchained,
+    problems,
+  };
+}
