@@ -2,14 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, verifyEvidence, type Job } from '../../src/index.js';
 import { parseHead } from '../../src/jobs/store-audit.js';
+import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register } from '../support/runtime-fixtures.js';
 
 describe('store audit on the memory store (no checkpoints)', () => {
   it('verifies every job by its digests, and reports one whose record changed', async () => {
+    // getJob hands out frozen snapshots: tampering changes the record the memory store holds.
     const runtime = new OperatorRuntime();
     const [name] = register(runtime, { execute: () => ({ amount: 1 }) });
     try {
-      const job = await runtime.executePlan({
+      await runtime.executePlan({
         version: '1.0',
         steps: [{ id: 's', capability: name as string }],
       });
@@ -23,9 +26,21 @@ describe('store audit on the memory store (no checkpoints)', () => {
         unchained: 0,
         problems: [],
       });
-      const stored = (await runtime.getJob(job.id)) as Job;
+    } finally {
+      await runtime.close();
+    }
+    // A second store, whose record is changed before anything read it (a read keeps a snapshot).
+    const tampered = new MemoryJobStore(10_000);
+    const other = runtimeOnStore(tampered);
+    const [otherName] = register(other, { execute: () => ({ amount: 1 }) });
+    try {
+      const job = await other.executePlan({
+        version: '1.0',
+        steps: [{ id: 's', capability: otherName as string }],
+      });
+      const stored = tampered.held(job.id) as Job;
       (stored.steps[0] as { result: unknown }).result = { amount: 2 };
-      const broken = await runtime.verifyStore();
+      const broken = await other.verifyStore();
       assert.equal(broken.ok, false);
       assert.deepEqual(broken.problems[0], {
         kind: 'record',
@@ -35,7 +50,7 @@ describe('store audit on the memory store (no checkpoints)', () => {
         stepId: 's',
       });
     } finally {
-      await runtime.close();
+      await other.close();
     }
   });
 
