@@ -21,6 +21,18 @@ export interface JobChange {
   readonly events: readonly JobEvent[];
 }
 
+/**
+ * A cancel written to the store (docs/api.md, "runtime.cancelJob"), so that the process running
+ * the job sees it (it polls for the jobs it runs). `by` is the cancelling caller's id.
+ */
+export interface StoredCancel {
+  readonly jobId: string;
+  readonly by?: string;
+  readonly reason?: string;
+  /** ISO 8601. */
+  readonly at: string;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
@@ -47,6 +59,13 @@ export interface JobStore {
    * the chain), read together, for `verifyJob`. Stores that keep no chain leave it out.
    */
   readChain?(id: string): RecordedChain | undefined | Promise<RecordedChain | undefined>;
+  /**
+   * Writes a cancel request for a job (the first one wins; later ones change nothing). Stores
+   * shared by several processes have it; the memory store (one process) does not need it.
+   */
+  requestCancel?(cancel: StoredCancel): void | Promise<void>;
+  /** The cancel requests written for any of these jobs. */
+  cancelRequests?(jobIds: readonly string[]): StoredCancel[] | Promise<StoredCancel[]>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

@@ -24,12 +24,15 @@ import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
 import {
   awaitApproval,
+  cancelJob,
   completeJob,
   createJob,
   endStep,
   failJob,
   joinChanges,
+  startQueuedJob,
   startStep,
+  type CancelRequest,
   type Decided,
   type RunningJob,
   type StepEnd,
@@ -55,6 +58,18 @@ export interface ExecutorDependencies {
   readonly approvals?: { readonly ttlMs: number };
 }
 
+/**
+ * A job this runtime may cancel while it runs (docs/api.md, "Queued jobs and cancellation"): its
+ * own signal, given to each of its steps, and the cancel once one is requested. The executor
+ * checks `cancel` after each step settles and before starting the next.
+ */
+export interface JobControl {
+  readonly controller: AbortController;
+  cancel: CancelRequest | undefined;
+  /** The job's id, set by the executor when it creates the job. */
+  jobId: string | undefined;
+}
+
 /** A granted approval for one step, as the resumed run checks it (docs/api.md, "Approvals"). */
 export interface StepApproval {
   readonly grant: ApprovalGrant;
@@ -65,6 +80,8 @@ export interface StepApproval {
 const NOT_PERMITTED = 'Capability not permitted: ';
 const INVALID_DECISION = 'Invalid authorization decision';
 const APPROVAL_NOT_ENOUGH = 'Approval required again after approval was granted';
+const CANCELLED_BEFORE_INVOKE = 'Job cancelled before the capability was invoked';
+const CANCELLED_WAITING = 'Job cancelled while the step awaited approval';
 
 /** A store fault is the one failure that rejects `executePlan` after admission (docs/api.md, "Jobs and events"). */
 function storeFailure(error: unknown): Error {
@@ -80,11 +97,19 @@ class JobRun {
   readonly running: RunningJob;
   /** The run's spans; undefined when nothing records them (docs/api.md, "OpenTelemetry"). */
   readonly telemetry: JobTelemetry | undefined;
+  /** Present for a job the runtime can cancel. */
+  readonly control: JobControl | undefined;
   readonly #deps: ExecutorDependencies;
 
-  constructor(running: RunningJob, deps: ExecutorDependencies, telemetry?: JobTelemetry) {
+  constructor(
+    running: RunningJob,
+    deps: ExecutorDependencies,
+    telemetry?: JobTelemetry,
+    control?: JobControl,
+  ) {
     this.running = running;
     this.telemetry = telemetry;
+    this.control = control;
     this.#deps = deps;
   }
 
@@ -264,12 +289,15 @@ async function runStep(
   const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps);
   const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
   if (recorded !== undefined) await recorded;
+  const { control } = run;
+  // Cancelled while the start was written: the capability is not entered.
+  if (control?.cancel !== undefined) return { status: 'failed', error: CANCELLED_BEFORE_INVOKE };
   const context: ExecutionContext = {
     jobId,
     stepId: step.id,
     caller,
     logger: deps.logger,
-    signal: deps.signal,
+    signal: control === undefined ? deps.signal : control.controller.signal,
   };
   try {
     // The function and `this` were captured at registration: later edits to the object do nothing.
@@ -291,10 +319,12 @@ export function executeAdmittedPlan(
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
+  control?: JobControl,
 ): Promise<Job> {
   // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
   const loading = telemetryLoading();
-  if (loading !== undefined) return loading.then(() => executeAdmittedPlan(plan, caller, deps));
+  if (loading !== undefined)
+    return loading.then(() => executeAdmittedPlan(plan, caller, deps, control));
   const { running, change: created } = createJob(
     plan,
     caller,
@@ -302,8 +332,9 @@ export function executeAdmittedPlan(
     now(),
     recordedCaller(caller),
   );
+  if (control !== undefined) control.jobId = running.job.id;
   const telemetry = startJobTelemetry(running.job);
-  const run = new JobRun(running, deps, telemetry);
+  const run = new JobRun(running, deps, telemetry, control);
   // The closure only where telemetry wraps the run: without it, no function is made per job.
   if (telemetry === undefined) return startJob(run, created, plan, caller, deps);
   return telemetry.job(() => startJob(run, created, plan, caller, deps));
@@ -348,6 +379,8 @@ async function runSteps(
   const last = plan.steps.length - 1;
   let pending: Promise<void> | undefined;
   for (let index = from; index <= last; index++) {
+    // Cancelled between steps: no further step starts.
+    if (run.control?.cancel !== undefined) return cancelRun(run, undefined, undefined);
     const step = plan.steps[index] as AdmittedStep;
     const stepApproval = index === from ? approval : undefined;
     const telemetry = run.telemetry;
@@ -357,8 +390,12 @@ async function runSteps(
     if (end.status === 'awaiting_approval') {
       pending = run.commit(awaitApproval(running, step.index, end));
       if (pending !== undefined) await pending;
+      if (run.control?.cancel !== undefined) return cancelRun(run, step.index, undefined);
       return job;
     }
+    // A cancel while the step ran: it is `cancelled` (keeping what it returned), not its outcome.
+    if (run.control?.cancel !== undefined && end.status !== 'denied')
+      return cancelRun(run, step.index, end);
     const endedAt = now();
     let change = endStep(running, step.index, endedAt, end);
     if (end.status === 'completed') {
@@ -378,6 +415,94 @@ async function runSteps(
   pending = run.commit(completeJob(running, now()));
   if (pending !== undefined) await pending;
   return job;
+}
+
+/** Records the cancel of a run: the step at `index` (if any) cancelled, the rest skipped. */
+async function cancelRun(
+  run: JobRun,
+  index: number | undefined,
+  end: Exclude<StepEnd, { readonly status: 'awaiting_approval' }> | undefined,
+): Promise<Job> {
+  const { running } = run;
+  const pending = run.commit(
+    cancelJob(running, now(), run.control?.cancel as CancelRequest, index, end),
+  );
+  if (pending !== undefined) await pending;
+  return running.job;
+}
+
+/**
+ * Creates the job of an admitted plan `queued` (docs/api.md, "runtime.submitPlan"), writes it and
+ * publishes `job.created`. It runs later, through `runQueuedJob`.
+ */
+export async function queueAdmittedPlan(
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+): Promise<RunningJob> {
+  const { running, change } = createJob(
+    plan,
+    caller,
+    newJobId(),
+    now(),
+    recordedCaller(caller),
+    true,
+  );
+  try {
+    const written = deps.store.create(running.record);
+    if (written !== undefined) await written;
+  } catch (error) {
+    throw storeFailure(error);
+  }
+  const pending = new JobRun(running, deps).publish(change.events);
+  if (pending !== undefined) await pending;
+  return running;
+}
+
+/**
+ * Starts a queued job (`execution.started`) and runs its steps through the one step path; a job
+ * cancelled while queued is recorded `cancelled` and runs nothing.
+ */
+export async function runQueuedJob(
+  running: RunningJob,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  control: JobControl,
+): Promise<Job> {
+  const loading = telemetryLoading();
+  if (loading !== undefined) await loading;
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry, control);
+  if (control.cancel !== undefined) return cancelRun(run, undefined, undefined);
+  const started = run.commit(startQueuedJob(running, now()));
+  if (started !== undefined) await started;
+  const steps = () => runSteps(run, plan, 0, [], caller, deps, undefined);
+  return telemetry === undefined ? steps() : telemetry.job(steps);
+}
+
+/** Records the cancel of a job that runs nowhere (queued, or awaiting approval at `index`). */
+export async function recordCancel(
+  running: RunningJob,
+  cancel: CancelRequest,
+  deps: ExecutorDependencies,
+  awaiting: number | undefined,
+): Promise<Job> {
+  // A waiting step ends as a rejected one does (`capability.failed` with its input digest), then
+  // is marked cancelled: its decision stays bound to its events.
+  const change = cancelJob(
+    running,
+    now(),
+    cancel,
+    awaiting,
+    awaiting === undefined ? undefined : { status: 'failed', error: CANCELLED_WAITING },
+  );
+  // Cancelling a request consumes it, as a decision would: only while it still waits.
+  const pending = new JobRun(running, deps).commit(
+    awaiting === undefined ? change : { ...change, claims: awaiting },
+  );
+  if (pending !== undefined) await pending;
+  return running.job;
 }
 
 /**

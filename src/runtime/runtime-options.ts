@@ -9,7 +9,8 @@ import {
   type ApprovalsConfig,
   type ApprovalsOptions,
 } from '../approvals/approver-policy.js';
-import type { ExecutionAuthorizer } from '../authorization/authorizer.js';
+import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
+import type { Job } from '../jobs/job.js';
 import type { ExecutionLogger, FieldsFirstLogger } from '../capabilities/capability.js';
 import { hostLogger } from '../capabilities/host-logger.js';
 import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
@@ -48,7 +49,20 @@ export interface OperatorRuntimeOptions {
    * `require_approval`, and the default policy asks approval for writes and destructive work.
    */
   approvals?: ApprovalsOptions;
+  /**
+   * The in-process queue of `submitPlan` (docs/api.md, "Queued jobs and cancellation"): at most
+   * `concurrency` queued jobs run at once, in submission order. Default `{ concurrency: 4 }`.
+   */
+  queue?: { concurrency?: number };
+  /**
+   * Who besides the submitter may cancel a job: answers `true` to allow. Default: a caller
+   * holding the scope `warrant:cancel` in the job's tenant (docs/api.md, "runtime.cancelJob").
+   */
+  cancelPolicy?: CancelPolicy;
 }
+
+/** Decides whether `caller` may cancel `job` (the submitter always may). */
+export type CancelPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
 
 /**
  * The key of an internal option: a store object the runtime uses as given (tests hand it a store
@@ -72,6 +86,8 @@ export interface RuntimeSettings {
   readonly onObserverError: ObserverErrorHandler | undefined;
   readonly auditKey: string | undefined;
   readonly approvals: ApprovalsConfig | undefined;
+  readonly queueConcurrency: number;
+  readonly cancelPolicy: CancelPolicy | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -115,6 +131,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const onObserverError = option('onObserverError') as ObserverErrorHandler | undefined;
   const auditKey = option('auditKey') as string | undefined;
   const approvals = option('approvals');
+  const queue = option('queue');
+  const cancelPolicy = option('cancelPolicy');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -147,6 +165,9 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const givenStore = (options as InternalOptions)[GIVEN_STORE];
   const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
+  const queueConcurrency = checkQueueOption(queue);
+  if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
+    throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
   return {
     authorizer,
     store,
@@ -157,5 +178,24 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     onObserverError,
     auditKey: checkedAuditKey,
     approvals: checkedApprovals,
+    queueConcurrency,
+    cancelPolicy: cancelPolicy as CancelPolicy | undefined,
   };
+}
+
+/** `queue: { concurrency }`: a positive integer, default 4. */
+function checkQueueOption(queue: unknown): number {
+  if (queue === undefined) return 4;
+  if (typeof queue !== 'object' || queue === null)
+    throw invalidOption(`options.queue must be an object, got ${describeValue(queue)}`);
+  const concurrency = readField(queue, 'concurrency', (problem) =>
+    invalidOption(`options.queue.concurrency ${problem}`),
+  );
+  if (concurrency === undefined) return 4;
+  if (typeof concurrency !== 'number' || !Number.isSafeInteger(concurrency) || concurrency < 1) {
+    throw invalidOption(
+      `options.queue.concurrency must be a positive integer, got ${describeValue(concurrency)}`,
+    );
+  }
+  return concurrency;
 }

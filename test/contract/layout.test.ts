@@ -106,6 +106,20 @@ const NO_TWIN: Record<string, NoTwin> = {
       'how the record keeps a snapshot: one shared object, a -0 written as 0, asserted through executePlan',
   },
   'src/events/runtime-event.ts': { types: 'event types; checked by tsc' },
+  'src/runtime/cancel-policy.ts': {
+    coveredBy: 'test/runtime/job-life.test.ts',
+    reason:
+      'the submitter, the warrant:cancel scope per tenant and cancelPolicy, asserted through runtime.cancelJob()',
+  },
+  'src/runtime/job-options.ts': {
+    coveredBy: 'test/runtime/job-life.test.ts',
+    reason: 'JOB_OPTIONS_INVALID refusals asserted through submitPlan, waitForJob and cancelJob',
+  },
+  'src/runtime/job-queue.ts': {
+    coveredBy: 'test/runtime/job-life.test.ts',
+    reason:
+      'submission order, queue.concurrency and a cancelled queued job, asserted through submitPlan',
+  },
   'src/jobs/job-store.ts': {
     types: 'the store interface; each store runs the store contract suite',
   },

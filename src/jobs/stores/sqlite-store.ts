@@ -17,7 +17,7 @@ import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore, RecordedChain } from '../job-store.js';
+import type { JobChange, JobStore, RecordedChain, StoredCancel } from '../job-store.js';
 import { isFinished } from '../job.js';
 import { ChainHeads } from './chain-heads.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
@@ -87,6 +87,18 @@ CREATE TABLE IF NOT EXISTS job_events (
   event TEXT NOT NULL,
   hash TEXT,
   PRIMARY KEY (job_seq, position)
+) WITHOUT ROWID;
+`;
+
+/**
+ * Cancel requests (docs/api.md, "runtime.cancelJob"): one row per cancelled job, written by any
+ * process on the file and polled by the one running the job. A table of its own, created when
+ * missing, so files of earlier versions gain it without a schema version step.
+ */
+const CANCEL_SCHEMA = `
+CREATE TABLE IF NOT EXISTS job_cancels (
+  job_id TEXT PRIMARY KEY,
+  request TEXT NOT NULL
 ) WITHOUT ROWID;
 `;
 
@@ -203,6 +215,9 @@ export class SqliteJobStore implements JobStore {
   readonly #lastHash: Sqlite.Statement;
   readonly #hashesOf: Sqlite.Statement;
   readonly #listQueries = new Map<string, Sqlite.Statement>();
+  /** The cancel statements, prepared on first use. */
+  #insertCancel: Sqlite.Statement | undefined;
+  #cancelsOf: Sqlite.Statement | undefined;
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
   readonly #eventStatements: Sqlite.Statement[] = [];
@@ -252,6 +267,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
     this.#migrate(db.name);
+    db.exec(CANCEL_SCHEMA);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -524,6 +540,19 @@ export class SqliteJobStore implements JobStore {
           ? undefined
           : { position: claimed, status: (job.steps[claimed] as JobStep).status },
     });
+  }
+
+  requestCancel(cancel: StoredCancel): void {
+    (this.#insertCancel ??= this.#db.prepare(
+      'INSERT INTO job_cancels (job_id, request) VALUES (?, ?) ON CONFLICT (job_id) DO NOTHING',
+    )).run(cancel.jobId, JSON.stringify(cancel));
+  }
+
+  cancelRequests(jobIds: readonly string[]): StoredCancel[] {
+    const rows = (this.#cancelsOf ??= this.#db
+      .prepare('SELECT request FROM job_cancels WHERE job_id IN (SELECT value FROM json_each(?))')
+      .pluck()).all(JSON.stringify(jobIds)) as string[];
+    return rows.map((row) => JSON.parse(row) as StoredCancel);
   }
 
   /** The job with the chain hash of each of its events, read in one snapshot. */
