@@ -1,5 +1,13 @@
-/** `warrant jobs [list|show <id>|verify <id>|verify --all]`: the job history of a store. */
-import type { Job, JobListFilter, JobVerification, OperatorRuntime } from '../../index.js';
+/** `warrant jobs [list|show <id>|verify <id>|verify --all|cancel <id>]`: the job history of a store. */
+import { ErrorCode } from '../../errors/error-codes.js';
+import type {
+  ExecutionCaller,
+  Job,
+  JobListFilter,
+  JobVerification,
+  OperatorRuntime,
+} from '../../index.js';
+import { callerOf, osUserName } from '../caller-option.js';
 import {
   answerText,
   CLI_ANSWER,
@@ -10,7 +18,7 @@ import {
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
-import { UsageError } from '../usage-error.js';
+import { firstLine, UsageError } from '../usage-error.js';
 
 /** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */
 export const DEFAULT_LIST_LIMIT = 50;
@@ -19,13 +27,17 @@ export const MAX_LIST_LIMIT = 1000;
 export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
        warrant jobs verify <id> | --all [--store s] [--json]
+       warrant jobs cancel <id> [--reason text] [--caller json] [--store s] [--json]
 
 Lists jobs, newest first, or shows one job with its steps, their decisions and its audit trail
 (events). verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
-WARRANT_AUDIT_KEY when set) and every input and result against its digest.
+WARRANT_AUDIT_KEY when set) and every input and result against its digest. cancel cancels a
+job as the caller of --caller (default { id: 'cli:<os user name>' }): a queued or awaiting job
+never runs, a running step's signal is aborted by the process running it (within 1 s).
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
 --store: as for warrant run (default ${DEFAULT_STORE}).
-Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
+Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact; cancel:
+the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
 store that cannot be opened.`;
 
 /** The `--limit` option: an integer from 0 to MAX_LIST_LIMIT, else a usage error. */
@@ -68,24 +80,56 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     limit: { type: 'string' },
     json: { type: 'boolean' },
     all: { type: 'boolean' },
+    reason: { type: 'string' },
+    caller: { type: 'string' },
   });
   if (values.help) {
     console.log(jobsHelp);
     return 0;
   }
   const [action = 'list', id, extra] = positionals;
-  if (extra !== undefined || !['list', 'show', 'verify'].includes(action))
+  if (extra !== undefined || !['list', 'show', 'verify', 'cancel'].includes(action))
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
   if (action === 'verify' && (id === undefined) === (values.all !== true))
     throw new UsageError('warrant jobs verify: give a job id or --all (not both)');
-  if (action === 'show' && id === undefined)
-    throw new UsageError('warrant jobs show <id>: the job id is missing');
+  if ((action === 'show' || action === 'cancel') && id === undefined)
+    throw new UsageError(`warrant jobs ${action} <id>: the job id is missing`);
+  const caller =
+    action === 'cancel'
+      ? callerOf(text(values, 'caller'), () => ({ id: `cli:${osUserName()}` }))
+      : undefined;
   const store = text(values, 'store');
   const limit = parseLimit(text(values, 'limit'));
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
   try {
     if (action === 'verify')
       return await verifyJobs(runtime, id, values.json === true, store ?? DEFAULT_STORE);
+    if (action === 'cancel') {
+      const reason = text(values, 'reason');
+      let job: Job | undefined;
+      try {
+        job = await runtime.cancelJob(id as string, {
+          caller: caller as ExecutionCaller,
+          ...(reason === undefined ? {} : { reason }),
+        });
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== ErrorCode.CANCEL_FORBIDDEN) throw error;
+        process.stderr.write(`warrant jobs: ${firstLine(error)}\n`);
+        return 1;
+      }
+      if (job === undefined) {
+        process.stderr.write(
+          `warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`,
+        );
+        return 1;
+      }
+      process.stdout.write(
+        values.json
+          ? `${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`
+          : `job ${job.id}: ${job.status}\n`,
+      );
+      return 0;
+    }
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
