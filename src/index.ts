@@ -11,6 +11,7 @@ export type {
   CancelJobOptions,
   CancelPolicy,
   SubmitPlanOptions,
+  SubmittedJob,
   WaitForJobOptions,
 } from './runtime/operator-runtime.js';
 export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';

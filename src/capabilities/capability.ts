@@ -119,8 +119,17 @@ export interface ExecutionContext {
   readonly stepId: string;
   readonly caller: ExecutionCaller | undefined;
   readonly logger: ExecutionLogger;
-  /** Aborted when the step times out (TimeoutMiddleware); the runtime never cancels otherwise. */
+  /**
+   * Aborted when the step times out (TimeoutMiddleware), or when its job is cancelled (the
+   * reason's `code` is JOB_CANCELLED, docs/api.md "Queued jobs and cancellation").
+   */
   readonly signal: AbortSignal;
+  /**
+   * The key to pass to the systems this step calls so they can drop a duplicate: the step's own
+   * `idempotencyKey`, else `<jobId>:<stepId>`; the same every time the step is entered. Set by
+   * the runtime on every invocation (optional only for contexts built by hand).
+   */
+  readonly idempotencyKey?: string;
 }
 
 /** A registered unit of work. Prefer `createCapability` over writing this by hand. */

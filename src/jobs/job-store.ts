@@ -33,6 +33,26 @@ export interface StoredCancel {
   readonly at: string;
 }
 
+/**
+ * A claim of an idempotency key (docs/api.md, "Idempotency"): `key` within `scope` (the caller's
+ * id and tenant) for the job `jobId`, submitted with the plan digest `digest`, until `expiresAt`
+ * (ms since the epoch). `at` is now, in the same unit.
+ */
+export interface IdempotencyClaim {
+  readonly scope: string;
+  readonly key: string;
+  readonly jobId: string;
+  readonly digest: string;
+  readonly at: number;
+  readonly expiresAt: number;
+}
+
+/** The live claim that holds a key: its job and plan digest. */
+export interface IdempotencyHolder {
+  readonly jobId: string;
+  readonly digest: string;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
@@ -66,6 +86,14 @@ export interface JobStore {
   requestCancel?(cancel: StoredCancel): void | Promise<void>;
   /** The cancel requests written for any of these jobs. */
   cancelRequests?(jobIds: readonly string[]): StoredCancel[] | Promise<StoredCancel[]>;
+  /**
+   * Claims an idempotency key, atomically (a conditional insert in SQL, so across processes on
+   * one store exactly one claim of a key wins): resolves undefined when this claim now holds it
+   * (no claim, or only an expired one), else the live claim that holds it, unchanged.
+   */
+  claimIdempotency?(
+    claim: IdempotencyClaim,
+  ): IdempotencyHolder | undefined | Promise<IdempotencyHolder | undefined>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

@@ -298,6 +298,7 @@ async function runStep(
     caller,
     logger: deps.logger,
     signal: control === undefined ? deps.signal : control.controller.signal,
+    idempotencyKey: step.idempotencyKey ?? `${jobId}:${step.id}`,
   };
   try {
     // The function and `this` were captured at registration: later edits to the object do nothing.
@@ -320,15 +321,17 @@ export function executeAdmittedPlan(
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
   control?: JobControl,
+  /** The job's id when the runtime drew it already (an idempotency claim names it). */
+  jobId?: string,
 ): Promise<Job> {
   // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
   const loading = telemetryLoading();
   if (loading !== undefined)
-    return loading.then(() => executeAdmittedPlan(plan, caller, deps, control));
+    return loading.then(() => executeAdmittedPlan(plan, caller, deps, control, jobId));
   const { running, change: created } = createJob(
     plan,
     caller,
-    newJobId(),
+    jobId ?? newJobId(),
     now(),
     recordedCaller(caller),
   );
@@ -439,15 +442,9 @@ export async function queueAdmittedPlan(
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
+  jobId: string = newJobId(),
 ): Promise<RunningJob> {
-  const { running, change } = createJob(
-    plan,
-    caller,
-    newJobId(),
-    now(),
-    recordedCaller(caller),
-    true,
-  );
+  const { running, change } = createJob(plan, caller, jobId, now(), recordedCaller(caller), true);
   try {
     const written = deps.store.create(running.record);
     if (written !== undefined) await written;

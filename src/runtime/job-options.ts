@@ -14,6 +14,8 @@ import { readField } from '../values/hostile-reads.js';
 export interface SubmitPlanOptions {
   /** Who submits the plan; snapshotted (frozen) for the whole job. */
   caller?: ExecutionCaller;
+  /** Wins over the plan's own `idempotencyKey` (docs/api.md, "Idempotency"). */
+  idempotencyKey?: string;
 }
 
 /** Options of `runtime.waitForJob`. */
@@ -43,9 +45,18 @@ function fieldOf(method: string, options: unknown, key: string): unknown {
   return readField(options, key, (problem) => invalid(`${method}() options.${key} ${problem}`));
 }
 
-export function readSubmitOptions(options: unknown): { caller: ExecutionCaller | undefined } {
-  if (options === undefined) return { caller: undefined };
-  return { caller: snapshotCaller(fieldOf('submitPlan', options, 'caller')) };
+export function readSubmitOptions(options: unknown): {
+  caller: ExecutionCaller | undefined;
+  idempotencyKey: string | undefined;
+} {
+  if (options === undefined) return { caller: undefined, idempotencyKey: undefined };
+  const caller = snapshotCaller(fieldOf('submitPlan', options, 'caller'));
+  const idempotencyKey = fieldOf('submitPlan', options, 'idempotencyKey');
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey === ''))
+    throw invalid(
+      `submitPlan() options.idempotencyKey must be a non-empty string, got ${describeValue(idempotencyKey)}`,
+    );
+  return { caller, idempotencyKey };
 }
 
 export function readWaitOptions(options: unknown): {

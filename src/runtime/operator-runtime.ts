@@ -36,6 +36,7 @@ import {
   type JobControl,
 } from './executor.js';
 import { JobQueue } from './job-queue.js';
+import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
   readCancelOptions,
@@ -59,6 +60,15 @@ import {
 
 export type { CancelPolicy, OperatorRuntimeOptions } from './runtime-options.js';
 export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './job-options.js';
+
+/** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
+export interface SubmittedJob {
+  readonly jobId: string;
+  /** True when an idempotency key was repeated with the same plan: nothing new was queued. */
+  readonly replayed: boolean;
+}
+
+type CallerWithId = ExecutionCaller & { id: string };
 
 /** How often a runtime running jobs on a shared store looks for cancels written by others. */
 const CANCEL_POLL_MS = 200;
@@ -178,6 +188,7 @@ export class OperatorRuntime {
   #active = 0;
   readonly #queue: JobQueue;
   readonly #cancelPolicy: CancelPolicy | undefined;
+  readonly #idempotencyTtlMs: number;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
@@ -205,6 +216,7 @@ export class OperatorRuntime {
     this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
     this.#queue = new JobQueue(settings.queueConcurrency);
     this.#cancelPolicy = settings.cancelPolicy;
+    this.#idempotencyTtlMs = settings.idempotencyTtlMs;
   }
 
   /**
@@ -245,6 +257,9 @@ export class OperatorRuntime {
       const admitted = admitPlan(submission, (name) => inventory.get(name));
       // The store opens only for an admitted plan: a refused one creates no file and an
       // unopenable store cannot hide why a plan was refused.
+      // A plan with an idempotency key, from a caller with an id, claims its key first.
+      if (admitted.idempotencyKey !== undefined && caller?.id !== undefined)
+        return this.#track(this.#executeOnce(admitted, caller as CallerWithId));
       const deps = this.#executorDependencies();
       const control = liveJob();
       if (deps instanceof Promise) {
@@ -266,41 +281,90 @@ export class OperatorRuntime {
     return this.#track(job);
   }
 
+  /** `executePlan` of a plan with an idempotency key: the first job for a repeat. */
+  async #executeOnce(admitted: AdmittedPlan, caller: CallerWithId): Promise<Job> {
+    const deps = await this.#executorDependencies();
+    const key = admitted.idempotencyKey as string;
+    const claim = await claimKey(deps.store, caller, key, admitted, this.#idempotencyTtlMs);
+    if (claim.replayed) return this.#firstJob(deps, claim.jobId);
+    const control = liveJob();
+    this.#goLive(control);
+    try {
+      return await executeAdmittedPlan(admitted, caller, deps, control, claim.jobId);
+    } finally {
+      this.#live.delete(control);
+    }
+  }
+
+  /**
+   * The first job of a key, once it has ended (or stopped for approval). Its submitter may still
+   * be writing it (another process): it is looked for during 10 s.
+   */
+  async #firstJob(deps: ExecutorDependencies, jobId: string): Promise<Job> {
+    const deadline = Date.now() + 10_000;
+    while ((await deps.store.get(jobId)) === undefined) {
+      if (Date.now() > deadline) {
+        throw createError(
+          Error,
+          ErrorCode.JOB_STORE_FAILED,
+          `The job store failed: the idempotency key is held by job ${JSON.stringify(jobId)}, which was never recorded`,
+        );
+      }
+      await sleep(20, undefined);
+    }
+    return (await this.waitForJob(jobId)) as Job;
+  }
+
   /**
    * Admits a plan like `executePlan` (the same refusals), records its job `queued` and resolves
    * `{ jobId }` once it is recorded; the job runs later, in submission order, at most
    * `queue.concurrency` at once (docs/api.md, "runtime.submitPlan").
    * @throws as `executePlan`; JOB_OPTIONS_INVALID for malformed options.
    */
-  async submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<{ jobId: string }> {
+  async submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<SubmittedJob> {
     this.#assertOpen();
-    const { caller } = readSubmitOptions(options);
+    const { caller, idempotencyKey } = readSubmitOptions(options);
     const submission = captureSubmission(plan, this.#maxPlanSteps);
     const inventory = capabilityInventory();
-    const admitted = admitPlan(submission, (name) => inventory.get(name));
+    let admitted = admitPlan(submission, (name) => inventory.get(name));
     const deps = await this.#executorDependencies();
+    const key = idempotencyKey ?? admitted.idempotencyKey;
+    let claimed: string | undefined;
+    if (key !== undefined && caller?.id !== undefined) {
+      const claim = await claimKey(
+        deps.store,
+        caller as CallerWithId,
+        key,
+        admitted,
+        this.#idempotencyTtlMs,
+      );
+      if (claim.replayed) return { jobId: claim.jobId, replayed: true };
+      claimed = claim.jobId;
+      if (key !== admitted.idempotencyKey) admitted = { ...admitted, idempotencyKey: key };
+    }
+    const queuedPlan = admitted;
     this.#active++;
     let running: RunningJob;
     try {
-      running = await queueAdmittedPlan(admitted, caller, deps);
+      running = await queueAdmittedPlan(queuedPlan, caller, deps, claimed);
     } catch (error) {
       this.#ended();
       throw error;
     }
     const jobId = running.job.id;
     const live = liveJob(jobId);
-    live.queued = { running, plan: admitted, caller };
+    live.queued = { running, plan: queuedPlan, caller };
     this.#goLive(live);
     this.#queue.add(jobId, () => {
       live.queued = undefined;
-      const ran = runQueuedJob(running, admitted, caller, deps, live);
+      const ran = runQueuedJob(running, queuedPlan, caller, deps, live);
       ran.then(
         () => this.#endLive(live),
         () => this.#endLive(live),
       );
       return ran;
     });
-    return { jobId };
+    return { jobId, replayed: false };
   }
 
   /**

@@ -59,6 +59,10 @@ export interface OperatorRuntimeOptions {
    * holding the scope `warrant:cancel` in the job's tenant (docs/api.md, "runtime.cancelJob").
    */
   cancelPolicy?: CancelPolicy;
+  /**
+   * How long an idempotency key stays taken (docs/api.md, "Idempotency"), in ms. Default 24 h.
+   */
+  idempotencyTtlMs?: number;
 }
 
 /** Decides whether `caller` may cancel `job` (the submitter always may). */
@@ -88,6 +92,7 @@ export interface RuntimeSettings {
   readonly approvals: ApprovalsConfig | undefined;
   readonly queueConcurrency: number;
   readonly cancelPolicy: CancelPolicy | undefined;
+  readonly idempotencyTtlMs: number;
 }
 
 function invalidOption(message: string): TypeError {
@@ -133,6 +138,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const approvals = option('approvals');
   const queue = option('queue');
   const cancelPolicy = option('cancelPolicy');
+  const idempotencyTtlMs = option('idempotencyTtlMs');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -166,6 +172,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
   const queueConcurrency = checkQueueOption(queue);
+  const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
   return {
@@ -180,6 +187,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     approvals: checkedApprovals,
     queueConcurrency,
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
+    idempotencyTtlMs: checkedTtl,
   };
 }
 

@@ -104,3 +104,33 @@ describe('HTTP: queued jobs and cancellation', () => {
     );
   });
 });
+
+describe('HTTP: idempotency keys', () => {
+  it('a repeat answers 200 with Idempotent-Replayed: true and the first job; another plan 409', async () => {
+    const server = await start();
+    const plan = {
+      version: '1.0',
+      idempotencyKey: 'order-1',
+      steps: [{ id: 'w', capability: server.wait, input: {} }],
+    };
+    const first = await call(server.url, 'POST', '/api/plans', 'alice', plan);
+    assert.equal(first.status, 201);
+    assert.equal(first.headers.get('idempotent-replayed'), null);
+    const again = await call(server.url, 'POST', '/api/plans', 'alice', plan);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(again.body.id, first.body.id);
+    const asynchronous = await call(server.url, 'POST', '/api/plans', 'alice', plan, {
+      prefer: 'respond-async',
+    });
+    assert.equal(asynchronous.status, 200);
+    assert.equal(asynchronous.body.id, first.body.id);
+    const conflict = await call(server.url, 'POST', '/api/plans', 'alice', {
+      ...plan,
+      goal: 'another plan',
+    });
+    assert.equal(conflict.status, 409);
+    assert.equal(conflict.body.code, 'IDEMPOTENCY_CONFLICT');
+    assert.equal(server.signals.length, 1);
+  });
+});

@@ -376,3 +376,77 @@ describe('cancelJob', () => {
     });
   });
 });
+
+describe('idempotency keys', () => {
+  it('a repeat of the same plan is the first job and runs nothing; another plan is IDEMPOTENCY_CONFLICT', async () => {
+    await withRuntime({}, async (runtime) => {
+      const keys: unknown[] = [];
+      const [cap] = register(runtime, {
+        execute: ({ context }: { context: ExecutionContext }) => keys.push(context.idempotencyKey),
+      }) as [string];
+      const plan = { ...planOf({ id: 'a', capability: cap }), idempotencyKey: 'k1' };
+      const first = await runtime.submitPlan(plan, { caller: ALICE });
+      assert.equal(first.replayed, false);
+      const again = await runtime.submitPlan(plan, { caller: ALICE });
+      assert.deepEqual(again, { jobId: first.jobId, replayed: true });
+      await assert.rejects(
+        runtime.submitPlan(
+          { ...planOf({ id: 'b', capability: cap }), idempotencyKey: 'k1' },
+          {
+            caller: ALICE,
+          },
+        ),
+        { code: 'IDEMPOTENCY_CONFLICT' },
+      );
+      // The same key is another caller's own, and a tenant's own.
+      const bob = await runtime.submitPlan(plan, { caller: { id: 'bob' } });
+      const acme = await runtime.submitPlan(plan, { caller: { id: 'alice', tenant: 'acme' } });
+      assert.equal(new Set([first.jobId, bob.jobId, acme.jobId]).size, 3);
+      // The option wins over the plan's key.
+      const other = await runtime.submitPlan(plan, { caller: ALICE, idempotencyKey: 'k2' });
+      assert.equal(other.replayed, false);
+      assert.equal((await runtime.getJob(other.jobId))?.idempotencyKey, 'k2');
+      // executePlan: the first job, nothing run.
+      const executed = await runtime.executePlan(plan, { caller: ALICE });
+      assert.equal(executed.id, first.jobId);
+      for (const id of [first.jobId, bob.jobId, acme.jobId, other.jobId])
+        assert.equal((await runtime.waitForJob(id))?.status, 'completed');
+      assert.equal(keys.length, 4);
+      assert.ok(keys.includes(`${first.jobId}:a`));
+      assert.equal((await runtime.listJobs()).length, 4);
+    });
+  });
+
+  it('is not enforced without a caller id, and ends after idempotencyTtlMs', async () => {
+    await withRuntime({ idempotencyTtlMs: 30 }, async (runtime) => {
+      const [cap] = register(runtime, { execute: () => 1 }) as [string];
+      const plan = { ...planOf({ id: 'a', capability: cap }), idempotencyKey: 'k' };
+      const anonymous = [await runtime.submitPlan(plan), await runtime.submitPlan(plan)];
+      assert.notEqual(anonymous[0]?.jobId, anonymous[1]?.jobId);
+      const first = await runtime.submitPlan(plan, { caller: ALICE });
+      assert.equal((await runtime.submitPlan(plan, { caller: ALICE })).jobId, first.jobId);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      assert.notEqual((await runtime.submitPlan(plan, { caller: ALICE })).jobId, first.jobId);
+    });
+    assert.throws(() => new OperatorRuntime({ idempotencyTtlMs: 0 }), {
+      code: 'RUNTIME_OPTIONS_INVALID',
+    });
+  });
+
+  it("gives every step context.idempotencyKey: the step's own key, else <jobId>:<stepId>", async () => {
+    await withRuntime({}, async (runtime) => {
+      const keys: unknown[] = [];
+      const [cap] = register(runtime, {
+        execute: ({ context }: { context: ExecutionContext }) => keys.push(context.idempotencyKey),
+      }) as [string];
+      const job = await runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: cap, input: {} },
+          { id: 'b', capability: cap, input: {}, idempotencyKey: 'pay-7' },
+        ],
+      });
+      assert.deepEqual(keys, [`${job.id}:a`, 'pay-7']);
+    });
+  });
+});

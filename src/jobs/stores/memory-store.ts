@@ -1,5 +1,5 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
-import type { JobChange, JobStore } from '../job-store.js';
+import type { IdempotencyClaim, IdempotencyHolder, JobChange, JobStore } from '../job-store.js';
 
 /**
  * The default store: jobs in a Map, insertion (= creation) ordered. Bounded by `maxJobs`: when a
@@ -9,6 +9,8 @@ import type { JobChange, JobStore } from '../job-store.js';
 export class MemoryJobStore implements JobStore {
   readonly #jobs = new Map<string, Job>();
   readonly #maxJobs: number;
+  /** Idempotency claims by scope and key (docs/api.md, "Idempotency"). */
+  readonly #claims = new Map<string, IdempotencyHolder & { expiresAt: number }>();
 
   constructor(maxJobs: number) {
     this.#maxJobs = maxJobs;
@@ -22,6 +24,15 @@ export class MemoryJobStore implements JobStore {
   update(_job: Job, _change: JobChange): void {
     // The job object is the record; nothing to copy. A change that claims an approval request
     // (JobChange.claims) was checked and set on this very object, synchronously, by its caller.
+  }
+
+  claimIdempotency(claim: IdempotencyClaim): IdempotencyHolder | undefined {
+    const at = `${claim.scope}\n${claim.key}`;
+    const held = this.#claims.get(at);
+    if (held !== undefined && held.expiresAt > claim.at)
+      return { jobId: held.jobId, digest: held.digest };
+    this.#claims.set(at, { jobId: claim.jobId, digest: claim.digest, expiresAt: claim.expiresAt });
+    return undefined;
   }
 
   get(id: string): Job | undefined {
@@ -44,6 +55,7 @@ export class MemoryJobStore implements JobStore {
 
   close(): void {
     this.#jobs.clear();
+    this.#claims.clear();
   }
 
   // Evicts a batch (1% of the bound) at a time: walking the Map from its oldest end once per

@@ -17,7 +17,14 @@ import type Sqlite from 'better-sqlite3';
 import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
-import type { JobChange, JobStore, RecordedChain, StoredCancel } from '../job-store.js';
+import type {
+  IdempotencyClaim,
+  IdempotencyHolder,
+  JobChange,
+  JobStore,
+  RecordedChain,
+  StoredCancel,
+} from '../job-store.js';
 import { isFinished } from '../job.js';
 import { ChainHeads } from './chain-heads.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
@@ -92,13 +99,22 @@ CREATE TABLE IF NOT EXISTS job_events (
 
 /**
  * Cancel requests (docs/api.md, "runtime.cancelJob"): one row per cancelled job, written by any
- * process on the file and polled by the one running the job. A table of its own, created when
- * missing, so files of earlier versions gain it without a schema version step.
+ * process on the file and polled by the one running the job; idempotency claims, one row per
+ * caller scope and key. Tables of their own, created when missing, so files of earlier versions
+ * gain them without a schema version step.
  */
 const CANCEL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS job_cancels (
   job_id TEXT PRIMARY KEY,
   request TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS job_idempotency (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
 ) WITHOUT ROWID;
 `;
 
@@ -218,6 +234,11 @@ export class SqliteJobStore implements JobStore {
   /** The cancel statements, prepared on first use. */
   #insertCancel: Sqlite.Statement | undefined;
   #cancelsOf: Sqlite.Statement | undefined;
+  /** The idempotency claim (a transaction) and its statements, made on first use. */
+  #claimKey:
+    Sqlite.Transaction<(claim: IdempotencyClaim) => IdempotencyHolder | undefined> | undefined;
+  #heldKey: Sqlite.Statement | undefined;
+  #putKey: Sqlite.Statement | undefined;
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
   readonly #eventStatements: Sqlite.Statement[] = [];
@@ -546,6 +567,24 @@ export class SqliteJobStore implements JobStore {
     (this.#insertCancel ??= this.#db.prepare(
       'INSERT INTO job_cancels (job_id, request) VALUES (?, ?) ON CONFLICT (job_id) DO NOTHING',
     )).run(cancel.jobId, JSON.stringify(cancel));
+  }
+
+  claimIdempotency(claim: IdempotencyClaim): IdempotencyHolder | undefined {
+    this.#claimKey ??= this.#db.transaction((wanted: IdempotencyClaim) => {
+      const held = (this.#heldKey ??= this.#db
+        .prepare(
+          'SELECT job_id, digest, expires_at FROM job_idempotency WHERE scope = ? AND key = ?',
+        )
+        .raw()).get(wanted.scope, wanted.key) as [string, string, number] | undefined;
+      if (held !== undefined && held[2] > wanted.at) return { jobId: held[0], digest: held[1] };
+      (this.#putKey ??= this.#db.prepare(
+        'INSERT OR REPLACE INTO job_idempotency (scope, key, job_id, digest, expires_at) VALUES (?, ?, ?, ?, ?)',
+      )).run(wanted.scope, wanted.key, wanted.jobId, wanted.digest, wanted.expiresAt);
+      return undefined;
+    });
+    // IMMEDIATE: the write lock is taken before the read, so of processes claiming one key
+    // together exactly one finds it free (busy_timeout makes the others wait their turn).
+    return this.#claimKey.immediate(claim);
   }
 
   cancelRequests(jobIds: readonly string[]): StoredCancel[] {
