@@ -70,6 +70,12 @@ export interface SubmittedJob {
 
 type CallerWithId = ExecutionCaller & { id: string };
 
+/** Executor dependencies, and what claiming an idempotency key found (`#claimFor`). */
+interface ClaimedDependencies extends ExecutorDependencies {
+  readonly jobId?: string;
+  readonly replay?: Promise<Job>;
+}
+
 /** How often a runtime running jobs on a shared store looks for cancels written by others. */
 const CANCEL_POLL_MS = 200;
 
@@ -258,14 +264,17 @@ export class OperatorRuntime {
       // The store opens only for an admitted plan: a refused one creates no file and an
       // unopenable store cannot hide why a plan was refused.
       // A plan with an idempotency key, from a caller with an id, claims its key first.
-      if (admitted.idempotencyKey !== undefined && caller?.id !== undefined)
-        return this.#track(this.#executeOnce(admitted, caller as CallerWithId));
-      const deps = this.#executorDependencies();
+      const deps =
+        admitted.idempotencyKey !== undefined && caller?.id !== undefined
+          ? this.#claimFor(admitted, caller as CallerWithId)
+          : this.#executorDependencies();
       const control = liveJob();
       if (deps instanceof Promise) {
-        job = deps.then((ready) => {
+        job = deps.then((ready: ClaimedDependencies) => {
+          // A repeated key: the first job, nothing run.
+          if (ready.replay !== undefined) return ready.replay;
           this.#goLive(control);
-          return executeAdmittedPlan(admitted, caller, ready, control);
+          return executeAdmittedPlan(admitted, caller, ready, control, ready.jobId);
         });
       } else {
         this.#goLive(control);
@@ -281,19 +290,16 @@ export class OperatorRuntime {
     return this.#track(job);
   }
 
-  /** `executePlan` of a plan with an idempotency key: the first job for a repeat. */
-  async #executeOnce(admitted: AdmittedPlan, caller: CallerWithId): Promise<Job> {
+  /**
+   * The dependencies of a job whose plan has an idempotency key, once the key is claimed: with
+   * the claimed job id, or the first job when the key was used for the same plan already.
+   */
+  async #claimFor(admitted: AdmittedPlan, caller: CallerWithId): Promise<ClaimedDependencies> {
     const deps = await this.#executorDependencies();
     const key = admitted.idempotencyKey as string;
     const claim = await claimKey(deps.store, caller, key, admitted, this.#idempotencyTtlMs);
-    if (claim.replayed) return this.#firstJob(deps, claim.jobId);
-    const control = liveJob();
-    this.#goLive(control);
-    try {
-      return await executeAdmittedPlan(admitted, caller, deps, control, claim.jobId);
-    } finally {
-      this.#live.delete(control);
-    }
+    if (claim.replayed) return { ...deps, replay: this.#firstJob(deps, claim.jobId) };
+    return { ...deps, jobId: claim.jobId };
   }
 
   /**
