@@ -195,6 +195,14 @@ export interface CapabilityDefinitionBase<Input = unknown, Output = unknown> {
    * bounds a Standard Schema validation that answers with a promise.
    */
   timeoutMs?: number;
+  /**
+   * Invokes again after a throw or a time-out (never after a denial or a refused input), each
+   * time authorized again, with `capability.retrying` (docs/api.md, "Retries"). `attempts`
+   * counts every invocation (an integer from 1 to 100); `backoffMs` (default 0) waits between
+   * two. `idempotent: true` is required: the capability must tolerate running twice
+   * (`context.idempotencyKey` is the same each time).
+   */
+  retry?: { attempts: number; backoffMs?: number; idempotent: true };
   /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */

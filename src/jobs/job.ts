@@ -32,7 +32,8 @@ export type JobEventType =
   | 'approval.requested'
   | 'approval.granted'
   | 'approval.rejected'
-  | 'job.cancelled';
+  | 'job.cancelled'
+  | 'capability.retrying';
 
 export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'job.created',
@@ -47,6 +48,7 @@ export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'approval.granted',
   'approval.rejected',
   'job.cancelled',
+  'capability.retrying',
 ]);
 
 export interface JobEvent {

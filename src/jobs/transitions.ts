@@ -229,6 +229,24 @@ export function startQueuedJob(running: RunningJob, at: string): JobChange {
   return { steps: NO_STEPS, events: [append(running, 'execution.started', at)] };
 }
 
+/**
+ * A started step's invocation threw or timed out and will be tried again (docs/api.md,
+ * "Retries"): `capability.retrying { stepId, attempt, error }`, `attempt` the number of the
+ * invocation to come. The step stays `running`; it is authorized again before that invocation.
+ */
+export function retryStep(
+  running: RunningJob,
+  index: number,
+  at: string,
+  attempt: number,
+  error: string,
+): JobChange {
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const event = append(running, 'capability.retrying', at, { stepId: step.id, attempt, error });
+  return { steps: NO_STEPS, events: [event] };
+}
+
 /** Who cancelled a job, and why (docs/api.md, "Queued jobs and cancellation"). */
 export interface CancelRequest {
   /** The cancelling caller's id. */

@@ -30,6 +30,7 @@ import {
   endStep,
   failJob,
   joinChanges,
+  retryStep,
   startQueuedJob,
   startStep,
   type CancelRequest,
@@ -243,73 +244,96 @@ async function runStep(
     (asked as { approval?: ApprovalGrant }).approval = approval.grant;
   }
   const authorization = Object.freeze(asked);
-  let decision: unknown;
-  try {
-    decision = deps.authorizer.authorize(authorization);
-    if (typeof (decision as { then?: unknown } | null | undefined)?.then === 'function')
-      decision = await decision;
-  } catch (error) {
-    const message = describeThrown(error);
-    return {
-      status: 'failed',
-      error: message,
-      decided: decidedNow('error', message, step, input, recordedInput, deps),
-    };
-  }
-  const checked = checkDecision(decision, deps.approvals !== undefined);
-  if (checked.kind === 'require_approval') {
-    if (approval !== undefined) {
-      // Asked again with the approval and still no: a denial, never a second request.
-      return denied(checked.reason ?? APPROVAL_NOT_ENOUGH, step, input, recordedInput, deps);
+  // One pass per invocation: a retry (docs/api.md, "Retries") is authorized again first.
+  for (let attempt = 1; ; attempt++) {
+    let decision: unknown;
+    try {
+      decision = deps.authorizer.authorize(authorization);
+      if (typeof (decision as { then?: unknown } | null | undefined)?.then === 'function')
+        decision = await decision;
+    } catch (error) {
+      const message = describeThrown(error);
+      return {
+        status: 'failed',
+        error: message,
+        decided: decidedNow('error', message, step, input, recordedInput, deps),
+      };
     }
-    const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
-    const requested = decidedNow(
-      'approval_required',
-      checked.reason,
-      step,
-      input,
-      recordedInput,
-      deps,
-    );
-    const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
-    return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
-  }
-  if (checked.kind === 'deny') {
-    const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return denied(reason, step, input, recordedInput, deps);
-  }
-  if (checked.kind !== 'allow')
-    return {
-      status: 'failed',
-      error: INVALID_DECISION,
-      decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
-    };
+    const checked = checkDecision(decision, deps.approvals !== undefined);
+    if (checked.kind === 'require_approval') {
+      if (approval !== undefined || attempt > 1) {
+        // Asked again with the approval and still no: a denial, never a second request.
+        return denied(checked.reason ?? APPROVAL_NOT_ENOUGH, step, input, recordedInput, deps);
+      }
+      const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
+      const requested = decidedNow(
+        'approval_required',
+        checked.reason,
+        step,
+        input,
+        recordedInput,
+        deps,
+      );
+      const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
+      return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
+    }
+    if (checked.kind === 'deny') {
+      const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
+      return denied(reason, step, input, recordedInput, deps);
+    }
+    if (checked.kind !== 'allow')
+      return {
+        status: 'failed',
+        error: INVALID_DECISION,
+        decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
+      };
 
-  // The "started" record is durable before the capability runs (README, "Stores").
-  const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps);
-  const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
-  if (recorded !== undefined) await recorded;
-  const { control } = run;
-  // Cancelled while the start was written: the capability is not entered.
-  if (control?.cancel !== undefined) return { status: 'failed', error: CANCELLED_BEFORE_INVOKE };
-  const context: ExecutionContext = {
-    jobId,
-    stepId: step.id,
-    caller,
-    logger: deps.logger,
-    signal: control === undefined ? deps.signal : control.controller.signal,
-    idempotencyKey: step.idempotencyKey ?? `${jobId}:${step.id}`,
-  };
-  try {
-    // The function and `this` were captured at registration: later edits to the object do nothing.
-    const result: unknown = await Reflect.apply(capability.execute, capability.target, [
-      input,
-      context,
-    ]);
-    return { status: 'completed', result };
-  } catch (error) {
-    return { status: 'failed', error: describeThrown(error) };
+    // The "started" record is durable before the capability runs (README, "Stores").
+    const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps);
+    const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
+    if (recorded !== undefined) await recorded;
+    const { control } = run;
+    // Cancelled while the start was written: the capability is not entered.
+    if (control?.cancel !== undefined) return { status: 'failed', error: CANCELLED_BEFORE_INVOKE };
+    const context: ExecutionContext = {
+      jobId,
+      stepId: step.id,
+      caller,
+      logger: deps.logger,
+      signal: control === undefined ? deps.signal : control.controller.signal,
+      idempotencyKey: step.idempotencyKey ?? `${jobId}:${step.id}`,
+    };
+    try {
+      // The function and `this` were captured at registration: later edits to the object do nothing.
+      const result: unknown = await Reflect.apply(capability.execute, capability.target, [
+        input,
+        context,
+      ]);
+      return { status: 'completed', result };
+    } catch (error) {
+      const message = describeThrown(error);
+      const retry = capability.retry;
+      if (retry === undefined || attempt >= retry.attempts || control?.cancel !== undefined)
+        return { status: 'failed', error: message };
+      const retrying = run.commit(retryStep(running, step.index, now(), attempt + 1, message));
+      if (retrying !== undefined) await retrying;
+      if (retry.backoffMs > 0) await pause(retry.backoffMs, control?.controller.signal);
+      if (control?.cancel !== undefined) return { status: 'failed', error: message };
+    }
   }
+}
+
+/** Waits `ms` between two attempts; a cancel ends the wait. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**

@@ -450,3 +450,106 @@ describe('idempotency keys', () => {
     });
   });
 });
+
+describe('retries', () => {
+  it('invokes again after a throw, authorizing each attempt, with capability.retrying; the same idempotency key', async () => {
+    const asked: number[] = [];
+    let calls = 0;
+    await withRuntime(
+      {
+        authorizer: {
+          authorize: () => {
+            asked.push(calls);
+            return { decision: 'allow' };
+          },
+        },
+      },
+      async (runtime) => {
+        const keys: unknown[] = [];
+        const [flaky] = register(runtime, {
+          retry: { attempts: 3, backoffMs: 1, idempotent: true },
+          execute: ({ context }: { context: ExecutionContext }) => {
+            keys.push(context.idempotencyKey);
+            calls++;
+            if (calls < 3) throw new Error(`flake ${calls}`);
+            return 'third time';
+          },
+        }) as [string];
+        const job = await runtime.executePlan(planOf({ id: 'f', capability: flaky }));
+        assert.equal(job.status, 'completed');
+        assert.equal(job.result, 'third time');
+        assert.deepEqual(asked, [0, 1, 2], 'authorized before each invocation');
+        assert.deepEqual(keys, [`${job.id}:f`, `${job.id}:f`, `${job.id}:f`]);
+        const retrying = job.events.filter((event) => event.type === 'capability.retrying');
+        assert.deepEqual(
+          retrying.map((event) => event.data),
+          [
+            { stepId: 'f', attempt: 2, error: 'flake 1' },
+            { stepId: 'f', attempt: 3, error: 'flake 2' },
+          ],
+        );
+        assert.equal((await runtime.verifyJob(job.id))?.ok, true);
+      },
+    );
+  });
+
+  it('stops after attempts, never retries a denial, and a denied retry ends the step denied', async () => {
+    let allow = 2;
+    await withRuntime(
+      { authorizer: { authorize: () => ({ decision: allow-- > 0 ? 'allow' : 'deny' }) } },
+      async (runtime) => {
+        let calls = 0;
+        const [failing] = register(runtime, {
+          retry: { attempts: 5, idempotent: true },
+          execute: () => {
+            calls++;
+            throw new Error('down');
+          },
+        }) as [string];
+        const job = await runtime.executePlan(planOf({ id: 'x', capability: failing }));
+        assert.equal(calls, 2);
+        assert.equal(job.status, 'failed');
+        assert.equal(job.events.at(-2)?.type, 'capability.denied');
+      },
+    );
+    await withRuntime({}, async (runtime) => {
+      let calls = 0;
+      const [failing] = register(runtime, {
+        retry: { attempts: 2, idempotent: true },
+        execute: () => {
+          calls++;
+          throw new Error('down');
+        },
+      }) as [string];
+      const job = await runtime.executePlan(planOf({ id: 'x', capability: failing }));
+      assert.equal(calls, 2);
+      assert.equal(job.steps[0]?.error, 'down');
+    });
+  });
+
+  it('refuses a retry without idempotent: true, or attempts not an integer from 1 to 100, at definition', async () => {
+    const { createCapability } = await import('../../src/index.js');
+    for (const retry of [
+      { attempts: 3 },
+      { attempts: 3, idempotent: false },
+      { attempts: 0, idempotent: true },
+      { attempts: 101, idempotent: true },
+      { attempts: 1.5, idempotent: true },
+      { attempts: 2, idempotent: true, backoffMs: -1 },
+      'often',
+    ]) {
+      assert.throws(
+        () =>
+          createCapability({
+            name: 'retry.bad',
+            version: '1.0.0',
+            description: 'x',
+            risk: 'read',
+            retry: retry as never,
+            execute: () => 1,
+          }),
+        { code: 'CAPABILITY_DEFINITION_INVALID' },
+      );
+    }
+  });
+});
