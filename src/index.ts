@@ -8,6 +8,11 @@ export type {
   OperatorRuntimeOptions,
   ExecutePlanOptions,
   ApprovalListFilter,
+  CancelJobOptions,
+  CancelPolicy,
+  SubmitPlanOptions,
+  SubmittedJob,
+  WaitForJobOptions,
 } from './runtime/operator-runtime.js';
 export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';
 export type { ApprovalRequest } from './approvals/approval-request.js';

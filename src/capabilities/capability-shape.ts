@@ -29,6 +29,30 @@ import { timeoutProblem } from './timeout-middleware.js';
  */
 export const TIMEOUT_KEY: unique symbol = Symbol.for('warrant.capability.timeoutMs');
 
+/**
+ * Where `createCapability` keeps its checked `retry` (docs/api.md, "Retries"), as it keeps
+ * `timeoutMs`: a non-enumerable property, one key for both builds.
+ */
+export const RETRY_KEY: unique symbol = Symbol.for('warrant.capability.retry');
+
+/** A checked `retry`: every invocation counted (the first included), the pause between two. */
+export interface RetryPolicy {
+  readonly attempts: number;
+  readonly backoffMs: number;
+}
+
+/** The `retry` createCapability left on a capability; anything else is none. */
+function retryOf(candidate: object): RetryPolicy | undefined {
+  try {
+    const retry: unknown = (candidate as { [RETRY_KEY]?: unknown })[RETRY_KEY];
+    return typeof retry === 'object' && retry !== null && Object.isFrozen(retry)
+      ? (retry as RetryPolicy)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The risks a capability may declare. */
 export const RISKS: ReadonlySet<string> = new Set(['read', 'write', 'destructive']);
 
@@ -224,6 +248,7 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
     schema: fields,
     standard,
     timeoutMs: timeoutOf(candidate),
+    retry: retryOf(candidate),
     ...(outputSchema !== undefined && { outputSchema }),
     execute: execute as Capability['execute'],
     /** `execute` is written in createCapability's `({ input, context })` form (a best guess). */

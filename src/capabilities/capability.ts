@@ -119,8 +119,17 @@ export interface ExecutionContext {
   readonly stepId: string;
   readonly caller: ExecutionCaller | undefined;
   readonly logger: ExecutionLogger;
-  /** Aborted when the step times out (TimeoutMiddleware); the runtime never cancels otherwise. */
+  /**
+   * Aborted when the step times out (TimeoutMiddleware), or when its job is cancelled (the
+   * reason's `code` is JOB_CANCELLED, docs/api.md "Queued jobs and cancellation").
+   */
   readonly signal: AbortSignal;
+  /**
+   * The key to pass to the systems this step calls so they can drop a duplicate: the step's own
+   * `idempotencyKey`, else `<jobId>:<stepId>`; the same every time the step is entered. Set by
+   * the runtime on every invocation (optional only for contexts built by hand).
+   */
+  readonly idempotencyKey?: string;
 }
 
 /** A registered unit of work. Prefer `createCapability` over writing this by hand. */
@@ -186,6 +195,14 @@ export interface CapabilityDefinitionBase<Input = unknown, Output = unknown> {
    * bounds a Standard Schema validation that answers with a promise.
    */
   timeoutMs?: number;
+  /**
+   * Invokes again after a throw or a time-out (never after a denial or a refused input), each
+   * time authorized again, with `capability.retrying` (docs/api.md, "Retries"). `attempts`
+   * counts every invocation (an integer from 1 to 100); `backoffMs` (default 0) waits between
+   * two. `idempotent: true` is required: the capability must tolerate running twice
+   * (`context.idempotencyKey` is the same each time).
+   */
+  retry?: { attempts: number; backoffMs?: number; idempotent: true };
   /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */

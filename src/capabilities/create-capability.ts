@@ -15,7 +15,12 @@ import type {
   InferCapabilityInput,
 } from './capability.js';
 import type { CompiledSchema } from './input-schema.js';
-import { checkCapabilityShape, TIMEOUT_KEY } from './capability-shape.js';
+import {
+  checkCapabilityShape,
+  RETRY_KEY,
+  TIMEOUT_KEY,
+  type RetryPolicy,
+} from './capability-shape.js';
 import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
 import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
@@ -65,6 +70,7 @@ export function createCapability<Input, Output>(
   const read = (target: object, key: string, what: string): unknown =>
     readField(target, key, (problem) => invalid(`${label}: ${what} ${problem}`));
   const timeoutMs = read(definition, 'timeoutMs', 'timeoutMs');
+  const retry = checkRetry(read(definition, 'retry', 'retry'), label, read);
   const middleware = read(definition, 'middleware', 'middleware');
   const logging = read(definition, 'lifecycleLogging', 'lifecycleLogging');
   if (logging !== undefined && typeof logging !== 'boolean') {
@@ -163,7 +169,44 @@ export function createCapability<Input, Output>(
   if (timeoutMs !== undefined) {
     Object.defineProperty(capability, TIMEOUT_KEY, { value: timeoutMs, enumerable: false });
   }
+  if (retry !== undefined) {
+    Object.defineProperty(capability, RETRY_KEY, { value: retry, enumerable: false });
+  }
   return Object.freeze(capability);
+}
+
+/**
+ * `retry: { attempts, backoffMs?, idempotent: true }`, checked when the capability is defined:
+ * without `idempotent: true`, or `attempts` not an integer from 1 to 100, it is refused.
+ */
+function checkRetry(
+  retry: unknown,
+  label: string,
+  read: (target: object, key: string, what: string) => unknown,
+): RetryPolicy | undefined {
+  if (retry === undefined) return undefined;
+  if (typeof retry !== 'object' || retry === null)
+    throw invalid(`${label}: retry must be an object, got ${describeValue(retry)}`);
+  const attempts = read(retry, 'attempts', 'retry.attempts');
+  const backoffMs = read(retry, 'backoffMs', 'retry.backoffMs');
+  const idempotent = read(retry, 'idempotent', 'retry.idempotent');
+  if (idempotent !== true)
+    throw invalid(`${label}: retry needs idempotent: true (the capability may run more than once)`);
+  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1 || attempts > 100)
+    throw invalid(
+      `${label}: retry.attempts must be an integer from 1 to 100, got ${describeValue(attempts)}`,
+    );
+  if (
+    backoffMs !== undefined &&
+    (typeof backoffMs !== 'number' ||
+      !Number.isInteger(backoffMs) ||
+      backoffMs < 0 ||
+      backoffMs > 2_147_483_647)
+  )
+    throw invalid(
+      `${label}: retry.backoffMs must be an integer from 0 to 2147483647, got ${describeValue(backoffMs)}`,
+    );
+  return Object.freeze({ attempts, backoffMs: backoffMs ?? 0 });
 }
 
 /** A frozen field record from a compiled one. */

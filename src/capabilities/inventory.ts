@@ -6,6 +6,7 @@
  * Registration snapshots everything the runtime relies on (metadata, the compiled schema and
  * the `execute` function), so mutating a registered capability object later changes nothing.
  */
+import type { RetryPolicy } from './capability-shape.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { quoteText } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
@@ -34,6 +35,8 @@ export interface RegisteredCapability {
   readonly standard: StandardInput | undefined;
   /** `createCapability`'s `timeoutMs`: it also bounds an asynchronous validation. */
   readonly timeoutMs: number | undefined;
+  /** `createCapability`'s `retry` (docs/api.md, "Retries"); undefined: one invocation. */
+  readonly retry: RetryPolicy | undefined;
   /** Frozen `{ name, version, risk }`, handed to authorizers as is. */
   readonly identity: Readonly<{ name: string; version: string; risk: CapabilityRisk }>;
   readonly target: Capability;
@@ -69,6 +72,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
     outputSchema,
     standard,
     timeoutMs,
+    retry,
     target,
     execute,
     module,
@@ -93,6 +97,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
     ...(outputSchema !== undefined && { outputSchema }),
     standard,
     timeoutMs,
+    retry,
     identity: Object.freeze({ name, version, risk }),
     target,
     execute,

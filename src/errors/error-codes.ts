@@ -16,7 +16,7 @@ export const THROWN_ERRORS = {
   RUNTIME_CLOSED:
     '`executePlan`, `getJob`, `listJobs`, `listApprovals` or `decideApproval` after `runtime.close()`',
   RUNTIME_OPTIONS_INVALID:
-    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals, planVersions)',
+    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals, planVersions, queue, cancelPolicy, idempotencyTtlMs)',
   JOB_FILTER_INVALID:
     '`listJobs(filter)` (or `listApprovals(filter)`, a non-string `jobId`) got a filter that is not an object, a non-string field or a bad `limit`',
   SUBSCRIPTION_INVALID:
@@ -63,6 +63,14 @@ export const THROWN_ERRORS = {
     '`new McpAdapter()`: a tool name (the default one of a capability, or what `options.toolName` returned) is not 1 to 128 characters of `A-Z a-z 0-9 _ -`, or `toolName` threw',
   MCP_TOOL_NAME_COLLISION:
     '`new McpAdapter()` (and `warrant mcp`/`warrant serve`, exit 2): two capabilities would be one tool name (`ticket.get` and `ticket_get`)',
+  JOB_OPTIONS_INVALID:
+    '`submitPlan`, `waitForJob` or `cancelJob` options are not an object or cannot be read, or a field is malformed (`timeoutMs` not a non-negative integer, `signal` not an AbortSignal, `reason` or `idempotencyKey` not a string)',
+  CANCEL_FORBIDDEN:
+    "`cancelJob()`: the caller is neither the submitter (same `id` and `tenant`) nor allowed by `cancelPolicy` (default: the scope `warrant:cancel` in the job's tenant)",
+  IDEMPOTENCY_CONFLICT:
+    '`submitPlan` or `executePlan`: the idempotency key was used by the same caller (id and tenant) within `idempotencyTtlMs` for another plan (another plan digest)',
+  JOB_CANCELLED:
+    "the reason a running step's `context.signal` is aborted with when its job is cancelled (the message carries the cancel reason)",
 } as const;
 
 /** Step failures: recorded in the job, not thrown. */

@@ -246,7 +246,7 @@ export function createHttpServer(
   registerHealthRoute(app);
   registerCapabilityRoutes(app, runtime, caller);
   registerPlanRoute(app, runtime, caller);
-  registerJobRoutes(app, runtime);
+  registerJobRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   registerApprovalRoutes(app, runtime, caller);
   if (options.mcp !== false)

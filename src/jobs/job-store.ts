@@ -31,6 +31,38 @@ export interface ConsumedApproval {
   readonly decision: string;
 }
 
+/**
+ * A cancel written to the store (docs/api.md, "runtime.cancelJob"), so that the process running
+ * the job sees it (it polls for the jobs it runs). `by` is the cancelling caller's id.
+ */
+export interface StoredCancel {
+  readonly jobId: string;
+  readonly by?: string;
+  readonly reason?: string;
+  /** ISO 8601. */
+  readonly at: string;
+}
+
+/**
+ * A claim of an idempotency key (docs/api.md, "Idempotency"): `key` within `scope` (the caller's
+ * id and tenant) for the job `jobId`, submitted with the plan digest `digest`, until `expiresAt`
+ * (ms since the epoch). `at` is now, in the same unit.
+ */
+export interface IdempotencyClaim {
+  readonly scope: string;
+  readonly key: string;
+  readonly jobId: string;
+  readonly digest: string;
+  readonly at: number;
+  readonly expiresAt: number;
+}
+
+/** The live claim that holds a key: its job and plan digest. */
+export interface IdempotencyHolder {
+  readonly jobId: string;
+  readonly digest: string;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
@@ -92,6 +124,21 @@ export interface JobStore {
     | { checkpoint: Checkpoint; entries: readonly SealedEntry[] }
     | undefined
     | Promise<{ checkpoint: Checkpoint; entries: readonly SealedEntry[] } | undefined>;
+  /**
+   * Writes a cancel request for a job (the first one wins; later ones change nothing). Stores
+   * shared by several processes have it; the memory store (one process) does not need it.
+   */
+  requestCancel?(cancel: StoredCancel): void | Promise<void>;
+  /** The cancel requests written for any of these jobs. */
+  cancelRequests?(jobIds: readonly string[]): StoredCancel[] | Promise<StoredCancel[]>;
+  /**
+   * Claims an idempotency key, atomically (a conditional insert in SQL, so across processes on
+   * one store exactly one claim of a key wins): resolves undefined when this claim now holds it
+   * (no claim, or only an expired one), else the live claim that holds it, unchanged.
+   */
+  claimIdempotency?(
+    claim: IdempotencyClaim,
+  ): IdempotencyHolder | undefined | Promise<IdempotencyHolder | undefined>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

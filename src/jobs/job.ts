@@ -1,10 +1,23 @@
 /** The job record (docs/api.md, "Jobs and events"): the audit trail of one admitted plan. */
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 
-/** `awaiting_approval` only with the runtime's `approvals` option (docs/api.md, "Approvals"). */
-export type JobStatus = 'created' | 'executing' | 'awaiting_approval' | 'completed' | 'failed';
+/**
+ * `awaiting_approval` only with the runtime's `approvals` option (docs/api.md, "Approvals");
+ * `queued` for a job submitted with `submitPlan` and not started yet, `cancelled` (terminal) for a
+ * job stopped by `cancelJob` (docs/api.md, "Queued jobs and cancellation").
+ */
+export type JobStatus =
+  'created' | 'queued' | 'executing' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+/** `interrupted` is reserved for a step whose process ended while it ran (recovery). */
 export type JobStepStatus =
-  'pending' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'skipped';
+  | 'pending'
+  | 'running'
+  | 'awaiting_approval'
+  | 'completed'
+  | 'failed'
+  | 'skipped'
+  | 'cancelled'
+  | 'interrupted';
 export type JobOutcome = 'success' | 'failed';
 
 export type JobEventType =
@@ -18,7 +31,9 @@ export type JobEventType =
   | 'job.failed'
   | 'approval.requested'
   | 'approval.granted'
-  | 'approval.rejected';
+  | 'approval.rejected'
+  | 'job.cancelled'
+  | 'capability.retrying';
 
 export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'job.created',
@@ -32,6 +47,8 @@ export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'approval.requested',
   'approval.granted',
   'approval.rejected',
+  'job.cancelled',
+  'capability.retrying',
 ]);
 
 export interface JobEvent {
@@ -125,7 +142,7 @@ export interface JobListFilter {
 }
 
 export function isFinished(job: Job): boolean {
-  return job.status === 'completed' || job.status === 'failed';
+  return job.status === 'completed' || job.status === 'failed' || job.status === 'cancelled';
 }
 
 /** True when a job matches every given filter. Shared by stores that filter in memory. */

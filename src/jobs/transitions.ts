@@ -133,6 +133,8 @@ export function createJob(
   at: string,
   /** The caller as recorded, when the caller of this function has it already (a snapshot). */
   recordedCaller: unknown = caller === undefined ? undefined : toJsonSafe(caller, 'caller'),
+  /** Submitted to the queue (`submitPlan`): recorded `queued`, not started. */
+  queued = false,
 ): { running: RunningJob; change: JobChange } {
   // Kept by every retained record (and in each event id): one flat string, not a chain of parts.
   const id = keptFlat(givenId);
@@ -212,11 +214,101 @@ export function createJob(
   const version = plan.version;
   if (version !== undefined && version !== '1.0') job.planVersion = record.planVersion = version;
   const created = append(running, 'job.created', at, createdData(record));
+  if (queued) {
+    // Submitted, not started: `execution.started` comes when the queue starts it (startQueuedJob).
+    job.status = record.status = 'queued';
+    delete job.startedAt;
+    delete record.startedAt;
+    return {
+      running,
+      change: { steps: recordedSteps.map((_, index) => index), events: [created] },
+    };
+  }
   const started = append(running, 'execution.started', at);
   return {
     running,
     change: { steps: recordedSteps.map((_, index) => index), events: [created, started] },
   };
+}
+
+/** A queued job starts: `executing`, with `execution.started`. */
+export function startQueuedJob(running: RunningJob, at: string): JobChange {
+  for (const face of [running.job, running.record]) {
+    face.status = 'executing';
+    face.startedAt = at;
+    face.updatedAt = at;
+  }
+  return { steps: NO_STEPS, events: [append(running, 'execution.started', at)] };
+}
+
+/**
+ * A started step's invocation threw or timed out and will be tried again (docs/api.md,
+ * "Retries"): `capability.retrying { stepId, attempt, error }`, `attempt` the number of the
+ * invocation to come. The step stays `running`; it is authorized again before that invocation.
+ */
+export function retryStep(
+  running: RunningJob,
+  index: number,
+  at: string,
+  attempt: number,
+  error: string,
+): JobChange {
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const event = append(running, 'capability.retrying', at, { stepId: step.id, attempt, error });
+  return { steps: NO_STEPS, events: [event] };
+}
+
+/** Who cancelled a job, and why (docs/api.md, "Queued jobs and cancellation"). */
+export interface CancelRequest {
+  /** The cancelling caller's id. */
+  readonly by: string | undefined;
+  readonly reason: string | undefined;
+}
+
+/**
+ * The job is cancelled: the step at `index` (the one running when the cancel came, or awaiting
+ * approval; none for a job that had not started a step) becomes `cancelled`, keeping a result it
+ * still returned; every step not yet run is skipped; `job.cancelled { by, reason? }`. One change.
+ */
+export function cancelJob(
+  running: RunningJob,
+  at: string,
+  cancel: CancelRequest,
+  index?: number,
+  end?: Exclude<StepEnd, { readonly status: 'awaiting_approval' }>,
+): JobChange {
+  const { job, record } = running;
+  let stepChange: JobChange = { steps: NO_STEPS, events: [] };
+  if (index !== undefined) {
+    if (end !== undefined) stepChange = endStep(running, index, at, end);
+    else {
+      const step = job.steps[index] as JobStep;
+      step.completedAt = (record.steps[index] as JobStep).completedAt = at;
+      stepChange = { steps: [index], events: [] };
+    }
+    setStatus(running, index, 'cancelled');
+  }
+  const skipped: number[] = [];
+  job.steps.forEach((step, position) => {
+    if (step.status === 'pending') {
+      setStatus(running, position, 'skipped');
+      skipped.push(position);
+    }
+  });
+  const error = cancel.reason === undefined ? 'Job cancelled' : `Job cancelled: ${cancel.reason}`;
+  for (const face of [job, record]) {
+    face.status = 'cancelled';
+    face.error = error;
+    face.completedAt = at;
+    face.updatedAt = at;
+  }
+  const data: Record<string, unknown> = {};
+  if (cancel.by !== undefined) data.by = cancel.by;
+  if (cancel.reason !== undefined) data.reason = cancel.reason;
+  const event = append(running, 'job.cancelled', at, data);
+  keepEventsAsIs(record);
+  return joinChanges(stepChange, { steps: skipped, events: [event] });
 }
 
 /**

@@ -85,6 +85,13 @@ function checkChain(
   return undefined;
 }
 
+/** The events that end a job, and the status each leaves it in. */
+const ENDS: ReadonlyMap<string, string> = new Map([
+  ['job.completed', 'completed'],
+  ['job.failed', 'failed'],
+  ['job.cancelled', 'cancelled'],
+]);
+
 function checkPlaces(job: Job): Failure | undefined {
   const { events } = job;
   for (let index = 0; index < events.length; index++) {
@@ -93,8 +100,8 @@ function checkPlaces(job: Job): Failure | undefined {
       return broken(`event ${index} is out of place (${String(event.id)})`, index);
   }
   const last = events.at(-1)?.type;
-  const ends = last === 'job.completed' ? 'completed' : last === 'job.failed' ? 'failed' : 'open';
-  const status = job.status === 'completed' || job.status === 'failed' ? job.status : 'open';
+  const ends = ENDS.get(last as string) ?? 'open';
+  const status = ENDS.has(`job.${job.status}`) ? job.status : 'open';
   if (ends !== status)
     return broken(`the job is ${String(job.status)} but its last event is ${String(last)}`);
   return undefined;
@@ -152,7 +159,10 @@ function checkStep(step: JobStep, events: readonly JobEvent[]): Failure | undefi
   const completed = found.get('capability.completed');
   if (completed !== undefined || step.status === 'completed') {
     const resultDigest = completed?.event.data?.resultDigest;
-    if (completed === undefined || step.status !== 'completed' || resultDigest === undefined) {
+    // A step cancelled while it ran keeps the result it still returned, with its event.
+    const kept =
+      step.status === 'completed' || (step.status === 'cancelled' && completed !== undefined);
+    if (completed === undefined || !kept || resultDigest === undefined) {
       return broken(
         `step ${step.id} is ${step.status} but its events say otherwise`,
         completed?.index,

@@ -29,12 +29,16 @@ import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
 import {
   awaitApproval,
+  cancelJob,
   completeJob,
   createJob,
   endStep,
   failJob,
   joinChanges,
+  retryStep,
+  startQueuedJob,
   startStep,
+  type CancelRequest,
   type Decided,
   type RunningJob,
   type StepEnd,
@@ -66,6 +70,18 @@ export interface ExecutorDependencies {
   readonly approvals?: { readonly ttlMs: number };
 }
 
+/**
+ * A job this runtime may cancel while it runs (docs/api.md, "Queued jobs and cancellation"): its
+ * own signal, given to each of its steps, and the cancel once one is requested. The executor
+ * checks `cancel` after each step settles and before starting the next.
+ */
+export interface JobControl {
+  readonly controller: AbortController;
+  cancel: CancelRequest | undefined;
+  /** The job's id, set by the executor when it creates the job. */
+  jobId: string | undefined;
+}
+
 /** A granted approval for one step, as the resumed run checks it (docs/api.md, "Approvals"). */
 export interface StepApproval {
   readonly grant: ApprovalGrant;
@@ -76,6 +92,8 @@ export interface StepApproval {
 const NOT_PERMITTED = 'Capability not permitted: ';
 const INVALID_DECISION = 'Invalid authorization decision';
 const APPROVAL_NOT_ENOUGH = 'Approval required again after approval was granted';
+const CANCELLED_BEFORE_INVOKE = 'Job cancelled before the capability was invoked';
+const CANCELLED_WAITING = 'Job cancelled while the step awaited approval';
 
 /** A store fault is the one failure that rejects `executePlan` after admission (docs/api.md, "Jobs and events"). */
 function storeFailure(error: unknown): Error {
@@ -91,11 +109,19 @@ class JobRun {
   readonly running: RunningJob;
   /** The run's spans; undefined when nothing records them (docs/api.md, "OpenTelemetry"). */
   readonly telemetry: JobTelemetry | undefined;
+  /** Present for a job the runtime can cancel. */
+  readonly control: JobControl | undefined;
   readonly #deps: ExecutorDependencies;
 
-  constructor(running: RunningJob, deps: ExecutorDependencies, telemetry?: JobTelemetry) {
+  constructor(
+    running: RunningJob,
+    deps: ExecutorDependencies,
+    telemetry?: JobTelemetry,
+    control?: JobControl,
+  ) {
     this.running = running;
     this.telemetry = telemetry;
+    this.control = control;
     this.#deps = deps;
   }
 
@@ -258,82 +284,109 @@ async function runStep(
     (asked as { approval?: ApprovalGrant }).approval = approval.grant;
   }
   const authorization = Object.freeze(asked);
-  let decision: unknown;
-  try {
-    decision = deps.authorizer.authorize(authorization);
-    if (typeof (decision as { then?: unknown } | null | undefined)?.then === 'function')
-      decision = await decision;
-  } catch (error) {
-    const message = describeThrown(error);
-    return {
-      status: 'failed',
-      error: message,
-      decided: decidedNow('error', message, step, input, recordedInput, deps),
-    };
-  }
-  const checked = checkDecision(decision, deps.approvals !== undefined);
-  // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
-  const policies = decisionPolicies(decision);
-  if (checked.kind === 'require_approval') {
-    if (approval !== undefined) {
-      // Asked again with the approval and still no: a denial, never a second request.
-      return denied(
-        checked.reason ?? APPROVAL_NOT_ENOUGH,
+  // One pass per invocation: a retry (docs/api.md, "Retries") is authorized again first.
+  for (let attempt = 1; ; attempt++) {
+    let decision: unknown;
+    try {
+      decision = deps.authorizer.authorize(authorization);
+      if (typeof (decision as { then?: unknown } | null | undefined)?.then === 'function')
+        decision = await decision;
+    } catch (error) {
+      const message = describeThrown(error);
+      return {
+        status: 'failed',
+        error: message,
+        decided: decidedNow('error', message, step, input, recordedInput, deps),
+      };
+    }
+    const checked = checkDecision(decision, deps.approvals !== undefined);
+    // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
+    const policies = decisionPolicies(decision);
+    if (checked.kind === 'require_approval') {
+      if (approval !== undefined || attempt > 1) {
+        // Asked again with the approval and still no: a denial, never a second request.
+        return denied(
+          checked.reason ?? APPROVAL_NOT_ENOUGH,
+          step,
+          input,
+          recordedInput,
+          deps,
+          policies,
+        );
+      }
+      const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
+      const requested = decidedNow(
+        'approval_required',
+        checked.reason,
         step,
         input,
         recordedInput,
         deps,
         policies,
       );
+      const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
+      return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
     }
-    const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
-    const requested = decidedNow(
-      'approval_required',
-      checked.reason,
-      step,
-      input,
-      recordedInput,
-      deps,
-      policies,
-    );
-    const expiresAt = new Date(Date.parse(requested.at) + ttlMs).toISOString();
-    return { status: 'awaiting_approval', risk: capability.risk, decided: requested, expiresAt };
-  }
-  if (checked.kind === 'deny') {
-    const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-    return denied(reason, step, input, recordedInput, deps, policies);
-  }
-  if (checked.kind !== 'allow')
-    return {
-      status: 'failed',
-      error: INVALID_DECISION,
-      decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
-    };
+    if (checked.kind === 'deny') {
+      const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
+      return denied(reason, step, input, recordedInput, deps, policies);
+    }
+    if (checked.kind !== 'allow')
+      return {
+        status: 'failed',
+        error: INVALID_DECISION,
+        decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
+      };
 
-  // The "started" record is durable before the capability runs (README, "Stores").
-  const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps, policies);
-  const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
-  if (recorded !== undefined) await recorded;
-  const context: ExecutionContext = {
-    jobId,
-    stepId: step.id,
-    caller,
-    // Lines a capability writes carry its job and step (docs/api.md, "Loggers"); nothing is built
-    // for the default silent logger.
-    logger: deps.logger === silentLogger ? silentLogger : stepLogger(deps.logger, jobId, step.id),
-    signal: deps.signal,
-  };
-  try {
-    // The function and `this` were captured at registration: later edits to the object do nothing.
-    // A 2.0 capability gets its own copy: nothing it does reaches the authorizer's or the record.
-    const result: unknown = await Reflect.apply(capability.execute, capability.target, [
-      governed ? cloneGoverned(input) : input,
-      context,
-    ]);
-    return { status: 'completed', result };
-  } catch (error) {
-    return { status: 'failed', error: describeThrown(error) };
+    // The "started" record is durable before the capability runs (README, "Stores").
+    const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps, policies);
+    const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
+    if (recorded !== undefined) await recorded;
+    const { control } = run;
+    // Cancelled while the start was written: the capability is not entered.
+    if (control?.cancel !== undefined) return { status: 'failed', error: CANCELLED_BEFORE_INVOKE };
+    const context: ExecutionContext = {
+      jobId,
+      stepId: step.id,
+      caller,
+      // Lines a capability writes carry its job and step (docs/api.md, "Loggers"); nothing is
+      // built for the default silent logger.
+      logger: deps.logger === silentLogger ? silentLogger : stepLogger(deps.logger, jobId, step.id),
+      signal: control === undefined ? deps.signal : control.controller.signal,
+      idempotencyKey: step.idempotencyKey ?? `${jobId}:${step.id}`,
+    };
+    try {
+      // The function and `this` were captured at registration: later edits to the object do nothing.
+      // A 2.0 capability gets its own copy: nothing it does reaches the authorizer's or the record.
+      const result: unknown = await Reflect.apply(capability.execute, capability.target, [
+        governed ? cloneGoverned(input) : input,
+        context,
+      ]);
+      return { status: 'completed', result };
+    } catch (error) {
+      const message = describeThrown(error);
+      const retry = capability.retry;
+      if (retry === undefined || attempt >= retry.attempts || control?.cancel !== undefined)
+        return { status: 'failed', error: message };
+      const retrying = run.commit(retryStep(running, step.index, now(), attempt + 1, message));
+      if (retrying !== undefined) await retrying;
+      if (retry.backoffMs > 0) await pause(retry.backoffMs, control?.controller.signal);
+      if (control?.cancel !== undefined) return { status: 'failed', error: message };
+    }
   }
+}
+
+/** Waits `ms` between two attempts; a cancel ends the wait. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
@@ -344,19 +397,24 @@ export function executeAdmittedPlan(
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
+  control?: JobControl,
+  /** The job's id when the runtime drew it already (an idempotency claim names it). */
+  jobId?: string,
 ): Promise<Job> {
   // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
   const loading = telemetryLoading();
-  if (loading !== undefined) return loading.then(() => executeAdmittedPlan(plan, caller, deps));
+  if (loading !== undefined)
+    return loading.then(() => executeAdmittedPlan(plan, caller, deps, control, jobId));
   const { running, change: created } = createJob(
     plan,
     caller,
-    newJobId(),
+    jobId ?? newJobId(),
     now(),
     recordedCaller(caller),
   );
+  if (control !== undefined) control.jobId = running.job.id;
   const telemetry = startJobTelemetry(running.job);
-  const run = new JobRun(running, deps, telemetry);
+  const run = new JobRun(running, deps, telemetry, control);
   // The closure only where telemetry wraps the run: without it, no function is made per job.
   if (telemetry === undefined) return startJob(run, created, plan, caller, deps);
   return telemetry.job(() => startJob(run, created, plan, caller, deps));
@@ -402,6 +460,8 @@ async function runSteps(
   const governed = plan.version === '2.0';
   let pending: Promise<void> | undefined;
   for (let index = from; index <= last; index++) {
+    // Cancelled between steps: no further step starts.
+    if (run.control?.cancel !== undefined) return cancelRun(run, undefined, undefined);
     const step = plan.steps[index] as AdmittedStep;
     const stepApproval = index === from ? approval : undefined;
     const telemetry = run.telemetry;
@@ -413,8 +473,12 @@ async function runSteps(
     if (end.status === 'awaiting_approval') {
       pending = run.commit(awaitApproval(running, step.index, end));
       if (pending !== undefined) await pending;
+      if (run.control?.cancel !== undefined) return cancelRun(run, step.index, undefined);
       return job;
     }
+    // A cancel while the step ran: it is `cancelled` (keeping what it returned), not its outcome.
+    if (run.control?.cancel !== undefined && end.status !== 'denied')
+      return cancelRun(run, step.index, end);
     const endedAt = now();
     let change = endStep(running, step.index, endedAt, end);
     if (end.status === 'completed') {
@@ -434,6 +498,88 @@ async function runSteps(
   pending = run.commit(completeJob(running, now()));
   if (pending !== undefined) await pending;
   return job;
+}
+
+/** Records the cancel of a run: the step at `index` (if any) cancelled, the rest skipped. */
+async function cancelRun(
+  run: JobRun,
+  index: number | undefined,
+  end: Exclude<StepEnd, { readonly status: 'awaiting_approval' }> | undefined,
+): Promise<Job> {
+  const { running } = run;
+  const pending = run.commit(
+    cancelJob(running, now(), run.control?.cancel as CancelRequest, index, end),
+  );
+  if (pending !== undefined) await pending;
+  return running.job;
+}
+
+/**
+ * Creates the job of an admitted plan `queued` (docs/api.md, "runtime.submitPlan"), writes it and
+ * publishes `job.created`. It runs later, through `runQueuedJob`.
+ */
+export async function queueAdmittedPlan(
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  jobId: string = newJobId(),
+): Promise<RunningJob> {
+  const { running, change } = createJob(plan, caller, jobId, now(), recordedCaller(caller), true);
+  try {
+    const written = deps.store.create(running.record);
+    if (written !== undefined) await written;
+  } catch (error) {
+    throw storeFailure(error);
+  }
+  const pending = new JobRun(running, deps).publish(change.events);
+  if (pending !== undefined) await pending;
+  return running;
+}
+
+/**
+ * Starts a queued job (`execution.started`) and runs its steps through the one step path; a job
+ * cancelled while queued is recorded `cancelled` and runs nothing.
+ */
+export async function runQueuedJob(
+  running: RunningJob,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  control: JobControl,
+): Promise<Job> {
+  const loading = telemetryLoading();
+  if (loading !== undefined) await loading;
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry, control);
+  if (control.cancel !== undefined) return cancelRun(run, undefined, undefined);
+  const started = run.commit(startQueuedJob(running, now()));
+  if (started !== undefined) await started;
+  const steps = () => runSteps(run, plan, 0, [], caller, deps, undefined);
+  return telemetry === undefined ? steps() : telemetry.job(steps);
+}
+
+/** Records the cancel of a job that runs nowhere (queued, or awaiting approval at `index`). */
+export async function recordCancel(
+  running: RunningJob,
+  cancel: CancelRequest,
+  deps: ExecutorDependencies,
+  awaiting: number | undefined,
+): Promise<Job> {
+  // A waiting step ends as a rejected one does (`capability.failed` with its input digest), then
+  // is marked cancelled: its decision stays bound to its events.
+  const change = cancelJob(
+    running,
+    now(),
+    cancel,
+    awaiting,
+    awaiting === undefined ? undefined : { status: 'failed', error: CANCELLED_WAITING },
+  );
+  // Cancelling a request consumes it, as a decision would: only while it still waits.
+  const pending = new JobRun(running, deps).commit(
+    awaiting === undefined ? change : { ...change, claims: awaiting },
+  );
+  if (pending !== undefined) await pending;
+  return running.job;
 }
 
 /**

@@ -32,15 +32,95 @@ import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
-import { executeAdmittedPlan, type ExecutorDependencies } from './executor.js';
+import {
+  executeAdmittedPlan,
+  queueAdmittedPlan,
+  recordCancel,
+  runQueuedJob,
+  type ExecutorDependencies,
+  type JobControl,
+} from './executor.js';
+import { JobQueue } from './job-queue.js';
+import { claimKey } from './idempotency.js';
+import { mayCancel } from './cancel-policy.js';
+import {
+  readCancelOptions,
+  readSubmitOptions,
+  readWaitOptions,
+  type CancelJobOptions,
+  type SubmitPlanOptions,
+  type WaitForJobOptions,
+} from './job-options.js';
+import { isoNow } from '../jobs/clock.js';
+import { isFinished } from '../jobs/job.js';
+import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
+import type { AdmittedPlan } from '../plan/admission.js';
 import {
   checkRuntimeOptions,
   GIVEN_STORE,
   type InternalOptions,
+  type CancelPolicy,
   type OperatorRuntimeOptions,
 } from './runtime-options.js';
 
-export type { OperatorRuntimeOptions } from './runtime-options.js';
+export type { CancelPolicy, OperatorRuntimeOptions } from './runtime-options.js';
+export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './job-options.js';
+
+/** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
+export interface SubmittedJob {
+  readonly jobId: string;
+  /** True when an idempotency key was repeated with the same plan: nothing new was queued. */
+  readonly replayed: boolean;
+}
+
+type CallerWithId = ExecutionCaller & { id: string };
+
+/** Executor dependencies, and what claiming an idempotency key found (`#claimFor`). */
+interface ClaimedDependencies extends ExecutorDependencies {
+  readonly jobId?: string;
+  readonly replay?: Promise<Job>;
+}
+
+/** How often a runtime running jobs on a shared store looks for cancels written by others. */
+const CANCEL_POLL_MS = 200;
+
+/** A job queued or running in this runtime: what a cancel needs to stop it. */
+interface LiveJob extends JobControl {
+  /** While it waits in the queue: what starting it, or recording its cancel, needs. */
+  queued:
+    | {
+        readonly running: RunningJob;
+        readonly plan: AdmittedPlan;
+        readonly caller: ExecutionCaller | undefined;
+      }
+    | undefined;
+}
+
+function liveJob(jobId?: string): LiveJob {
+  return { controller: new AbortController(), cancel: undefined, jobId, queued: undefined };
+}
+
+/** The reason a cancelled job's running step's signal is aborted with. */
+function cancelReason(cancel: CancelRequest): Error {
+  return createError(
+    Error,
+    ErrorCode.JOB_CANCELLED,
+    cancel.reason === undefined ? 'Job cancelled' : `Job cancelled: ${cancel.reason}`,
+  );
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 /** Filter of `runtime.listApprovals()`. */
 export interface ApprovalListFilter {
@@ -118,6 +198,13 @@ export class OperatorRuntime {
   #closing: Promise<void> | undefined;
   /** Jobs and decisions admitted and not yet ended: close() waits for them to end. */
   #active = 0;
+  readonly #queue: JobQueue;
+  readonly #cancelPolicy: CancelPolicy | undefined;
+  readonly #idempotencyTtlMs: number;
+  /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
+  readonly #live = new Set<LiveJob>();
+  /** Polls the store for cancels written by other processes while jobs run here. */
+  #cancelPoll: ReturnType<typeof setInterval> | undefined;
   /** Called when `#active` falls to 0 while close() waits. */
   #drained: (() => void) | undefined;
   readonly #ended = (): void => {
@@ -140,6 +227,9 @@ export class OperatorRuntime {
     this.#planVersions = settings.planVersions;
     this.#logger = settings.logger;
     this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
+    this.#queue = new JobQueue(settings.queueConcurrency);
+    this.#cancelPolicy = settings.cancelPolicy;
+    this.#idempotencyTtlMs = settings.idempotencyTtlMs;
   }
 
   /**
@@ -188,11 +278,27 @@ export class OperatorRuntime {
       const admitted = admitPlan(submission, (name) => inventory.get(name));
       // The store opens only for an admitted plan: a refused one creates no file and an
       // unopenable store cannot hide why a plan was refused.
-      const deps = this.#executorDependencies();
-      job =
-        deps instanceof Promise
-          ? deps.then((ready) => executeAdmittedPlan(admitted, caller, ready))
-          : executeAdmittedPlan(admitted, caller, deps);
+      // A plan with an idempotency key, from a caller with an id, claims its key first.
+      const deps =
+        admitted.idempotencyKey !== undefined && caller?.id !== undefined
+          ? this.#claimFor(admitted, caller as CallerWithId)
+          : this.#executorDependencies();
+      const control = liveJob();
+      if (deps instanceof Promise) {
+        job = deps.then((ready: ClaimedDependencies) => {
+          // A repeated key: the first job, nothing run.
+          if (ready.replay !== undefined) return ready.replay;
+          this.#goLive(control);
+          return executeAdmittedPlan(admitted, caller, ready, control, ready.jobId);
+        });
+      } else {
+        this.#goLive(control);
+        job = executeAdmittedPlan(admitted, caller, deps, control);
+      }
+      job.then(
+        () => this.#live.delete(control),
+        () => this.#live.delete(control),
+      );
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -217,6 +323,252 @@ export class OperatorRuntime {
     const inventory = capabilityInventory();
     const admitted = admitPlan(submission, (name) => inventory.get(name));
     return previewAdmittedPlan(admitted, caller, this.#authorizer, this.#approvals !== undefined);
+  }
+
+  /**
+   * The dependencies of a job whose plan has an idempotency key, once the key is claimed: with
+   * the claimed job id, or the first job when the key was used for the same plan already.
+   */
+  async #claimFor(admitted: AdmittedPlan, caller: CallerWithId): Promise<ClaimedDependencies> {
+    const deps = await this.#executorDependencies();
+    const key = admitted.idempotencyKey as string;
+    const claim = await claimKey(deps.store, caller, key, admitted, this.#idempotencyTtlMs);
+    if (claim.replayed) return { ...deps, replay: this.#firstJob(deps, claim.jobId) };
+    return { ...deps, jobId: claim.jobId };
+  }
+
+  /**
+   * The first job of a key, once it has ended (or stopped for approval). Its submitter may still
+   * be writing it (another process): it is looked for during 10 s.
+   */
+  async #firstJob(deps: ExecutorDependencies, jobId: string): Promise<Job> {
+    const deadline = Date.now() + 10_000;
+    while ((await deps.store.get(jobId)) === undefined) {
+      if (Date.now() > deadline) {
+        throw createError(
+          Error,
+          ErrorCode.JOB_STORE_FAILED,
+          `The job store failed: the idempotency key is held by job ${JSON.stringify(jobId)}, which was never recorded`,
+        );
+      }
+      await sleep(20, undefined);
+    }
+    return (await this.waitForJob(jobId)) as Job;
+  }
+
+  /**
+   * Admits a plan like `executePlan` (the same refusals), records its job `queued` and resolves
+   * `{ jobId }` once it is recorded; the job runs later, in submission order, at most
+   * `queue.concurrency` at once (docs/api.md, "runtime.submitPlan").
+   * @throws as `executePlan`; JOB_OPTIONS_INVALID for malformed options.
+   */
+  async submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<SubmittedJob> {
+    this.#assertOpen();
+    const { caller, idempotencyKey } = readSubmitOptions(options);
+    const submission = captureSubmission(plan, this.#maxPlanSteps);
+    const inventory = capabilityInventory();
+    let admitted = admitPlan(submission, (name) => inventory.get(name));
+    const deps = await this.#executorDependencies();
+    const key = idempotencyKey ?? admitted.idempotencyKey;
+    let claimed: string | undefined;
+    if (key !== undefined && caller?.id !== undefined) {
+      const claim = await claimKey(
+        deps.store,
+        caller as CallerWithId,
+        key,
+        admitted,
+        this.#idempotencyTtlMs,
+      );
+      if (claim.replayed) return { jobId: claim.jobId, replayed: true };
+      claimed = claim.jobId;
+      if (key !== admitted.idempotencyKey) admitted = { ...admitted, idempotencyKey: key };
+    }
+    const queuedPlan = admitted;
+    this.#active++;
+    let running: RunningJob;
+    try {
+      running = await queueAdmittedPlan(queuedPlan, caller, deps, claimed);
+    } catch (error) {
+      this.#ended();
+      throw error;
+    }
+    const jobId = running.job.id;
+    const live = liveJob(jobId);
+    live.queued = { running, plan: queuedPlan, caller };
+    this.#goLive(live);
+    this.#queue.add(jobId, () => {
+      live.queued = undefined;
+      const ran = runQueuedJob(running, queuedPlan, caller, deps, live);
+      ran.then(
+        () => this.#endLive(live),
+        () => this.#endLive(live),
+      );
+      return ran;
+    });
+    return { jobId, replayed: false };
+  }
+
+  /**
+   * Resolves the job once it is no longer `queued` or `executing`; when `timeoutMs` passes first,
+   * the job as it stands; `undefined` for an unknown id. Rejects with the signal's reason when
+   * `signal` aborts (docs/api.md, "runtime.waitForJob").
+   */
+  async waitForJob(id: string, options?: WaitForJobOptions): Promise<Job | undefined> {
+    this.#assertOpen();
+    const { timeoutMs, signal } = readWaitOptions(options);
+    if (typeof id !== 'string') return undefined;
+    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    // Read the store again and again, a little less often each time (jobs of other processes
+    // on the store end there too): 10 ms at first, at most CANCEL_POLL_MS.
+    let pause = 10;
+    for (;;) {
+      signal?.throwIfAborted();
+      const job = await this.#withStore((store) => store.get(id));
+      if (job === undefined || (job.status !== 'queued' && job.status !== 'executing')) return job;
+      const left = deadline - Date.now();
+      if (left <= 0) return job;
+      await sleep(Math.min(pause, left), signal);
+      pause = Math.min(pause * 2, CANCEL_POLL_MS);
+    }
+  }
+
+  /**
+   * Cancels a job (docs/api.md, "runtime.cancelJob"): a queued or awaiting job never runs again;
+   * a running step's `context.signal` is aborted and the job is `cancelled` once it settles.
+   * Resolves once the cancel is recorded, with the job as it stands (a finished job unchanged),
+   * `undefined` for an unknown id.
+   * @throws CANCEL_FORBIDDEN for a caller that is not the submitter and that `cancelPolicy`
+   * does not allow; JOB_OPTIONS_INVALID for malformed options.
+   */
+  async cancelJob(id: string, options: CancelJobOptions): Promise<Job | undefined> {
+    this.#assertOpen();
+    const { caller, reason } = readCancelOptions(options);
+    if (typeof id !== 'string') return undefined;
+    const deps = await this.#executorDependencies();
+    const job = await deps.store.get(id);
+    if (job === undefined) return undefined;
+    if (!(await mayCancel(caller, job, this.#cancelPolicy))) {
+      throw createError(
+        Error,
+        ErrorCode.CANCEL_FORBIDDEN,
+        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}`,
+      );
+    }
+    if (isFinished(job)) return job;
+    const cancel: CancelRequest = { by: caller.id, reason };
+    const live = this.#liveJobOf(id);
+    if (live !== undefined) {
+      await this.#writeCancel(deps, id, cancel);
+      return (await this.#cancelLive(live, cancel, deps)) ?? (await deps.store.get(id));
+    }
+    if (job.status === 'awaiting_approval') {
+      const done = await this.#cancelAwaiting(deps, id, cancel);
+      if (done !== undefined) return done;
+    }
+    // Queued or running in another process on this store: it sees the cancel within 1 s.
+    await this.#writeCancel(deps, id, cancel);
+    return deps.store.get(id);
+  }
+
+  async #writeCancel(deps: ExecutorDependencies, jobId: string, cancel: CancelRequest) {
+    const stored: Record<string, unknown> = { jobId, at: isoNow() };
+    if (cancel.by !== undefined) stored.by = cancel.by;
+    if (cancel.reason !== undefined) stored.reason = cancel.reason;
+    try {
+      await deps.store.requestCancel?.(stored as { jobId: string; at: string });
+    } catch (error) {
+      throw createError(
+        Error,
+        ErrorCode.JOB_STORE_FAILED,
+        `The job store failed: ${describeThrown(error)}`,
+        error,
+      );
+    }
+  }
+
+  /** Cancels a job awaiting approval, unless a decision consumed its request first. */
+  async #cancelAwaiting(
+    deps: ExecutorDependencies,
+    id: string,
+    cancel: CancelRequest,
+  ): Promise<Job | undefined> {
+    const record = await deps.store.get(id);
+    const index = record?.steps.findIndex((step) => step.status === 'awaiting_approval') ?? -1;
+    if (record === undefined || index < 0) return undefined;
+    const running: RunningJob = { record, job: structuredClone(record) };
+    try {
+      return await recordCancel(running, cancel, deps, index);
+    } catch (error) {
+      const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+      if (cause?.code === ErrorCode.APPROVAL_NOT_PENDING) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Stops a job of this runtime: a queued one is taken out of the queue and recorded cancelled
+   * (resolves that job); a running one has its signal aborted (resolves undefined: the executor
+   * records the cancel once the step settles).
+   */
+  async #cancelLive(
+    live: LiveJob,
+    cancel: CancelRequest,
+    deps: ExecutorDependencies,
+  ): Promise<Job | undefined> {
+    if (live.cancel !== undefined) return undefined;
+    live.cancel = cancel;
+    live.controller.abort(cancelReason(cancel));
+    const queued = live.queued;
+    if (queued === undefined || !this.#queue.remove(live.jobId as string)) return undefined;
+    try {
+      return await recordCancel(queued.running, cancel, deps, undefined);
+    } finally {
+      this.#endLive(live);
+    }
+  }
+
+  #liveJobOf(id: string): LiveJob | undefined {
+    for (const live of this.#live) if (live.jobId === id) return live;
+    return undefined;
+  }
+
+  #endLive(live: LiveJob): void {
+    if (this.#live.delete(live)) this.#ended();
+  }
+
+  /**
+   * Counts a job as live; on a store shared with other processes, polls it for their cancels
+   * while any job is live here (the poll stops itself once none is).
+   */
+  #goLive(live: LiveJob): void {
+    this.#live.add(live);
+    if (this.#cancelPoll !== undefined || this.#store?.cancelRequests === undefined) return;
+    this.#cancelPoll = setInterval(() => void this.#pollCancels(), CANCEL_POLL_MS);
+    this.#cancelPoll.unref();
+  }
+
+  async #pollCancels(): Promise<void> {
+    const store = this.#store;
+    if (this.#live.size === 0 || store?.cancelRequests === undefined) {
+      clearInterval(this.#cancelPoll);
+      this.#cancelPoll = undefined;
+      return;
+    }
+    const ids: string[] = [];
+    for (const live of this.#live)
+      if (live.jobId !== undefined && live.cancel === undefined) ids.push(live.jobId);
+    if (ids.length === 0) return;
+    try {
+      const deps = this.#dependenciesOn(store);
+      for (const request of await store.cancelRequests(ids)) {
+        const live = this.#liveJobOf(request.jobId);
+        if (live !== undefined)
+          await this.#cancelLive(live, { by: request.by, reason: request.reason }, deps);
+      }
+    } catch (error) {
+      // A failed poll is tried again on the next tick; the job's own writes report store faults.
+      this.#logger.warn(`warrant: polling for cancels failed: ${describeThrown(error)}`, {});
+    }
   }
 
   /**
@@ -348,6 +700,7 @@ export class OperatorRuntime {
 
   async #shutDown(): Promise<void> {
     this.#closed = true;
+    // Queued jobs still run (they were admitted); close() waits for them as for running ones.
     // No job starts once closed, so this set only shrinks; a job's rejection is its caller's.
     while (this.#active > 0) {
       await new Promise<void>((resolve) => {
@@ -355,6 +708,8 @@ export class OperatorRuntime {
       });
     }
     this.#drained = undefined;
+    clearInterval(this.#cancelPoll);
+    this.#cancelPoll = undefined;
     // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
     if (this.#opening !== undefined) await this.#opening.catch(() => {});
     const store = this.#store;

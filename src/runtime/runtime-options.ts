@@ -9,7 +9,8 @@ import {
   type ApprovalsConfig,
   type ApprovalsOptions,
 } from '../approvals/approver-policy.js';
-import type { ExecutionAuthorizer } from '../authorization/authorizer.js';
+import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
+import type { Job } from '../jobs/job.js';
 import type { ExecutionLogger, FieldsFirstLogger } from '../capabilities/capability.js';
 import { hostLogger } from '../capabilities/host-logger.js';
 import { silentLogger } from '../capabilities/lifecycle-logging-middleware.js';
@@ -55,7 +56,24 @@ export interface OperatorRuntimeOptions {
    * known versions. Default `['1.0']`; a plan of another version is UNSUPPORTED_PLAN_VERSION.
    */
   planVersions?: readonly PlanVersion[];
+  /**
+   * The in-process queue of `submitPlan` (docs/api.md, "Queued jobs and cancellation"): at most
+   * `concurrency` queued jobs run at once, in submission order. Default `{ concurrency: 4 }`.
+   */
+  queue?: { concurrency?: number };
+  /**
+   * Who besides the submitter may cancel a job: answers `true` to allow. Default: a caller
+   * holding the scope `warrant:cancel` in the job's tenant (docs/api.md, "runtime.cancelJob").
+   */
+  cancelPolicy?: CancelPolicy;
+  /**
+   * How long an idempotency key stays taken (docs/api.md, "Idempotency"), in ms. Default 24 h.
+   */
+  idempotencyTtlMs?: number;
 }
+
+/** Decides whether `caller` may cancel `job` (the submitter always may). */
+export type CancelPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
 
 /**
  * The key of an internal option: a store object the runtime uses as given (tests hand it a store
@@ -81,6 +99,9 @@ export interface RuntimeSettings {
   readonly approvals: ApprovalsConfig | undefined;
   /** Frozen; the default list itself when the option is absent. */
   readonly planVersions: readonly PlanVersion[];
+  readonly queueConcurrency: number;
+  readonly cancelPolicy: CancelPolicy | undefined;
+  readonly idempotencyTtlMs: number;
 }
 
 function invalidOption(message: string): TypeError {
@@ -155,6 +176,9 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const auditKey = option('auditKey') as string | undefined;
   const approvals = option('approvals');
   const planVersions = option('planVersions');
+  const queue = option('queue');
+  const cancelPolicy = option('cancelPolicy');
+  const idempotencyTtlMs = option('idempotencyTtlMs');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -188,6 +212,10 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
   const checkedPlanVersions = checkPlanVersions(planVersions);
+  const queueConcurrency = checkQueueOption(queue);
+  const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
+  if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
+    throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
   return {
     authorizer,
     store,
@@ -199,5 +227,25 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     auditKey: checkedAuditKey,
     approvals: checkedApprovals,
     planVersions: checkedPlanVersions,
+    queueConcurrency,
+    cancelPolicy: cancelPolicy as CancelPolicy | undefined,
+    idempotencyTtlMs: checkedTtl,
   };
+}
+
+/** `queue: { concurrency }`: a positive integer, default 4. */
+function checkQueueOption(queue: unknown): number {
+  if (queue === undefined) return 4;
+  if (typeof queue !== 'object' || queue === null)
+    throw invalidOption(`options.queue must be an object, got ${describeValue(queue)}`);
+  const concurrency = readField(queue, 'concurrency', (problem) =>
+    invalidOption(`options.queue.concurrency ${problem}`),
+  );
+  if (concurrency === undefined) return 4;
+  if (typeof concurrency !== 'number' || !Number.isSafeInteger(concurrency) || concurrency < 1) {
+    throw invalidOption(
+      `options.queue.concurrency must be a positive integer, got ${describeValue(concurrency)}`,
+    );
+  }
+  return concurrency;
 }

@@ -112,6 +112,20 @@ const NO_TWIN: Record<string, NoTwin> = {
     coveredBy: 'test/contract/light-import.test.ts',
     reason: 'the lazy require of cedar-wasm; loaded only when cedarAuthorizer is called',
   },
+  'src/runtime/cancel-policy.ts': {
+    coveredBy: 'test/runtime/job-life.test.ts',
+    reason:
+      'the submitter, the warrant:cancel scope per tenant and cancelPolicy, asserted through runtime.cancelJob()',
+  },
+  'src/runtime/job-options.ts': {
+    coveredBy: 'test/runtime/job-life.test.ts',
+    reason: 'JOB_OPTIONS_INVALID refusals asserted through submitPlan, waitForJob and cancelJob',
+  },
+  'src/runtime/job-queue.ts': {
+    coveredBy: 'test/runtime/job-life.test.ts',
+    reason:
+      'submission order, queue.concurrency and a cancelled queued job, asserted through submitPlan',
+  },
   'src/jobs/job-store.ts': {
     types: 'the store interface; each store runs the store contract suite',
   },

@@ -1,4 +1,5 @@
 /** `warrant evidence verify <file>`: checks an evidence bundle offline, with no store. */
+import { writeErr, writeOut } from '../output.js';
 import { readFileSync } from 'node:fs';
 import { verifyEvidence, type EvidenceVerification } from '../../index.js';
 import { parseCommand, text } from '../parse.js';
@@ -53,7 +54,7 @@ export function evidenceCommand(args: readonly string[]): Promise<number> {
   } catch (error) {
     throw new UsageError(`--public-key: ${(error as Error).message}`);
   }
-  process.stdout.write(
+  writeOut(
     values.json
       ? `${JSON.stringify(verification, null, 2)}\n`
       : `${summary(file, verification, (bundle as { job?: { id?: unknown } }).job?.id)}\n`,

@@ -1,13 +1,15 @@
-/** `warrant jobs [list|show <id>|verify <id>|verify --all|export <id>]`: the job history of a store. */
+/** `warrant jobs [list|show <id>|verify <id>|verify --all|export <id>|cancel <id>]`: the job history of a store. */
 import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../../errors/error-codes.js';
 import type {
+  ExecutionCaller,
   Job,
   JobListFilter,
   JobVerification,
   OperatorRuntime,
   StoreVerification,
 } from '../../index.js';
+import { callerOf, osUserName } from '../caller-option.js';
 import {
   answerText,
   CLI_ANSWER,
@@ -19,7 +21,7 @@ import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
-import { UsageError } from '../usage-error.js';
+import { firstLine, UsageError } from '../usage-error.js';
 import { writeErr, writeOut } from '../output.js';
 
 /** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */
@@ -38,6 +40,7 @@ export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c
        warrant jobs show <id> [--store s] [--json]
        warrant jobs verify <id> | --all [--since <seq>:<hash>] [--store s] [--json]
        warrant jobs export <id> [--signing-key <pem file>] [--store s]
+       warrant jobs cancel <id> [--reason text] [--caller json] [--store s] [--json]
 
 Lists jobs, newest first, or shows one job with its steps, their decisions and its audit trail
 (events). verify checks a job's record: the event chain (SQLite, PostgreSQL; keyed with
@@ -45,10 +48,13 @@ WARRANT_AUDIT_KEY when set) and every input and result against its digest; --all
 the store's checkpoints (every sealed event present and unchanged) and prints the head
 (head: <seq> <hash>): keep it elsewhere, and --since <seq>:<hash> reports a rollback of the whole
 store. export prints one job's evidence bundle (JSON), signed with an Ed25519 key in PEM when
---signing-key names one; check it with warrant evidence verify.
+--signing-key names one; check it with warrant evidence verify. cancel cancels a job as the
+caller of --caller (default { id: 'cli:<os user name>' }): a queued or awaiting job never runs, a
+running step's signal is aborted by the process running it (within 1 s).
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
 --store: as for warrant run (default ${DEFAULT_STORE}).
-Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
+Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact; cancel:
+the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
 store that cannot be opened.`;
 
 /** The `--limit` option: an integer from 0 to MAX_LIST_LIMIT, else a usage error. */
@@ -98,18 +104,24 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     all: { type: 'boolean' },
     since: { type: 'string' },
     'signing-key': { type: 'string' },
+    reason: { type: 'string' },
+    caller: { type: 'string' },
   });
   if (values.help) {
     console.log(jobsHelp);
     return 0;
   }
   const [action = 'list', id, extra] = positionals;
-  if (extra !== undefined || !['list', 'show', 'verify', 'export'].includes(action))
+  if (extra !== undefined || !['list', 'show', 'verify', 'export', 'cancel'].includes(action))
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
   if (action === 'verify' && (id === undefined) === (values.all !== true))
     throw new UsageError('warrant jobs verify: give a job id or --all (not both)');
-  if (action === 'show' && id === undefined)
-    throw new UsageError('warrant jobs show <id>: the job id is missing');
+  if ((action === 'show' || action === 'cancel') && id === undefined)
+    throw new UsageError(`warrant jobs ${action} <id>: the job id is missing`);
+  const caller =
+    action === 'cancel'
+      ? callerOf(text(values, 'caller'), () => ({ id: `cli:${osUserName()}` }))
+      : undefined;
   if (action === 'export' && id === undefined)
     throw new UsageError('warrant jobs export <id>: the job id is missing');
   const since = text(values, 'since');
@@ -133,12 +145,34 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
           throw new UsageError(`--signing-key: ${(error as Error).message}`);
         });
       if (bundle === undefined) {
-        process.stderr.write(
-          `warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`,
-        );
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
         return 1;
       }
-      process.stdout.write(`${JSON.stringify(bundle, null, 2)}\n`);
+      writeOut(`${JSON.stringify(bundle, null, 2)}\n`);
+      return 0;
+    }
+    if (action === 'cancel') {
+      const reason = text(values, 'reason');
+      let job: Job | undefined;
+      try {
+        job = await runtime.cancelJob(id as string, {
+          caller: caller as ExecutionCaller,
+          ...(reason === undefined ? {} : { reason }),
+        });
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== ErrorCode.CANCEL_FORBIDDEN) throw error;
+        writeErr(`warrant jobs: ${shown(firstLine(error))}\n`);
+        return 1;
+      }
+      if (job === undefined) {
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        return 1;
+      }
+      writeOut(
+        values.json
+          ? `${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`
+          : `job ${shown(job.id)}: ${job.status}\n`,
+      );
       return 0;
     }
     if (action === 'show') {
@@ -323,15 +357,15 @@ async function verifyAll(
       unchained: verification.unchained,
       problems,
     };
-    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    writeOut(`${JSON.stringify(answer, null, 2)}\n`);
   } else {
-    for (const problem of problems) process.stdout.write(`${problemLine(problem)}\n`);
-    process.stdout.write(
+    for (const problem of problems) writeOut(`${problemLine(problem)}\n`);
+    writeOut(
       `${verification.jobs} jobs verified: ${verification.jobs - brokenJobs.size} intact, ${brokenJobs.size} not\n`,
     );
     const pending =
       verification.unsealed === 0 ? '' : `, ${verification.unsealed} jobs not yet sealed`;
-    process.stdout.write(
+    writeOut(
       `${verification.checkpoints} checkpoints sealing ${verification.sealedEvents} events${pending}\n${head}\n`,
     );
   }

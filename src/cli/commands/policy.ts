@@ -3,6 +3,7 @@
  * code: Cedar"): the Cedar schema of what the program registers (built-ins plus --module
  * files), and the check of a policy file against it.
  */
+import { writeErr, writeOut } from '../output.js';
 import { cedarSchema, validateCedarPolicies } from '../../index.js';
 import { parseCommand } from '../parse.js';
 import { readPolicyFile } from '../policy-file.js';
@@ -41,7 +42,7 @@ export async function policyCommand(args: readonly string[]): Promise<number> {
   if (action === 'schema' && rest.length === 0) {
     const runtime = await createProgramRuntime({ ...(values as RuntimeFlags), store: 'memory' });
     await runtime.close();
-    process.stdout.write(cedarSchema());
+    writeOut(cedarSchema());
     return 0;
   }
   if (action === 'validate' && rest.length === 1) {
@@ -53,10 +54,10 @@ export async function policyCommand(args: readonly string[]): Promise<number> {
     for (const { line, policy, message } of problems) {
       const where = line === undefined ? file : `${file}:${line}`;
       const which = policy === undefined ? '' : ` policy ${policy}:`;
-      process.stderr.write(`${where}:${which} ${printable(message, 500)}\n`);
+      writeErr(`${where}:${which} ${printable(message, 500)}\n`);
     }
     if (problems.length > 0) return 1;
-    process.stderr.write(`${file}: valid\n`);
+    writeErr(`${file}: valid\n`);
     return 0;
   }
   throw new UsageError(

@@ -45,7 +45,9 @@ complete, and a count per status). Stdout gets the job id. The plan, --module an
 10 MiB. Exit codes: 0 job completed; 1 job failed, or the job never settled (an authorizer or
 a capability whose promise never settles: the line names the step); 2 plan refused at
 admission, or bad usage (options, files, modules, a store that cannot be opened); 3 the job
-awaits approval (--approvals): the command that approves it is printed.
+awaits approval (--approvals): the command that approves it is printed; 130 interrupted:
+Ctrl-C cancels the job (its running step's signal aborts, the job is recorded cancelled), a
+second Ctrl-C exits at once.
 
 The authorizer sees the caller of --caller, by default { id: 'cli:<os user name>' }.
 
@@ -170,12 +172,10 @@ async function dryRun(
       preview = await runtime.previewPlan(plan, { caller });
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
-      process.stderr.write(`Plan refused at admission (${error.code}):\n`);
+      writeErr(`Plan refused at admission (${error.code}):\n`);
       for (const issue of error.issues)
-        process.stderr.write(
-          `  ${issue.code}: ${printable(issue.message, MAX_SHOWN_ERROR_CHARS)}\n`,
-        );
-      if (json === true) process.stdout.write(`${admissionJson(error)}\n`);
+        writeErr(`  ${issue.code}: ${printable(issue.message, MAX_SHOWN_ERROR_CHARS)}\n`);
+      if (json === true) writeOut(`${admissionJson(error)}\n`);
       return 2;
     }
     for (const step of preview.steps) {
@@ -186,9 +186,9 @@ async function dryRun(
       if (step.policies !== undefined)
         parts.push(`policies: ${step.policies.length === 0 ? 'none' : step.policies.join(', ')}`);
       if (step.waitsFor !== undefined) parts.push(`waits for: ${step.waitsFor.join(', ')}`);
-      process.stderr.write(`${parts.join(' | ')}\n`);
+      writeErr(`${parts.join(' | ')}\n`);
     }
-    if (json === true) process.stdout.write(`${answerText(valueAnswer(preview), 2)}\n`);
+    if (json === true) writeOut(`${answerText(valueAnswer(preview), 2)}\n`);
     return preview.steps.some((step) => REFUSED.has(step.outcome)) ? 1 : 0;
   } finally {
     await closeMcpConnections();
@@ -222,7 +222,28 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   const position = new JobPosition(plan);
   const progress = new RunProgress({ stream: process.stderr, stepIds: stepIdsOf(plan) });
+  // Ctrl-C cancels the job (README, "warrant run"): its running step's signal aborts, the job is
+  // recorded cancelled and the command exits 130; a second Ctrl-C exits at once.
+  let jobId: string | undefined;
+  let interrupted = false;
+  const cancel = (): void => {
+    if (jobId === undefined) return;
+    runtime.cancelJob(jobId, { caller, reason: 'interrupted (Ctrl-C)' }).catch((error: unknown) => {
+      writeErr(`warrant: could not cancel job ${jobId}: ${firstLine(error)}\n`);
+    });
+  };
+  const onInterrupt = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    writeErr('\nwarrant: cancelling the job (Ctrl-C again to exit at once)\n');
+    cancel();
+  };
+  process.on('SIGINT', onInterrupt);
   runtime.subscribe('*', (event) => {
+    if (jobId === undefined) {
+      jobId = event.jobId;
+      if (interrupted) cancel();
+    }
     position.observe(event);
     progress.observe(event);
   });
@@ -253,8 +274,10 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else writeOut(`${job.id}\n`);
     if (job.status === 'awaiting_approval') return 3;
+    if (interrupted) return 130;
     return job.status === 'completed' ? 0 : 1;
   } finally {
+    process.off('SIGINT', onInterrupt);
     await closeMcpConnections();
     await runtime.close();
   }

@@ -10,7 +10,15 @@
   /** Refresh while jobs run, and otherwise (README "Audit console"). */
   const FAST_MS = 2000;
   const IDLE_MS = 5000;
-  const JOB_STATUSES = ['created', 'executing', 'awaiting_approval', 'completed', 'failed'];
+  const JOB_STATUSES = [
+    'created',
+    'queued',
+    'executing',
+    'awaiting_approval',
+    'completed',
+    'failed',
+    'cancelled',
+  ];
   const RUNNING = new Set(['created', 'executing']);
 
   const byId = (id) => document.getElementById(id);

@@ -1,11 +1,16 @@
 /**
  * `GET /api/jobs` (newest first; `status`, `capability`, `goal` and `limit` filters),
- * `GET /api/jobs/:id`, `GET /api/jobs/:id/verify` and `GET /api/jobs/:id/evidence` (README "HTTP
- * routes").
+ * `GET /api/jobs/:id` (`waitMs`: wait for its end), `GET /api/jobs/:id/verify`,
+ * `GET /api/jobs/:id/evidence` and `POST /api/jobs/:id/cancel` (README "HTTP routes").
  */
 import type { FastifyInstance } from 'fastify';
-import type { JobListFilter, OperatorRuntime } from '../../index.js';
-import { jobAnswer, jobListAnswer, REMOTE_ANSWER } from '../../json/answer.js';
+import { ErrorCode } from '../../errors/error-codes.js';
+import type { Job, JobListFilter, OperatorRuntime } from '../../index.js';
+import { errorText, jobAnswer, jobListAnswer, REMOTE_ANSWER } from '../../json/answer.js';
+import type { RequestCaller } from './request-caller.js';
+
+/** The longest `waitMs` of `GET /api/jobs/:id` (docs/api.md, "HTTP"). */
+export const JOB_WAIT_MAX_MS = 30_000;
 
 /** `GET /api/jobs` answers this many jobs unless `limit` says otherwise, and never more than
  * `JOB_LIST_MAX` (README "HTTP routes"). */
@@ -20,7 +25,11 @@ function jobListLimit(text: string | undefined): number | undefined {
   return limit >= 1 && limit <= JOB_LIST_MAX ? limit : undefined;
 }
 
-export function registerJobRoutes(app: FastifyInstance, runtime: OperatorRuntime): void {
+export function registerJobRoutes(
+  app: FastifyInstance,
+  runtime: OperatorRuntime,
+  callerOf: RequestCaller,
+): void {
   // The gate has refused repeated parameters, so every query value is a string here.
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/jobs',
@@ -38,12 +47,55 @@ export function registerJobRoutes(app: FastifyInstance, runtime: OperatorRuntime
       return jobListAnswer(await runtime.listJobs(filter), REMOTE_ANSWER);
     },
   );
-  app.get<{ Params: { id: string } }>('/api/jobs/:id', async (request, reply) => {
-    const job = await runtime.getJob(request.params.id);
-    return job === undefined
-      ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
-      : jobAnswer(job, REMOTE_ANSWER);
-  });
+  app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>(
+    '/api/jobs/:id',
+    async (request, reply) => {
+      const { waitMs } = request.query;
+      let job: Job | undefined;
+      if (waitMs === undefined) job = await runtime.getJob(request.params.id);
+      else {
+        const ms = /^\d{1,5}$/.test(waitMs) ? Number(waitMs) : Number.NaN;
+        if (!(ms <= JOB_WAIT_MAX_MS))
+          return reply
+            .code(400)
+            .send({ error: `waitMs must be an integer from 0 to ${JOB_WAIT_MAX_MS}` });
+        job = await runtime.waitForJob(request.params.id, { timeoutMs: ms });
+      }
+      return job === undefined
+        ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
+        : jobAnswer(job, REMOTE_ANSWER);
+    },
+  );
+  // `POST /api/jobs/:id/cancel` as the request's caller, `{ reason? }`: 200 with the job as it
+  // stands, 404 for an unknown job, 403 when the caller may not cancel it.
+  app.post<{ Params: { id: string }; Body: unknown }>(
+    '/api/jobs/:id/cancel',
+    async (request, reply) => {
+      const body = request.body as { reason?: unknown } | null | undefined;
+      const reason = typeof body === 'object' && body !== null ? body.reason : undefined;
+      if (reason !== undefined && typeof reason !== 'string')
+        return reply.code(400).send({ error: 'reason must be a string' });
+      const caller = await callerOf(request);
+      if (caller === undefined)
+        return reply.code(403).send({ error: 'A cancel needs an identified caller' });
+      let job: Job | undefined;
+      try {
+        job = await runtime.cancelJob(
+          request.params.id,
+          reason === undefined ? { caller } : { caller, reason },
+        );
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== ErrorCode.CANCEL_FORBIDDEN) throw error;
+        return reply.code(403).send({
+          error: errorText((error as Error).message, REMOTE_ANSWER),
+          code: ErrorCode.CANCEL_FORBIDDEN,
+        });
+      }
+      return job === undefined
+        ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
+        : jobAnswer(job, REMOTE_ANSWER);
+    },
+  );
   // `GET /api/jobs/:id/verify`: 200 with `runtime.verifyJob`'s answer (`{ ok: true, events }` or
   // `{ ok: false, reason, eventIndex?, stepId? }`: a job that is not intact is still an answer),
   // 404 for an unknown job.

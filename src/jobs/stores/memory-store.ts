@@ -1,5 +1,5 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
-import type { JobChange, JobStore } from '../job-store.js';
+import type { IdempotencyClaim, IdempotencyHolder, JobChange, JobStore } from '../job-store.js';
 import { alreadyConsumed, claimedRequest } from './approval-ledger.js';
 
 /**
@@ -42,6 +42,8 @@ export class MemoryJobStore implements JobStore {
    * each decided request's `approval.requested` event. Evicted with its job.
    */
   readonly #consumed = new Map<string, Set<number>>();
+  /** Idempotency claims by scope and key (docs/api.md, "Idempotency"). */
+  readonly #claims = new Map<string, IdempotencyHolder & { expiresAt: number }>();
 
   constructor(maxJobs: number) {
     this.#maxJobs = maxJobs;
@@ -72,6 +74,15 @@ export class MemoryJobStore implements JobStore {
     if (positions === undefined) this.#consumed.set(job.id, (positions = new Set()));
     if (positions.has(at)) throw alreadyConsumed(job.id, request);
     positions.add(at);
+  }
+
+  claimIdempotency(claim: IdempotencyClaim): IdempotencyHolder | undefined {
+    const at = `${claim.scope}\n${claim.key}`;
+    const held = this.#claims.get(at);
+    if (held !== undefined && held.expiresAt > claim.at)
+      return { jobId: held.jobId, digest: held.digest };
+    this.#claims.set(at, { jobId: claim.jobId, digest: claim.digest, expiresAt: claim.expiresAt });
+    return undefined;
   }
 
   get(id: string): Job | undefined {
@@ -111,6 +122,7 @@ export class MemoryJobStore implements JobStore {
     this.#jobs.clear();
     this.#consumed.clear();
     this.#snapshots.clear();
+    this.#claims.clear();
   }
 
   // Evicts a batch (1% of the bound) at a time: walking the Map from its oldest end once per

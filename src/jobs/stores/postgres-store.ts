@@ -33,9 +33,12 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
   ConsumedApproval,
+  IdempotencyClaim,
+  IdempotencyHolder,
   JobChange,
   JobStore,
   RecordedChain,
+  StoredCancel,
   StoreSeals,
 } from '../job-store.js';
 import { isFinished } from '../job.js';
@@ -126,6 +129,36 @@ async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
 
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
 const SCHEMA_LOCK = 0x77617272; // "warr"
+
+/**
+ * Cancel requests and idempotency claims (docs/api.md, "Queued jobs and cancellation",
+ * "Idempotency"): tables of their own, created when missing, with no schema version step.
+ */
+const LIFE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS warrant_job_cancels (
+  job_id TEXT PRIMARY KEY,
+  request TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS warrant_idempotency (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+`;
+
+/**
+ * Claims a key unless a live claim holds it: the conditional upsert takes the row lock, so of
+ * concurrent claims exactly one returns its row.
+ */
+const CLAIM_KEY = `INSERT INTO warrant_idempotency (scope, key, job_id, digest, expires_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (scope, key) DO UPDATE SET job_id = excluded.job_id, digest = excluded.digest,
+  expires_at = excluded.expires_at
+WHERE warrant_idempotency.expires_at <= $6
+RETURNING job_id`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS warrant_schema_version (version INTEGER NOT NULL);
@@ -659,6 +692,7 @@ export class PostgresJobStore implements JobStore {
       await client.query(SCHEMA);
       await client.query(APPROVAL_LEDGER);
       await client.query(CHECKPOINT_SCHEMA);
+      await client.query(LIFE_SCHEMA);
       const { rows } = await client.query<{ version: number }>(
         'SELECT version FROM warrant_schema_version',
       );
@@ -849,6 +883,47 @@ export class PostgresJobStore implements JobStore {
     } finally {
       client.release();
     }
+  }
+
+  async claimIdempotency(claim: IdempotencyClaim): Promise<IdempotencyHolder | undefined> {
+    await this.#whenReady();
+    const { scope, key, jobId, digest, at, expiresAt } = claim;
+    // A claim that lost may find the holder gone by the time it looks (expired and replaced,
+    // rare): it tries again.
+    for (;;) {
+      const claimed = await this.#pool.query({
+        name: 'warrant_claim_key',
+        text: CLAIM_KEY,
+        values: [scope, key, jobId, digest, expiresAt, at],
+      });
+      if (claimed.rowCount === 1) return undefined;
+      const { rows } = await this.#pool.query<{ job_id: string; digest: string }>({
+        name: 'warrant_held_key',
+        text: 'SELECT job_id, digest FROM warrant_idempotency WHERE scope = $1 AND key = $2',
+        values: [scope, key],
+      });
+      const held = rows[0];
+      if (held !== undefined) return { jobId: held.job_id, digest: held.digest };
+    }
+  }
+
+  async requestCancel(cancel: StoredCancel): Promise<void> {
+    await this.#whenReady();
+    await this.#pool.query({
+      name: 'warrant_request_cancel',
+      text: 'INSERT INTO warrant_job_cancels (job_id, request) VALUES ($1, $2) ON CONFLICT (job_id) DO NOTHING',
+      values: [cancel.jobId, JSON.stringify(cancel)],
+    });
+  }
+
+  async cancelRequests(jobIds: readonly string[]): Promise<StoredCancel[]> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<{ request: string }>({
+      name: 'warrant_cancel_requests',
+      text: 'SELECT request FROM warrant_job_cancels WHERE job_id = ANY($1::text[])',
+      values: [jobIds],
+    });
+    return rows.map((row) => JSON.parse(row.request) as StoredCancel);
   }
 
   async get(id: string): Promise<Job | undefined> {

@@ -19,9 +19,12 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
   ConsumedApproval,
+  IdempotencyClaim,
+  IdempotencyHolder,
   JobChange,
   JobStore,
   RecordedChain,
+  StoredCancel,
   StoreSeals,
 } from '../job-store.js';
 import { isFinished } from '../job.js';
@@ -173,6 +176,27 @@ interface SealStatements {
   readonly clear: Sqlite.Statement;
 }
 
+/**
+ * Cancel requests (docs/api.md, "runtime.cancelJob"): one row per cancelled job, written by any
+ * process on the file and polled by the one running the job; idempotency claims, one row per
+ * caller scope and key. Tables of their own, created when missing, so files of earlier versions
+ * gain them without a schema version step.
+ */
+const CANCEL_SCHEMA = `
+CREATE TABLE IF NOT EXISTS job_cancels (
+  job_id TEXT PRIMARY KEY,
+  request TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS job_idempotency (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
+) WITHOUT ROWID;
+`;
+
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
 // than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
 const JOB_COLUMNS =
@@ -298,6 +322,14 @@ export class SqliteJobStore implements JobStore {
   /** The ledger of consumed approvals (approval-ledger.ts), prepared when first used. */
   #ledger: LedgerStatements | undefined;
   readonly #listQueries = new Map<string, Sqlite.Statement>();
+  /** The cancel statements, prepared on first use. */
+  #insertCancel: Sqlite.Statement | undefined;
+  #cancelsOf: Sqlite.Statement | undefined;
+  /** The idempotency claim (a transaction) and its statements, made on first use. */
+  #claimKey:
+    Sqlite.Transaction<(claim: IdempotencyClaim) => IdempotencyHolder | undefined> | undefined;
+  #heldKey: Sqlite.Statement | undefined;
+  #putKey: Sqlite.Statement | undefined;
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
   readonly #eventStatements: Sqlite.Statement[] = [];
@@ -357,6 +389,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('foreign_keys = ON');
     this.#migrate(db.name);
     db.exec(CHECKPOINT_SCHEMA);
+    db.exec(CANCEL_SCHEMA);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -675,6 +708,37 @@ export class SqliteJobStore implements JobStore {
               request: claimedRequest(job, change, claimed),
             },
     });
+  }
+
+  requestCancel(cancel: StoredCancel): void {
+    (this.#insertCancel ??= this.#db.prepare(
+      'INSERT INTO job_cancels (job_id, request) VALUES (?, ?) ON CONFLICT (job_id) DO NOTHING',
+    )).run(cancel.jobId, JSON.stringify(cancel));
+  }
+
+  claimIdempotency(claim: IdempotencyClaim): IdempotencyHolder | undefined {
+    this.#claimKey ??= this.#db.transaction((wanted: IdempotencyClaim) => {
+      const held = (this.#heldKey ??= this.#db
+        .prepare(
+          'SELECT job_id, digest, expires_at FROM job_idempotency WHERE scope = ? AND key = ?',
+        )
+        .raw()).get(wanted.scope, wanted.key) as [string, string, number] | undefined;
+      if (held !== undefined && held[2] > wanted.at) return { jobId: held[0], digest: held[1] };
+      (this.#putKey ??= this.#db.prepare(
+        'INSERT OR REPLACE INTO job_idempotency (scope, key, job_id, digest, expires_at) VALUES (?, ?, ?, ?, ?)',
+      )).run(wanted.scope, wanted.key, wanted.jobId, wanted.digest, wanted.expiresAt);
+      return undefined;
+    });
+    // IMMEDIATE: the write lock is taken before the read, so of processes claiming one key
+    // together exactly one finds it free (busy_timeout makes the others wait their turn).
+    return this.#claimKey.immediate(claim);
+  }
+
+  cancelRequests(jobIds: readonly string[]): StoredCancel[] {
+    const rows = (this.#cancelsOf ??= this.#db
+      .prepare('SELECT request FROM job_cancels WHERE job_id IN (SELECT value FROM json_each(?))')
+      .pluck()).all(JSON.stringify(jobIds)) as string[];
+    return rows.map((row) => JSON.parse(row) as StoredCancel);
   }
 
   /** The job with the chain hash of each of its events, read in one snapshot. */

@@ -1,0 +1,79 @@
+/**
+ * Idempotency keys (docs/api.md, "Idempotency"): a key is unique per caller id and tenant for
+ * `idempotencyTtlMs`; a repeat with the same plan digest is the first job, a repeat with another
+ * plan is IDEMPOTENCY_CONFLICT. The store claims keys atomically, so this holds across
+ * processes on one store. Only for a caller with an id (submissions without one are never
+ * deduplicated).
+ */
+import type { ExecutionCaller } from '../callers/execution-caller.js';
+import { ErrorCode } from '../errors/error-codes.js';
+import { createError } from '../errors/warrant-error.js';
+import { newJobId } from '../jobs/job-id.js';
+import type { JobStore } from '../jobs/job-store.js';
+import { recordValue } from '../jobs/recorded-value.js';
+import type { AdmittedPlan } from '../plan/admission.js';
+
+/** The digest of a plan as admitted: what a repeat must match (its idempotency key aside). */
+export function planDigest(plan: AdmittedPlan): string {
+  return recordValue(
+    {
+      id: plan.id,
+      goal: plan.goal,
+      metadata: plan.metadata,
+      steps: plan.steps.map((step) => ({
+        id: step.id,
+        capability: step.capability.name,
+        capabilityVersion: step.capabilityVersion,
+        input: step.input,
+        reason: step.reason,
+        idempotencyKey: step.idempotencyKey,
+      })),
+    },
+    'plan',
+  ).digest;
+}
+
+/** Where a key is unique: the caller's id and its tenant (its own string `tenant` field). */
+function scopeOf(caller: ExecutionCaller & { id: string }): string {
+  const tenant = typeof caller.tenant === 'string' ? caller.tenant : null;
+  return JSON.stringify([caller.id, tenant]);
+}
+
+/** The outcome of claiming a key: the new job's id, or the first job's (a replay). */
+export interface KeyClaim {
+  readonly jobId: string;
+  readonly replayed: boolean;
+}
+
+/**
+ * Claims `key` for a new job of `plan`. Resolves the new job's id, or the first job's for a
+ * repeat of the same plan; rejects IDEMPOTENCY_CONFLICT for a repeat with another plan.
+ */
+export async function claimKey(
+  store: JobStore,
+  caller: ExecutionCaller & { id: string },
+  key: string,
+  plan: AdmittedPlan,
+  ttlMs: number,
+): Promise<KeyClaim> {
+  const jobId = newJobId();
+  const digest = planDigest(plan);
+  const at = Date.now();
+  const holder = await store.claimIdempotency?.({
+    scope: scopeOf(caller),
+    key,
+    jobId,
+    digest,
+    at,
+    expiresAt: at + ttlMs,
+  });
+  if (holder === undefined) return { jobId, replayed: false };
+  if (holder.digest !== digest) {
+    throw createError(
+      Error,
+      ErrorCode.IDEMPOTENCY_CONFLICT,
+      `Idempotency key ${JSON.stringify(key)} was used by job ${JSON.stringify(holder.jobId)} for another plan`,
+    );
+  }
+  return { jobId: holder.jobId, replayed: true };
+}

@@ -1,0 +1,90 @@
+// Ctrl-C on `warrant run` (README, "warrant run"): a real child process gets SIGINT while a step
+// runs; the step's signal aborts, the job is recorded cancelled, and the command exits 130. A
+// second SIGINT exits at once, 130.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { OperatorRuntime } from '../../../src/index.js';
+
+const bin = resolve('dist/esm/cli/main.js');
+const module = resolve('test/cli/fixtures/wait-module.mjs');
+const directory = mkdtempSync(join(tmpdir(), 'warrant-run-interrupt-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+/** Runs `warrant run` on a plan of two `capability` steps; sends SIGINT once or twice once the step runs. */
+async function interrupted(name: string, signals: 1 | 2, capability = 'fixture.wait') {
+  assert.ok(existsSync(bin), 'dist/esm/cli/main.js is missing: run `npm run build` first');
+  const plan = join(directory, `${name}.json`);
+  const store = `sqlite:${join(directory, `${name}.db`)}`;
+  writeFileSync(
+    plan,
+    JSON.stringify({
+      version: '1.0',
+      goal: 'wait for Ctrl-C',
+      steps: [
+        { id: 'wait', capability, input: {} },
+        { id: 'after', capability, input: {} },
+      ],
+    }),
+  );
+  const child = spawn(process.execPath, [bin, 'run', plan, '--module', module, '--store', store], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const exited = new Promise<number | null>((done) => child.once('exit', done));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  try {
+    await new Promise<void>((entered) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes('fixture.wait entered')) entered();
+      });
+      void exited.then(() => entered());
+    });
+    child.kill('SIGINT');
+    if (signals === 2) {
+      // Signals sent together may arrive as one: the second once the first was handled.
+      while (!stderr.includes('cancelling the job') && child.exitCode === null)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      child.kill('SIGINT');
+    }
+    const code = await exited;
+    return { code, stderr, stdout, store };
+  } finally {
+    clearTimeout(killer);
+  }
+}
+
+describe('warrant run: Ctrl-C', () => {
+  it('cancels the job and exits 130', async () => {
+    const { code, stderr, stdout, store } = await interrupted('once', 1);
+    assert.equal(code, 130, stderr);
+    assert.match(stderr, /fixture\.wait aborted: Job cancelled: interrupted \(Ctrl-C\)/);
+    const jobId = stdout.trim();
+    const runtime = new OperatorRuntime({ store });
+    try {
+      const job = await runtime.getJob(jobId);
+      assert.equal(job?.status, 'cancelled');
+      assert.deepEqual(
+        job?.steps.map((step) => step.status),
+        ['cancelled', 'skipped'],
+      );
+      assert.equal(job?.events.at(-1)?.type, 'job.cancelled');
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('exits at once, 130, on a second Ctrl-C, even while a step ignores its signal', async () => {
+    const started = Date.now();
+    const { code, stderr } = await interrupted('twice', 2, 'fixture.stubborn');
+    assert.equal(code, 130, stderr);
+    // The step would hold the first Ctrl-C for 20 s.
+    assert.ok(Date.now() - started < 15_000);
+  });
+});
