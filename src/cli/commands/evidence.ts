@@ -1,5 +1,5 @@
 /** `warrant evidence verify <file>`: checks an evidence bundle offline, with no store. */
-import { writeErr, writeOut } from '../output.js';
+import { writeOut } from '../output.js';
 import { readFileSync } from 'node:fs';
 import { verifyEvidence, type EvidenceVerification } from '../../index.js';
 import { parseCommand, text } from '../parse.js';
