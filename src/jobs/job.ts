@@ -157,3 +157,8 @@ export function matchesFilter(job: Job, filter: JobListFilter): boolean {
   }
   return true;
 }
+
+/** A cancelled job's error: the same text on the record, in its replay and for the aborted step. */
+export function cancelledJobError(reason: string | undefined): string {
+  return reason === undefined ? 'Job cancelled' : `Job cancelled: ${reason}`;
+}

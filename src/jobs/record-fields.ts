@@ -7,7 +7,14 @@
  * error from its last events. Every field of the record is then compared with what the replay
  * expects. The chain (or, without one, nothing) proves the events themselves.
  */
-import type { Job, JobEvent, JobStatus, JobStep, JobStepStatus } from './job.js';
+import {
+  cancelledJobError,
+  type Job,
+  type JobEvent,
+  type JobStatus,
+  type JobStep,
+  type JobStepStatus,
+} from './job.js';
 import { digestRecorded, sameRecordedValue } from './recorded-value.js';
 
 /** Why a record does not match its events. */
@@ -68,6 +75,7 @@ function decisionOf(event: JobEvent, outcome: unknown, reason: unknown): Record<
   };
   if (reason !== undefined) decision.reason = reason;
   if (data.authorizer !== undefined) decision.authorizer = data.authorizer;
+  if (data.policies !== undefined) decision.policies = data.policies;
   return decision;
 }
 
@@ -95,13 +103,27 @@ function replay(
   job: Job,
   expected: Map<string, ExpectedStep>,
 ): { status: JobStatus; error: string | undefined } | FieldFailure {
-  let status: JobStatus = 'executing';
+  // Submitted through the queue, a job is `queued` until `execution.started`.
+  let status: JobStatus = 'queued';
   let error: string | undefined;
   for (let index = 1; index < job.events.length; index++) {
     const event = job.events[index] as JobEvent;
     const data = event.data ?? {};
+    if (event.type === 'execution.started') {
+      status = 'executing';
+      continue;
+    }
     if (event.type === 'job.completed') {
       status = 'completed';
+      continue;
+    }
+    if (event.type === 'job.cancelled') {
+      // The step running or awaiting approval is cancelled; every step not yet run is skipped.
+      status = 'cancelled';
+      error = cancelledJobError(typeof data.reason === 'string' ? data.reason : undefined);
+      const cancelled = typeof data.stepId === 'string' ? expected.get(data.stepId) : undefined;
+      if (cancelled !== undefined) cancelled.status = 'cancelled';
+      for (const step of expected.values()) if (step.status === 'pending') step.status = 'skipped';
       continue;
     }
     if (event.type === 'job.failed') {
@@ -110,7 +132,7 @@ function replay(
       for (const step of expected.values()) if (step.status === 'pending') step.status = 'skipped';
       continue;
     }
-    if (event.type === 'execution.started' || event.type === 'job.created') continue;
+    if (event.type === 'job.created') continue;
     const stepId = data.stepId;
     const step = typeof stepId === 'string' ? expected.get(stepId) : undefined;
     if (step === undefined)
@@ -149,7 +171,8 @@ function replay(
         status = 'executing';
         break;
       default:
-        // approval.rejected: its step's end and the job's follow in the same change.
+        // approval.rejected: its step's end and the job's follow in the same change;
+        // capability.retrying: the step stays running, its next attempt is decided again.
         break;
     }
   }

@@ -12,7 +12,15 @@
  */
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
-import type { DecisionOutcome, Job, JobEvent, JobEventType, JobStep, StepDecision } from './job.js';
+import {
+  cancelledJobError,
+  type DecisionOutcome,
+  type Job,
+  type JobEvent,
+  type JobEventType,
+  type JobStep,
+  type StepDecision,
+} from './job.js';
 import type { JobChange } from './job-store.js';
 import { keptFlat } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';
@@ -296,7 +304,7 @@ export function cancelJob(
       skipped.push(position);
     }
   });
-  const error = cancel.reason === undefined ? 'Job cancelled' : `Job cancelled: ${cancel.reason}`;
+  const error = cancelledJobError(cancel.reason);
   for (const face of [job, record]) {
     face.status = 'cancelled';
     face.error = error;
@@ -306,6 +314,8 @@ export function cancelJob(
   const data: Record<string, unknown> = {};
   if (cancel.by !== undefined) data.by = cancel.by;
   if (cancel.reason !== undefined) data.reason = cancel.reason;
+  // The step cancelled, so the chain proves which one it was (docs/api.md, "runtime.verifyJob").
+  if (index !== undefined) data.stepId = (job.steps[index] as JobStep).id;
   const event = append(running, 'job.cancelled', at, data);
   keepEventsAsIs(record);
   return joinChanges(stepChange, { steps: skipped, events: [event] });
@@ -340,6 +350,7 @@ function createdData(record: Job): Record<string, unknown> {
 function decisionData(data: Record<string, unknown>, decided: Decided, ended: boolean): void {
   data.capabilityVersion = decided.capabilityVersion;
   if (decided.authorizer !== undefined) data.authorizer = decided.authorizer;
+  if (decided.policies !== undefined) data.policies = decided.policies;
   if (ended) data.decidedAt = decided.at;
 }
 

@@ -52,7 +52,7 @@ import {
   type WaitForJobOptions,
 } from './job-options.js';
 import { isoNow } from '../jobs/clock.js';
-import { isFinished } from '../jobs/job.js';
+import { cancelledJobError, isFinished } from '../jobs/job.js';
 import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
@@ -102,11 +102,7 @@ function liveJob(jobId?: string): LiveJob {
 
 /** The reason a cancelled job's running step's signal is aborted with. */
 function cancelReason(cancel: CancelRequest): Error {
-  return createError(
-    Error,
-    ErrorCode.JOB_CANCELLED,
-    cancel.reason === undefined ? 'Job cancelled' : `Job cancelled: ${cancel.reason}`,
-  );
+  return createError(Error, ErrorCode.JOB_CANCELLED, cancelledJobError(cancel.reason));
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
@@ -492,7 +488,10 @@ export class OperatorRuntime {
     id: string,
     cancel: CancelRequest,
   ): Promise<Job | undefined> {
-    const record = await deps.store.get(id);
+    // The memory store hands out frozen snapshots: change the record it holds (as the approval
+    // desk does); the durable stores hand out a fresh copy.
+    const { store } = deps;
+    const record = store.held === undefined ? await store.get(id) : store.held(id);
     const index = record?.steps.findIndex((step) => step.status === 'awaiting_approval') ?? -1;
     if (record === undefined || index < 0) return undefined;
     const running: RunningJob = { record, job: structuredClone(record) };

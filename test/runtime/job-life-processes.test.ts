@@ -59,7 +59,7 @@ describe('cancel across processes on one SQLite file', () => {
       assert.equal(await exited, 0, stderr);
       const job = await runtime.getJob(jobId);
       assert.equal(job?.status, 'cancelled');
-      assert.deepEqual(job?.events.at(-1)?.data, { by: 'alice', reason: 'stop' });
+      assert.deepEqual(job?.events.at(-1)?.data, { by: 'alice', reason: 'stop', stepId: 'wait' });
       assert.equal((await runtime.verifyJob(jobId))?.ok, true);
     } finally {
       child.kill();

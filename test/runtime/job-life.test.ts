@@ -210,7 +210,11 @@ describe('cancelJob', () => {
           assert.equal(after.seen.length, 0);
           const cancelled = job?.events.at(-1);
           assert.equal(cancelled?.type, 'job.cancelled');
-          assert.deepEqual(cancelled?.data, { by: 'alice', reason: 'no longer needed' });
+          assert.deepEqual(cancelled?.data, {
+            by: 'alice',
+            reason: 'no longer needed',
+            stepId: 'a',
+          });
           assert.deepEqual((await runtime.verifyJob(jobId))?.ok, true);
         },
       );
@@ -236,7 +240,7 @@ describe('cancelJob', () => {
       assert.equal(job?.status, 'cancelled');
       assert.equal(job?.steps[0]?.status, 'cancelled');
       assert.deepEqual(job?.steps[0]?.result, { finished: true });
-      assert.deepEqual(job?.events.at(-1)?.data, { by: 'alice' });
+      assert.deepEqual(job?.events.at(-1)?.data, { by: 'alice', stepId: 'a' });
       assert.equal((await runtime.verifyJob(jobId))?.ok, true);
     });
   });
