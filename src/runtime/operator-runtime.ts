@@ -315,7 +315,7 @@ export class OperatorRuntime {
   ): Promise<PlanPreview> {
     this.#assertOpen();
     const caller = snapshotCaller(readCaller(options));
-    const submission = captureSubmission(plan, this.#maxPlanSteps);
+    const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
     const inventory = capabilityInventory();
     const admitted = admitPlan(submission, (name) => inventory.get(name));
     return previewAdmittedPlan(admitted, caller, this.#authorizer, this.#approvals !== undefined);
@@ -361,7 +361,7 @@ export class OperatorRuntime {
   async submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<SubmittedJob> {
     this.#assertOpen();
     const { caller, idempotencyKey } = readSubmitOptions(options);
-    const submission = captureSubmission(plan, this.#maxPlanSteps);
+    const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
     const inventory = capabilityInventory();
     let admitted = admitPlan(submission, (name) => inventory.get(name));
     const deps = await this.#executorDependencies();

@@ -307,6 +307,32 @@ describe('a 2.0 plan', () => {
   });
 });
 
+describe('a 2.0 plan through submitPlan and previewPlan', () => {
+  it('is admitted by submitPlan and previewPlan as by executePlan, and refused when unlisted', async () => {
+    const s = setup(BOTH);
+    const plan = plan2([{ id: 'a', capability: s.echo, input: { x: 1 } }]);
+    const { jobId } = await s.runtime.submitPlan(plan);
+    const job = await s.runtime.waitForJob(jobId, { timeoutMs: 5000 });
+    assert.equal(job?.status, 'completed');
+    assert.equal(job?.planVersion, '2.0');
+    assert.deepEqual(
+      (await s.runtime.previewPlan(plan)).steps.map((step) => step.outcome),
+      ['allow'],
+    );
+    await s.runtime.close();
+
+    const only1 = setup();
+    const refused = plan2([{ id: 'a', capability: only1.echo, input: { x: 1 } }]);
+    for (const attempt of [
+      () => only1.runtime.submitPlan(refused),
+      () => only1.runtime.previewPlan(refused),
+    ]) {
+      assert.equal((await issuesOf(attempt))[0]?.code, 'UNSUPPORTED_PLAN_VERSION');
+    }
+    await only1.runtime.close();
+  });
+});
+
 describe('a 2.0 job resumed after approval', () => {
   it('is admitted again as 2.0: the authorizer gets a frozen copy, the capability its own', async () => {
     const asked: unknown[] = [];
