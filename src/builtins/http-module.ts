@@ -144,12 +144,21 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
               `Host ${JSON.stringify(url.host)} is not in the allow-list (an entry without a port allows 80 and 443)`,
             );
           }
+          // The time-out is a timer of our own, held until the body is read: a signal from
+          // AbortSignal.timeout() that only AbortSignal.any() refers to was seen never to fire.
           const done = new AbortController();
-          const response = await fetch(url, {
-            redirect: 'manual',
-            signal: AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs), done.signal]),
-          });
+          const timer = setTimeout(
+            () =>
+              done.abort(
+                new DOMException(`The request timed out after ${timeoutMs} ms`, 'TimeoutError'),
+              ),
+            timeoutMs,
+          );
           try {
+            const response = await fetch(url, {
+              redirect: 'manual',
+              signal: AbortSignal.any([context.signal, done.signal]),
+            });
             const { text, truncated } = await readCapped(response.body, maxBytes);
             return {
               url: url.href,
@@ -159,6 +168,7 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
               truncated,
             };
           } finally {
+            clearTimeout(timer);
             // Whatever was not read is dropped with its connection, never drained.
             done.abort();
           }
