@@ -28,6 +28,11 @@ const ROOT_EXPORTS = [
   'LifecycleLoggingMiddleware',
   'McpAdapter',
   'isPlanAdmissionError',
+  'isCapabilityStep',
+  'cedarAuthorizer',
+  'cedarSchema',
+  'validateCedarPolicies',
+  'verifyEvidence',
 ];
 const DEEP_IMPORTS = [
   'warrant/dist/esm/index.js',
