@@ -3,31 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, type Capability, type CapabilityModule } from '../../src/index.js';
-import { uniqueName } from '../support/runtime-fixtures.js';
+import { rawCapability, rawModule, uniqueName } from '../support/runtime-fixtures.js';
 
-function capability(
-  name: string,
-  overrides: Partial<Record<keyof Capability, unknown>> = {},
-): Capability {
-  return {
-    name,
-    version: '1.0.0',
-    description: 'd',
-    risk: 'read',
-    execute: () => 'ran',
-    ...overrides,
-  } as Capability;
-}
-
-function module(
-  capabilities: Capability[],
-  declared = capabilities.map((entry) => entry.name),
-): CapabilityModule {
-  return {
-    manifest: { name: uniqueName('module'), version: '1.0.0', capabilities: declared },
-    capabilities,
-  };
-}
+const capability = rawCapability;
+const module = rawModule;
 
 describe('OperatorRuntime#use()', () => {
   it('checks the module and its manifest', () => {

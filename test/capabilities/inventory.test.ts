@@ -7,31 +7,15 @@ import {
   type CapabilityModule,
 } from '../../src/index.js';
 import { capabilityInventory } from '../../src/capabilities/inventory.js';
-import { recordingAuthorizer, uniqueName } from '../support/runtime-fixtures.js';
+import {
+  recordingAuthorizer,
+  rawCapability,
+  rawModule,
+  uniqueName,
+} from '../support/runtime-fixtures.js';
 
-function capability(
-  name: string,
-  overrides: Partial<Record<keyof Capability, unknown>> = {},
-): Capability {
-  return {
-    name,
-    version: '1.0.0',
-    description: 'd',
-    risk: 'read',
-    execute: () => 'ran',
-    ...overrides,
-  } as Capability;
-}
-
-function module(
-  capabilities: Capability[],
-  declared = capabilities.map((entry) => entry.name),
-): CapabilityModule {
-  return {
-    manifest: { name: uniqueName('module'), version: '1.0.0', capabilities: declared },
-    capabilities,
-  };
-}
+const capability = rawCapability;
+const module = rawModule;
 
 describe('OperatorRuntime#use()', () => {
   it('registers atomically: one bad capability registers nothing of its module', () => {

@@ -3,8 +3,10 @@
 import {
   OperatorRuntime,
   createCapability,
+  type Capability,
   type CapabilityAuthorizationContext,
   type CapabilityDefinition,
+  type CapabilityModule,
   type ExecutionAuthorizer,
   type OperatorRuntimeOptions,
   type RuntimeEvent,
@@ -70,4 +72,30 @@ export function recordEvents(runtime: OperatorRuntime): RuntimeEvent[] {
     events.push(event);
   });
   return events;
+}
+
+/** A capability record as `use()` receives it, with fields to override (for shape checks). */
+export function rawCapability(
+  name: string,
+  overrides: Partial<Record<keyof Capability, unknown>> = {},
+): Capability {
+  return {
+    name,
+    version: '1.0.0',
+    description: 'd',
+    risk: 'read',
+    execute: () => 'ran',
+    ...overrides,
+  } as Capability;
+}
+
+/** A module of these capability records, declaring their names unless told otherwise. */
+export function rawModule(
+  capabilities: Capability[],
+  declared = capabilities.map((entry) => entry.name),
+): CapabilityModule {
+  return {
+    manifest: { name: uniqueName('module'), version: '1.0.0', capabilities: declared },
+    capabilities,
+  };
 }
