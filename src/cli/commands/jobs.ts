@@ -136,7 +136,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (action === 'verify' && id === undefined)
       return await verifyAll(runtime, since, values.json === true);
     if (action === 'verify')
-      return await verifyJobs(runtime, id, values.json === true, store ?? DEFAULT_STORE);
+      return await verifyJob(runtime, id as string, values.json === true, store ?? DEFAULT_STORE);
     if (action === 'export') {
       const bundle = await runtime
         .exportJob(id as string, signingKey === undefined ? {} : { signingKey })
@@ -244,48 +244,24 @@ function verificationLine(id: string, verification: JobVerification): string {
   return `job ${shown(id)}: NOT INTACT: ${shown(verification.reason)}${at}${step}`;
 }
 
-/**
- * `warrant jobs verify <id>` or `--all`: exit 0 when every job checked is intact, 1 otherwise
- * (each job that is not is named, with why). `--all` reads every job of the store.
- */
-async function verifyJobs(
+/** `warrant jobs verify <id>`: exit 0 when the job is intact, 1 otherwise (with why). */
+async function verifyJob(
   runtime: OperatorRuntime,
-  id: string | undefined,
+  id: string,
   json: boolean,
   storeLabel: string,
 ): Promise<number> {
-  const ids = id === undefined ? (await runtime.listJobs()).map((job) => job.id) : [id];
-  const results: { id: string; verification: JobVerification }[] = [];
-  for (const jobId of ids) {
-    const verification = await runtime.verifyJob(jobId);
-    if (verification === undefined) {
-      writeErr(`warrant jobs: no job ${JSON.stringify(jobId)} in ${storeLabel}\n`);
-      return 1;
-    }
-    results.push({ id: jobId, verification });
+  const verification = await runtime.verifyJob(id);
+  if (verification === undefined) {
+    writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeLabel}\n`);
+    return 1;
   }
-  const broken = results.filter((result) => !result.verification.ok);
-  if (json) {
-    const answer =
-      id === undefined
-        ? {
-            jobs: results.length,
-            intact: results.length - broken.length,
-            broken: broken.map((result) => ({ id: result.id, ...result.verification })),
-          }
-        : { id, ...(results[0] as { verification: JobVerification }).verification };
-    writeOut(`${JSON.stringify(answer, null, 2)}\n`);
-  } else if (id !== undefined) {
-    writeOut(
-      `${verificationLine(id, (results[0] as { verification: JobVerification }).verification)}\n`,
-    );
-  } else {
-    for (const result of broken) writeOut(`${verificationLine(result.id, result.verification)}\n`);
-    writeOut(
-      `${results.length} jobs verified: ${results.length - broken.length} intact, ${broken.length} not\n`,
-    );
-  }
-  return broken.length === 0 ? 0 : 1;
+  writeOut(
+    json
+      ? `${JSON.stringify({ id, ...verification }, null, 2)}\n`
+      : `${verificationLine(id, verification)}\n`,
+  );
+  return verification.ok ? 0 : 1;
 }
 
 /** A key file's PEM text; a file that cannot be read is a usage error. */
