@@ -59,8 +59,14 @@ function expiredInWrite(error: unknown): boolean {
   return cause?.code === ErrorCode.APPROVAL_EXPIRED;
 }
 
-/** A stored job as a running job: the record as stored, and a detached copy as the job face. */
-async function load(deps: ExecutorDependencies, jobId: string): Promise<RunningJob | undefined> {
+/**
+ * A stored job as a running job: the record as stored, and a detached copy as the job face. Also
+ * what a cancel of a job awaiting approval changes (operator-runtime.ts).
+ */
+export async function loadRunningJob(
+  deps: ExecutorDependencies,
+  jobId: string,
+): Promise<RunningJob | undefined> {
   // The memory store hands out frozen snapshots; the record to change is the one it holds.
   const { store } = deps;
   const record = store.held === undefined ? await store.get(jobId) : store.held(jobId);
@@ -202,7 +208,7 @@ export class ApprovalDesk {
   /** Fails an expired request's step and job, unless another decision consumed it first. */
   async #expire(host: ApprovalHost, request: ApprovalRequest): Promise<void> {
     await this.#withClaim(request.jobId, request.stepId, async () => {
-      const running = await load(host.deps, request.jobId);
+      const running = await loadRunningJob(host.deps, request.jobId);
       if (running === undefined) return;
       const index = running.record.steps.findIndex((step) => step.id === request.stepId);
       if (requestOf(running.record, index)?.inputDigest !== request.inputDigest) return;
@@ -221,7 +227,7 @@ export class ApprovalDesk {
     args: CheckedDecision,
   ): Promise<{ running: RunningJob; index: number; grantedAt: string } | 'expired'> {
     const consumed = await this.#withClaim(args.jobId, args.stepId, async () => {
-      const running = await load(host.deps, args.jobId);
+      const running = await loadRunningJob(host.deps, args.jobId);
       const index = running?.record.steps.findIndex((step) => step.id === args.stepId) ?? -1;
       const request = running === undefined ? undefined : requestOf(running.record, index);
       if (running === undefined || request?.inputDigest !== args.inputDigest) return undefined;

@@ -2,7 +2,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
-import { ApprovalDesk } from './approval-desk.js';
+import { ApprovalDesk, loadRunningJob } from './approval-desk.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import { previewAdmittedPlan, type PlanPreview } from '../policy/preview.js';
@@ -488,13 +488,10 @@ export class OperatorRuntime {
     id: string,
     cancel: CancelRequest,
   ): Promise<Job | undefined> {
-    // The memory store hands out frozen snapshots: change the record it holds (as the approval
-    // desk does); the durable stores hand out a fresh copy.
-    const { store } = deps;
-    const record = store.held === undefined ? await store.get(id) : store.held(id);
-    const index = record?.steps.findIndex((step) => step.status === 'awaiting_approval') ?? -1;
-    if (record === undefined || index < 0) return undefined;
-    const running: RunningJob = { record, job: structuredClone(record) };
+    const running = await loadRunningJob(deps, id);
+    const index =
+      running?.record.steps.findIndex((step) => step.status === 'awaiting_approval') ?? -1;
+    if (running === undefined || index < 0) return undefined;
     try {
       return await recordCancel(running, cancel, deps, index);
     } catch (error) {
