@@ -39,7 +39,10 @@ export interface WorkerSettings {
   readonly url: string;
   /** Unique among live workers and the same across restarts of one worker. */
   readonly executorId: string;
-  /** From `applicationVersion()`: workers take up only jobs queued for their version. */
+  /**
+   * From `applicationVersion()`: queued jobs go to workers of the latest version (the one last
+   * started); a job another version had started is restamped when its worker is gone.
+   */
   readonly appVersion: string;
   /** Jobs this worker runs at once (DBOS's `workerConcurrency` of the queue). */
   readonly concurrency: number;
@@ -146,6 +149,9 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
     );
   DBOS.registerWorkflow(step, { name: WORKFLOW_NAME });
   await DBOS.launch();
+  // Jobs are queued without a version and DBOS hands those to workers of the latest version:
+  // the last worker started is the current deployment (a rollback included).
+  await DBOS.setLatestApplicationVersion(settings.appVersion);
   await DBOS.registerQueue(QUEUE_NAME, {
     workerConcurrency: settings.concurrency,
     minPollingIntervalMs: settings.pollingMs ?? 50,
@@ -180,7 +186,19 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
           loadOutput: false,
         });
         for (const workflow of theirs) {
-          await DBOS.resumeWorkflow(workflow.workflowID, { queueName: QUEUE_NAME });
+          if (workflow.applicationVersion === settings.appVersion) {
+            await DBOS.resumeWorkflow(workflow.workflowID, { queueName: QUEUE_NAME });
+          } else {
+            // A job a worker of another deployment had started: no worker of that version may be
+            // left, so it is restamped with this one's (DBOS rewinds only ended workflows, hence
+            // the cancel first). This worker re-admits the job's recorded plan: it runs, or fails
+            // naming what differs; never stranded (docs/decisions.md, "Workers on DBOS").
+            await DBOS.cancelWorkflow(workflow.workflowID);
+            await DBOS.rewindWorkflow(workflow.workflowID, {
+              applicationVersion: settings.appVersion,
+              queueName: QUEUE_NAME,
+            });
+          }
         }
         if (theirs.length > 0) {
           log(`worker ${JSON.stringify(peer)} is gone: ${theirs.length} job(s) back on the queue`);
@@ -224,9 +242,12 @@ export interface DbosSubmitter {
   close(): Promise<void>;
 }
 
+/**
+ * Jobs are queued with no application version: DBOS gives them to workers of the latest one, and
+ * the worker re-admits each job's recorded plan against its own capabilities.
+ */
 export async function createDbosSubmitter(options: {
   readonly url: string;
-  readonly appVersion: string;
 }): Promise<DbosSubmitter> {
   const client = await DBOSClient.create({
     systemDatabaseUrl: options.url,
@@ -239,7 +260,6 @@ export async function createDbosSubmitter(options: {
           queueName: QUEUE_NAME,
           workflowName: WORKFLOW_NAME,
           workflowID: jobId,
-          appVersion: options.appVersion,
         },
         jobId,
       );

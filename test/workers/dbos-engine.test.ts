@@ -1,9 +1,8 @@
 // Workers on DBOS Transact (docs/api.md, "Workers"), with a real PostgreSQL (embedded) and the
 // real SDK: a submitter queues jobs and a worker hands each job id to its runner once; DBOS's
 // tables hold ids and statuses only; a cancel aborts the running job's signal; a worker's lock
-// refuses a second process with the same id; a SIGKILLed worker's job is taken up by a live
-// one. The queue's per-worker concurrency is one row shared by all workers (DBOS keeps queues in
-// its tables), so a job may go to either worker: the checks count both. The runner here stands for Warrant's step function (wired in src/runtime), which
+// refuses a second process with the same id; jobs go to the latest version's workers; a SIGKILLed
+// worker's job is taken up by a live one, of another version too. The runner here stands for Warrant's step function (wired in src/runtime), which
 // test/workers/worker.test.ts drives end to end.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -22,6 +21,8 @@ import {
 const ROOT = resolve(import.meta.dirname, '../..');
 const CHILD = resolve(ROOT, 'test/workers/fixtures/dbos-worker-child.ts');
 const VERSION = 'warrant-test-v1';
+/** The peer is the previous deployment: once this one started, it takes no new job. */
+const OLD_VERSION = 'warrant-test-v0';
 const SECRET = 'do-not-store-me';
 
 /** Resolves once `check()` is true; rejects after `ms` (every wait in a test is bounded). */
@@ -48,9 +49,9 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
   before(async () => {
     postgres = await startTestPostgres();
     url = await postgres.createDatabase();
-    submitter = await createDbosSubmitter({ url, appVersion: VERSION });
+    submitter = await createDbosSubmitter({ url });
     // A peer worker in its own process takes the first job and blocks on it.
-    peer = spawn(process.execPath, ['--import', 'tsx', CHILD, url, 'peer', VERSION], {
+    peer = spawn(process.execPath, ['--import', 'tsx', CHILD, url, 'peer', OLD_VERSION], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -101,6 +102,8 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
     await until(() => ['job-1', 'job-2', 'job-3'].every((id) => starts(id) > 0), 30_000, 'jobs');
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(starts('job-1'), 1);
+    // The peer runs the previous version: new jobs went to this one.
+    assert.ok(['job-1', 'job-2', 'job-3'].every((id) => ran.includes(id)));
   });
 
   it('keeps ids and statuses only in its tables, never a message of a capability', async () => {
@@ -158,7 +161,7 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
     assert.match(output, /already running/);
   });
 
-  it('takes up the jobs of a worker that was killed', async () => {
+  it('takes up the jobs of a killed worker of another version', async () => {
     assert.ok(!ran.includes('held-by-peer'));
     const held = peerOut
       .split('\n')
