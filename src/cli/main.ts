@@ -12,6 +12,7 @@ import { jobsCommand } from './commands/jobs.js';
 import { policyCommand } from './commands/policy.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
+import { workerCommand } from './commands/worker.js';
 import { unsettledLine } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 import { guardProgramOutputs, writeErr } from './output.js';
@@ -22,6 +23,7 @@ Commands:
   run <plan.json>        admit and execute a plan (progress on stderr)
   serve                  serve plans over HTTP on 127.0.0.1
   mcp                    serve capabilities to an MCP client over stdio
+  worker                 run queued jobs from a PostgreSQL store (DBOS Transact)
   jobs [list|show <id>]  job history and audit trail
   approvals [approve|reject <jobId> <stepId> --digest <d>]
                          pending approval requests, and deciding one
@@ -46,6 +48,7 @@ async function mcp(args: readonly string[]): Promise<number> {
 const commands: Record<string, Command> = {
   run: runCommand,
   serve: serveCommand,
+  worker: workerCommand,
   mcp,
   jobs: jobsCommand,
   approvals: approvalsCommand,

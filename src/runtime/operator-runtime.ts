@@ -2,7 +2,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
-import { ApprovalDesk, loadRunningJob } from './approval-desk.js';
+import { ApprovalDesk, admitRecorded, loadRunningJob } from './approval-desk.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import { previewAdmittedPlan, type PlanPreview } from '../policy/preview.js';
@@ -35,12 +35,19 @@ import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
 import {
   executeAdmittedPlan,
   queueAdmittedPlan,
+  commitChange,
   recordCancel,
   runQueuedJob,
   type ExecutorDependencies,
   type JobControl,
 } from './executor.js';
 import { JobQueue } from './job-queue.js';
+import {
+  DbosQueue,
+  readWorkerOptions,
+  type StartWorkerOptions,
+  type Worker,
+} from './dbos-queue.js';
 import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
@@ -53,7 +60,7 @@ import {
 } from './job-options.js';
 import { isoNow } from '../jobs/clock.js';
 import { cancelledJobError, isFinished } from '../jobs/job.js';
-import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
+import { failJob, type CancelRequest, type RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
   checkRuntimeOptions,
@@ -195,6 +202,9 @@ export class OperatorRuntime {
   /** Jobs and decisions admitted and not yet ended: close() waits for them to end. */
   #active = 0;
   readonly #queue: JobQueue;
+  readonly #queueConcurrency: number;
+  /** With `queue: { engine: 'dbos' }`: jobs are queued on DBOS Transact (docs/api.md, "Workers"). */
+  readonly #dbos: DbosQueue | undefined;
   readonly #cancelPolicy: CancelPolicy | undefined;
   readonly #idempotencyTtlMs: number;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
@@ -224,6 +234,9 @@ export class OperatorRuntime {
     this.#logger = settings.logger;
     this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
     this.#queue = new JobQueue(settings.queueConcurrency);
+    this.#queueConcurrency = settings.queueConcurrency;
+    this.#dbos =
+      settings.queueEngine === 'dbos' ? new DbosQueue(settings.store as string) : undefined;
     this.#cancelPolicy = settings.cancelPolicy;
     this.#idempotencyTtlMs = settings.idempotencyTtlMs;
   }
@@ -389,6 +402,22 @@ export class OperatorRuntime {
       throw error;
     }
     const jobId = running.job.id;
+    if (this.#dbos !== undefined) {
+      // A worker of any process runs it (docs/api.md, "Workers").
+      try {
+        await this.#dbos.enqueue(jobId);
+      } catch (error) {
+        throw createError(
+          Error,
+          ErrorCode.JOB_STORE_FAILED,
+          `The job store failed: job ${jobId} is recorded queued and could not be put on the queue (a worker's sweep queues it): ${describeThrown(error)}`,
+          error,
+        );
+      } finally {
+        this.#ended();
+      }
+      return { jobId, replayed: false };
+    }
     const live = liveJob(jobId);
     live.queued = { running, plan: queuedPlan, caller };
     this.#goLive(live);
@@ -463,6 +492,15 @@ export class OperatorRuntime {
     }
     // Queued or running in another process on this store: it sees the cancel within 1 s.
     await this.#writeCancel(deps, id, cancel);
+    if (this.#dbos !== undefined && job.status === 'queued') {
+      // Its workflow never starts then; were it to, the recorded cancel ends it unrun.
+      await this.#dbos.cancel(id).catch((error: unknown) => {
+        this.#logger.warn(
+          `warrant: cancelling the workflow of ${id} failed: ${describeThrown(error)}`,
+          {},
+        );
+      });
+    }
     return deps.store.get(id);
   }
 
@@ -689,6 +727,68 @@ export class OperatorRuntime {
    * then releases the store. Resolves once the store is released; every call returns the same
    * promise.
    */
+  /**
+   * Starts this process's worker on the DBOS queue (docs/api.md, "Workers"): it runs jobs that
+   * any process submitted with `submitPlan`, at most `concurrency` at once, and takes up the
+   * jobs of a worker that is gone. Only with `queue: { engine: 'dbos' }`; one per process.
+   * `close()` stops it.
+   * @throws RUNTIME_OPTIONS_INVALID without the dbos engine or for malformed options.
+   */
+  async startWorker(options: StartWorkerOptions = {}): Promise<Worker> {
+    this.#assertOpen();
+    if (this.#dbos === undefined) {
+      throw createError(
+        TypeError,
+        ErrorCode.RUNTIME_OPTIONS_INVALID,
+        "startWorker() needs queue: { engine: 'dbos' } (and a PostgreSQL store)",
+      );
+    }
+    const settings = readWorkerOptions(options, this.#queueConcurrency);
+    const deps = await this.#executorDependencies();
+    return this.#dbos.startWorker(
+      settings,
+      (jobId) => this.#runById(deps, jobId),
+      async () => {
+        const cutoff = Date.now() - 5_000;
+        const jobs = await deps.store.list({ status: 'queued', limit: 1_000 });
+        return jobs.filter((job) => Date.parse(job.createdAt) < cutoff).map((job) => job.id);
+      },
+      (line) => this.#logger.warn(`warrant worker: ${line}`, {}),
+    );
+  }
+
+  /**
+   * Takes up one job a worker dequeued, as its record says, and resolves its status then: a
+   * queued one runs here through the executor; any other is left as it is (a finished one,
+   * one awaiting approval, one a live runtime runs).
+   */
+  async #runById(deps: ExecutorDependencies, jobId: string): Promise<string> {
+    const running = await loadRunningJob(deps, jobId);
+    if (running === undefined) return 'unknown';
+    if (running.record.status !== 'queued') return running.record.status;
+    let plan: AdmittedPlan;
+    try {
+      plan = admitRecorded(running.record, (name) => capabilityInventory().get(name));
+    } catch (error) {
+      // Queued against other capabilities (another deployment): it fails, saying why.
+      const message = `The queued job cannot run on this worker: ${describeThrown(error)}`;
+      await commitChange(running, failJob(running, isoNow(), message), deps);
+      return running.job.status;
+    }
+    const caller = snapshotCaller(running.record.caller);
+    const live = liveJob(jobId);
+    // A cancel recorded while it was queued: it never starts (runQueuedJob records it).
+    const [cancelled] = (await deps.store.cancelRequests?.([jobId])) ?? [];
+    if (cancelled !== undefined) live.cancel = { by: cancelled.by, reason: cancelled.reason };
+    this.#active++;
+    this.#goLive(live);
+    try {
+      return (await runQueuedJob(running, plan, caller, deps, live)).status;
+    } finally {
+      this.#endLive(live);
+    }
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#shutDown();
     return this.#closing;
@@ -696,6 +796,8 @@ export class OperatorRuntime {
 
   async #shutDown(): Promise<void> {
     this.#closed = true;
+    // A worker stops taking jobs first; the jobs it runs end below like any others.
+    await this.#dbos?.close();
     // Queued jobs still run (they were admitted); close() waits for them as for running ones.
     // No job starts once closed, so this set only shrinks; a job's rejection is its caller's.
     while (this.#active > 0) {

@@ -57,10 +57,12 @@ export interface OperatorRuntimeOptions {
    */
   planVersions?: readonly PlanVersion[];
   /**
-   * The in-process queue of `submitPlan` (docs/api.md, "Queued jobs and cancellation"): at most
-   * `concurrency` queued jobs run at once, in submission order. Default `{ concurrency: 4 }`.
+   * The queue of `submitPlan` (docs/api.md, "Queued jobs and cancellation"): at most
+   * `concurrency` queued jobs run at once, in submission order. Default `{ concurrency: 4 }`,
+   * in process. `engine: 'dbos'` (a PostgreSQL store only) queues them on DBOS Transact for
+   * workers of any process (docs/api.md, "Workers").
    */
-  queue?: { concurrency?: number };
+  queue?: { concurrency?: number; engine?: 'local' | 'dbos' };
   /**
    * Who besides the submitter may cancel a job: answers `true` to allow. Default: a caller
    * holding the scope `warrant:cancel` in the job's tenant (docs/api.md, "runtime.cancelJob").
@@ -100,6 +102,7 @@ export interface RuntimeSettings {
   /** Frozen; the default list itself when the option is absent. */
   readonly planVersions: readonly PlanVersion[];
   readonly queueConcurrency: number;
+  readonly queueEngine: 'local' | 'dbos';
   readonly cancelPolicy: CancelPolicy | undefined;
   readonly idempotencyTtlMs: number;
 }
@@ -213,6 +216,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
   const checkedPlanVersions = checkPlanVersions(planVersions);
   const queueConcurrency = checkQueueOption(queue);
+  const queueEngine = checkQueueEngine(queue, store);
   const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
@@ -228,9 +232,26 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     approvals: checkedApprovals,
     planVersions: checkedPlanVersions,
     queueConcurrency,
+    queueEngine,
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
     idempotencyTtlMs: checkedTtl,
   };
+}
+
+/** `queue: { engine }`: `'local'` (default) or `'dbos'`, which needs a PostgreSQL store. */
+function checkQueueEngine(queue: unknown, store: string | undefined): 'local' | 'dbos' {
+  if (queue === undefined) return 'local';
+  const engine = readField(queue as object, 'engine', (problem) =>
+    invalidOption(`options.queue.engine ${problem}`),
+  );
+  if (engine === undefined || engine === 'local') return 'local';
+  if (engine !== 'dbos')
+    throw invalidOption(
+      `options.queue.engine must be 'local' or 'dbos', got ${describeValue(engine)}`,
+    );
+  if (store === undefined || !/^postgres(ql)?:\/\//.test(store))
+    throw invalidOption(`options.queue.engine 'dbos' needs a PostgreSQL store (a postgres:// URL)`);
+  return engine;
 }
 
 /** `queue: { concurrency }`: a positive integer, default 4. */

@@ -21,6 +21,8 @@ export const WORKFLOW_NAME = 'warrant.job';
 export const DBOS_SCHEMA = 'warrant_dbos';
 /** The first key of the workers' advisory locks ('WRNT'); the second is hashtext(executor id). */
 const LOCK_CLASS = 0x57524e54;
+/** The key of the lock launches take turns under ('WRNL'). */
+const LAUNCH_LOCK_CLASS = 0x57524e4c;
 
 /** What a job ended as, as DBOS may store it. */
 export interface WorkflowOutcome {
@@ -90,6 +92,24 @@ function dbosLogger(log: (line: string) => void) {
   };
 }
 
+/**
+ * Takes the launch lock, trying again every 50 ms (for at most 120 s): a blocking lock would be
+ * an open statement that DBOS's `CREATE INDEX CONCURRENTLY` in the holder's migration waits for.
+ */
+async function takeTurn(client: pg.Client): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { rows } = await client.query<{ got: boolean }>(
+      'SELECT pg_try_advisory_lock($1, 0) AS got',
+      [LAUNCH_LOCK_CLASS],
+    );
+    if (rows[0]?.got === true) return;
+    if (Date.now() > deadline)
+      throw new Error('DBOS Transact did not finish migrating within 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function takeOwnLock(client: pg.Client, executorId: string, waitMs: number): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -148,7 +168,14 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
       { name: 'warrant.run' },
     );
   DBOS.registerWorkflow(step, { name: WORKFLOW_NAME });
-  await DBOS.launch();
+  // Launch creates or migrates DBOS's schema: workers starting together would deadlock in it,
+  // so launches take turns under a transaction-free advisory lock on the liveness connection.
+  await takeTurn(own);
+  try {
+    await DBOS.launch();
+  } finally {
+    await own.query('SELECT pg_advisory_unlock($1, 0)', [LAUNCH_LOCK_CLASS]);
+  }
   // Jobs are queued without a version and DBOS hands those to workers of the latest version:
   // the last worker started is the current deployment (a rollback included).
   await DBOS.setLatestApplicationVersion(settings.appVersion);
@@ -249,9 +276,21 @@ export interface DbosSubmitter {
 export async function createDbosSubmitter(options: {
   readonly url: string;
 }): Promise<DbosSubmitter> {
+  // A submitter may come first (a server started before any worker): DBOS's tables are made
+  // here too, taking turns with launching workers (migrations running together deadlock).
+  const lock = new pg.Client({ connectionString: options.url });
+  lock.on('error', () => {});
+  await lock.connect();
+  try {
+    await takeTurn(lock);
+    await DBOS.migrate(options.url, { schemaName: DBOS_SCHEMA });
+  } finally {
+    await lock.end().catch(() => {});
+  }
   const client = await DBOSClient.create({
     systemDatabaseUrl: options.url,
     systemDatabaseSchemaName: DBOS_SCHEMA,
+    applicationName: 'warrant',
   });
   return {
     async enqueue(jobId) {

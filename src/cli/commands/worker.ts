@@ -1,0 +1,101 @@
+/**
+ * `warrant worker`: runs jobs queued on DBOS Transact in the store's PostgreSQL database by any
+ * process (`warrant serve --queue`, `submitPlan` of a runtime with `queue: { engine: 'dbos' }`),
+ * README "Many machines", docs/api.md "Workers".
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { closeMcpConnections } from '../../mcp/outbound.js';
+import { writeErr } from '../output.js';
+import { parseCommand, text } from '../parse.js';
+import {
+  createProgramRuntime,
+  runtimeOptions,
+  runtimeOptionsHelp,
+  type RuntimeFlags,
+} from '../program-runtime.js';
+import { UsageError, firstLine } from '../usage-error.js';
+
+export const workerHelp = `Usage: warrant worker --store <postgres://...> [options]
+
+Runs queued jobs: plans submitted by "warrant serve --queue" (or by submitPlan of a runtime with
+queue: { engine: 'dbos' }) from any process, on DBOS Transact in the store's PostgreSQL
+database. Each job runs in one worker at a time, its steps authorized and recorded by Warrant; a
+worker that dies has its jobs taken up by a live one within seconds (steps that may have run are
+never run twice unless their capability is idempotent). Register the same capabilities as the
+submitting processes: a job whose plan no longer admits fails, saying why.
+Stops gracefully on SIGINT/SIGTERM: running jobs finish, then the store is closed.
+
+Options:
+  --worker-id <id>      this worker's id: unique among live workers, the same across its
+                        restarts (default: the host name)
+  --concurrency <n>     jobs run at once by each worker, 1 to 1000 (default 4; held in the
+                        database for the queue: the last worker started sets it for all)
+${runtimeOptionsHelp}
+  -h, --help            show this help`;
+
+function log(line: string): void {
+  writeErr(`warrant worker: ${line}\n`);
+}
+
+export async function workerCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, {
+    ...runtimeOptions,
+    'worker-id': { type: 'string' },
+    concurrency: { type: 'string' },
+  });
+  if (values.help) {
+    console.log(workerHelp);
+    return 0;
+  }
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const store = text(values, 'store');
+  if (store === undefined || !/^postgres(ql)?:\/\//.test(store))
+    throw new UsageError(
+      'warrant worker needs --store <postgres://...> (workers share PostgreSQL)',
+    );
+  const concurrency = Number(text(values, 'concurrency') ?? 4);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
+    throw new UsageError(
+      `--concurrency must be an integer from 1 to 1000, got ${JSON.stringify(values.concurrency)}`,
+    );
+  const workerId = text(values, 'worker-id');
+  const policy = text(values, 'policy');
+  // Workers with another policy file run another version (docs/decisions.md, "Workers on DBOS").
+  const version =
+    policy === undefined
+      ? undefined
+      : `sha256:${createHash('sha256').update(readFileSync(policy)).digest('hex')}`;
+  const runtime = await createProgramRuntime(values as RuntimeFlags, {
+    queue: { engine: 'dbos', concurrency },
+    // Take-overs of dead workers' jobs and store faults are worth a line on stderr.
+    logger: { debug() {}, info() {}, warn: log, error: log },
+  });
+  let worker;
+  try {
+    worker = await runtime.startWorker({
+      concurrency,
+      ...(workerId !== undefined && { id: workerId }),
+      ...(version !== undefined && { version }),
+    });
+  } catch (error) {
+    await runtime.close().catch(() => {});
+    throw new UsageError(`cannot start the worker: ${firstLine(error)}`);
+  }
+  log(
+    `worker ${JSON.stringify(worker.id)} running (version ${worker.version}, concurrency ${concurrency})`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log(`${signal}, finishing running jobs`);
+      resolve();
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  await runtime.close();
+  await closeMcpConnections();
+  log('stopped');
+  return 0;
+}

@@ -1,0 +1,153 @@
+// `warrant worker` (README "Many machines", docs/api.md "Workers"): real worker processes on an
+// embedded PostgreSQL run the jobs this process submits with `submitPlan` on a runtime with
+// `queue: { engine: 'dbos' }`. Every job completes and each step ran once (a ledger outside
+// Warrant counts the invocations), in both workers; a cancel from this process aborts a step
+// running in a worker; a worker with other capabilities fails a job it cannot admit, saying why.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { OperatorRuntime, type ExecutionPlan } from '../../../src/index.js';
+import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
+import ledgerModule from '../../workers/fixtures/ledger-capabilities.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const MODULE = resolve(ROOT, 'test/workers/fixtures/ledger-capabilities.ts');
+const directory = mkdtempSync(join(tmpdir(), 'warrant-worker-'));
+const ledger = join(directory, 'ledger.txt');
+writeFileSync(ledger, '');
+
+interface Worker {
+  readonly child: ChildProcessWithoutNullStreams;
+  output(): string;
+}
+
+const workers: Worker[] = [];
+
+/** `warrant worker` as a user starts it (the CLI through tsx); resolves once it runs. */
+async function startWorker(url: string, id: string, module = MODULE): Promise<Worker> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      resolve(ROOT, 'src/cli/main.ts'),
+      'worker',
+      '--store',
+      url,
+      '--module',
+      module,
+      '--worker-id',
+      id,
+      '--concurrency',
+      '2',
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, WARRANT_TEST_LEDGER: ledger },
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const worker = { child, output: () => output };
+  workers.push(worker);
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('running (version')) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`worker ${id} did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return worker;
+}
+
+async function stopWorker(worker: Worker): Promise<void> {
+  if (worker.child.exitCode !== null) return;
+  const exited = new Promise((r) => worker.child.once('exit', r));
+  worker.child.kill('SIGTERM');
+  const timer = setTimeout(() => worker.child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const notes = (jobIndex: number): ExecutionPlan => ({
+  version: '1.0',
+  goal: `job ${jobIndex}`,
+  steps: ['a', 'b', 'c'].map((id) => ({ id, capability: 'ledger.note', input: { entry: id } })),
+});
+
+describe('warrant worker', { timeout: 240_000 }, () => {
+  let postgres: TestPostgres;
+  let url: string;
+  let runtime: OperatorRuntime;
+
+  before(async () => {
+    postgres = await startTestPostgres();
+    url = await postgres.createDatabase();
+    runtime = new OperatorRuntime({ store: url, queue: { engine: 'dbos' } }).use(ledgerModule);
+  });
+
+  after(async () => {
+    for (const worker of workers) if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+    await runtime?.close();
+    await postgres?.stop();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('runs every submitted job once, spread over the workers', async () => {
+    const [first, second] = await Promise.all([startWorker(url, 'w1'), startWorker(url, 'w2')]);
+    const ids: string[] = [];
+    for (let index = 0; index < 20; index++)
+      ids.push((await runtime.submitPlan(notes(index))).jobId);
+    for (const id of ids) {
+      const job = await runtime.waitForJob(id, { timeoutMs: 60_000 });
+      assert.equal(job?.status, 'completed', `${id}: ${job?.status} ${job?.error ?? ''}`);
+    }
+    const lines = readFileSync(ledger, 'utf8').trim().split('\n');
+    const keys = lines.map((line) => line.split(' ')[1]);
+    assert.equal(keys.length, 60, 'each of 20 jobs x 3 steps ran');
+    assert.equal(new Set(keys).size, 60, 'no step ran twice');
+    for (const id of ids)
+      for (const step of ['a', 'b', 'c']) assert.ok(keys.includes(`${id}:${step}`));
+    const pids = new Set(lines.map((line) => line.split(' ')[0]));
+    assert.ok(pids.size >= 2, `both workers ran jobs (${[...pids].join(', ')})`);
+    assert.ok(!pids.has(String(process.pid)), 'the submitting process ran nothing');
+    void first;
+    void second;
+  });
+
+  it('cancels a step running in a worker from this process', async () => {
+    const { jobId } = await runtime.submitPlan({
+      version: '1.0',
+      steps: [{ id: 'long', capability: 'ledger.wait', input: { ms: 60_000 } }],
+    });
+    const deadline = Date.now() + 30_000;
+    while ((await runtime.getJob(jobId))?.steps[0]?.status !== 'running') {
+      assert.ok(Date.now() < deadline, 'the step never started');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await runtime.cancelJob(jobId, { caller: { id: 'ops', scopes: ['warrant:cancel'] } });
+    const job = await runtime.waitForJob(jobId, { timeoutMs: 10_000 });
+    assert.equal(job?.status, 'cancelled');
+    assert.equal(job?.steps[0]?.status, 'cancelled');
+  });
+
+  it('fails a job a worker with other capabilities cannot admit, saying why', async () => {
+    await Promise.all(workers.map(stopWorker));
+    const other = join(directory, 'other-module.mjs');
+    writeFileSync(
+      other,
+      `export default { manifest: { name: 'other', version: '1.0.0', capabilities: ['other.echo'] },
+        capabilities: [{ name: 'other.echo', version: '1.0.0', description: 'Echo', risk: 'read',
+          execute: (input) => input }] };\n`,
+    );
+    await startWorker(url, 'w3', other);
+    const { jobId } = await runtime.submitPlan(notes(99));
+    const job = await runtime.waitForJob(jobId, { timeoutMs: 30_000 });
+    assert.equal(job?.status, 'failed');
+    assert.match(job?.error ?? '', /cannot run on this worker.*ledger\.note/);
+  });
+});
