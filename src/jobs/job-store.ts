@@ -1,4 +1,4 @@
-import type { Checkpoint, SealedEntry } from './checkpoint.js';
+import type { Checkpoint, LedgerEntry, SealedApproval, SealedEntry } from './checkpoint.js';
 import type { Job, JobEvent, JobListFilter } from './job.js';
 
 /**
@@ -29,6 +29,12 @@ export interface ConsumedApproval {
   readonly stepId: string;
   /** `granted`, `rejected` or `expired`. */
   readonly decision: string;
+}
+
+/** A request the ledger holds as decided: its job and the position of its event. */
+export interface ConsumedRequest {
+  readonly jobId: string;
+  readonly position: number;
 }
 
 /**
@@ -81,6 +87,18 @@ export interface StoreSeals {
   readonly jobIds: readonly string[];
   /** Jobs with events committed since the last checkpoint. */
   readonly unsealed: number;
+  /** The leaf of every ledger entry a checkpoint sealed (stores that keep a ledger). */
+  readonly approvals?: readonly SealedApproval[];
+  /** Every entry of the ledger of consumed approvals (stores that keep one). */
+  readonly ledger?: readonly LedgerEntry[];
+}
+
+/** The latest checkpoint that sealed a job, with what it sealed (for its Merkle proof). */
+export interface JobSeal {
+  readonly checkpoint: Checkpoint;
+  readonly entries: readonly SealedEntry[];
+  /** The ledger leaves the checkpoint sealed too. */
+  readonly approvals?: readonly SealedApproval[];
 }
 
 /**
@@ -118,12 +136,12 @@ export interface JobStore {
   /** The checkpoints and what they sealed, for `verifyStore`; with `seal`. */
   readSeals?(): StoreSeals | Promise<StoreSeals>;
   /** The latest checkpoint entry of a job, and its checkpoint with that checkpoint's entries. */
-  readSeal?(
-    jobId: string,
-  ):
-    | { checkpoint: Checkpoint; entries: readonly SealedEntry[] }
-    | undefined
-    | Promise<{ checkpoint: Checkpoint; entries: readonly SealedEntry[] } | undefined>;
+  readSeal?(jobId: string): JobSeal | undefined | Promise<JobSeal | undefined>;
+  /**
+   * The approval requests of these jobs that the ledger of consumed approvals holds (a restored
+   * copy shows them pending): `listApprovals` leaves them out. Stores that keep a ledger.
+   */
+  consumedIn?(jobIds: readonly string[]): ConsumedRequest[] | Promise<ConsumedRequest[]>;
   /**
    * Writes a cancel request for a job (the first one wins; later ones change nothing). Stores
    * shared by several processes have it; the memory store (one process) does not need it.

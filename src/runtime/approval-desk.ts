@@ -29,6 +29,7 @@ import { KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 import {
   isExpired,
   requestOf,
+  requestPosition,
   waitingSteps,
   type ApprovalRequest,
 } from '../approvals/approval-request.js';
@@ -116,11 +117,21 @@ export class ApprovalDesk {
       const job = await store.get(jobId);
       jobs = job === undefined ? [] : [job];
     }
+    // A request the store's ledger holds as decided shows pending only in a restored copy.
+    const consumed =
+      jobs.length === 0 || store.consumedIn === undefined
+        ? undefined
+        : new Set(
+            (await store.consumedIn(jobs.map((job) => job.id))).map(
+              (entry) => `${entry.jobId}\n${entry.position}`,
+            ),
+          );
     const found: ApprovalRequest[] = [];
     for (const job of jobs) {
       for (const index of waitingSteps(job)) {
         const request = requestOf(job, index);
         if (request === undefined) continue;
+        if (consumed?.has(`${job.id}\n${requestPosition(job, request.stepId)}`)) continue;
         if (isExpired(request, Date.now())) {
           await this.#expire(host, request);
           continue;

@@ -33,6 +33,7 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
   ConsumedApproval,
+  ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
@@ -44,9 +45,12 @@ import type {
 import { isFinished } from '../job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from './approval-ledger.js';
 import {
+  ledgerLeaf,
   nextCheckpoint,
   type Checkpoint,
   type CheckpointEntry,
+  type LedgerEntry,
+  type SealedApproval,
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
@@ -74,9 +78,11 @@ export { statementTimeoutOf } from './postgres-url.js';
  * decision and input as authorized, and each event's chain hash. Older databases are migrated
  * on first use: what they recorded stays readable, with no decisions and no hashes (NULL), and
  * such a job verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (approval-ledger.ts), empty at migration.
+ * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
+ * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
+ * of a version 4 database are marked at migration).
  */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 /** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
 const APPROVAL_LEDGER = `
@@ -87,19 +93,65 @@ CREATE TABLE IF NOT EXISTS warrant_approval_ledger (
   request_hash TEXT,
   decision TEXT NOT NULL,
   decided_at TEXT NOT NULL,
+  input_digest TEXT,
   PRIMARY KEY (job_id, request_position)
 );
+CREATE TABLE IF NOT EXISTS warrant_approval_ledger_unsealed (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL
+);
 `;
+
+/** Version 4 kept no input digest in the ledger; its entries are sealed by the next checkpoint. */
+const MIGRATE_4_TO_5 = `
+ALTER TABLE warrant_approval_ledger ADD COLUMN input_digest TEXT;
+INSERT INTO warrant_approval_ledger_unsealed (job_id, request_position)
+  SELECT job_id, request_position FROM warrant_approval_ledger;
+`;
+
+const LEDGER_COLUMNS =
+  'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
+
+/** A ledger row as read: LEDGER_COLUMNS. */
+interface LedgerRow {
+  readonly job_id: string;
+  readonly request_position: number;
+  readonly step_id: string;
+  readonly input_digest: string | null;
+  readonly request_hash: string | null;
+  readonly decision: string;
+  readonly decided_at: string;
+}
+
+function ledgerEntry(row: LedgerRow): LedgerEntry {
+  return {
+    jobId: row.job_id,
+    position: row.request_position,
+    stepId: row.step_id,
+    inputDigest: row.input_digest,
+    requestHash: row.request_hash,
+    decision: row.decision,
+    at: row.decided_at,
+  };
+}
 
 /** A job's events with their hashes, in order: where the consuming write finds the request. */
 const REQUEST_EVENTS = `
 SELECT e.event, e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
 WHERE j.id = $1 ORDER BY e.position`;
 
-/** Enters a consumed request in the ledger; no row when it is there already. */
+/**
+ * Enters a consumed request in the ledger, and marks it for the next checkpoint; no row when it
+ * is there already (the insert is the claim: one decision on a request gets in, ever).
+ */
 const CONSUME_REQUEST = `
-INSERT INTO warrant_approval_ledger (job_id, request_position, step_id, request_hash, decision, decided_at)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`;
+WITH entered AS (
+  INSERT INTO warrant_approval_ledger (${LEDGER_COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+  RETURNING job_id, request_position)
+INSERT INTO warrant_approval_ledger_unsealed (job_id, request_position)
+SELECT job_id, request_position FROM entered`;
 
 /** The job's requests the ledger holds as consumed. */
 const CONSUMED_OF = `
@@ -219,6 +271,13 @@ CREATE TABLE IF NOT EXISTS warrant_checkpoint_entries (
 );
 CREATE INDEX IF NOT EXISTS warrant_checkpoint_entries_by_job
   ON warrant_checkpoint_entries (job_id, checkpoint);
+CREATE TABLE IF NOT EXISTS warrant_checkpoint_approvals (
+  checkpoint INTEGER NOT NULL REFERENCES warrant_checkpoints (seq),
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_position)
+);
 CREATE TABLE IF NOT EXISTS warrant_checkpoint_unsealed (
   id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   job_seq BIGINT NOT NULL
@@ -251,6 +310,8 @@ JOIN LATERAL (SELECT position, hash FROM warrant_job_events WHERE job_seq = u.jo
 WHERE e.hash IS NOT NULL`;
 
 const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
+
+const SEALED_APPROVAL_COLUMNS = 'checkpoint, job_id AS "jobId", request_position AS position, hash';
 
 // Exported for the raw pg baseline of bench/stores.ts, which issues the same statements.
 export const CREATE_JOB = `
@@ -710,6 +771,8 @@ export class PostgresJobStore implements JobStore {
         // Older versions are migrated step by step, in this transaction, under the lock.
         if (version < 2) await client.query(MIGRATE_1_TO_2);
         if (version < 3) await client.query(MIGRATE_2_TO_3);
+        // Before version 4 there was no ledger: the one just created has the column already.
+        if (version === 4) await client.query(MIGRATE_4_TO_5);
         await client.query('UPDATE warrant_schema_version SET version = $1', [
           POSTGRES_SCHEMA_VERSION,
         ]);
@@ -859,6 +922,7 @@ export class PostgresJobStore implements JobStore {
         job.id,
         checked.position,
         request.stepId,
+        request.inputDigest ?? null,
         checked.hash,
         request.decision,
         decidedAt,
@@ -1036,12 +1100,25 @@ export class PostgresJobStore implements JobStore {
       const head = await client.query<{ seq: number; hash: string }>(
         'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
       );
+      const ledgerMarks = await client.query<LedgerRow & { id: string }>(
+        `SELECT u.id, ${LEDGER_COLUMNS.split(', ')
+          .map((column) => `l.${column}`)
+          .join(', ')}
+         FROM warrant_approval_ledger_unsealed u
+         JOIN warrant_approval_ledger l USING (job_id, request_position)`,
+      );
+      const approvals = ledgerMarks.rows.map((row) => ({
+        jobId: row.job_id,
+        position: row.request_position,
+        hash: ledgerLeaf(ledgerEntry(row)),
+      }));
       const next = nextCheckpoint(
         head.rows[0],
         current,
         sealed,
         new Date().toISOString(),
         this.#auditKey,
+        approvals,
       );
       if (next !== undefined) {
         const { checkpoint, entries } = next;
@@ -1066,6 +1143,22 @@ export class PostgresJobStore implements JobStore {
             entries.map((entry) => entry.hash),
           ],
         );
+        if (approvals.length > 0) {
+          await client.query(
+            `INSERT INTO warrant_checkpoint_approvals (checkpoint, job_id, request_position, hash)
+             SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])`,
+            [
+              checkpoint.seq,
+              approvals.map((leaf) => leaf.jobId),
+              approvals.map((leaf) => leaf.position),
+              approvals.map((leaf) => leaf.hash),
+            ],
+          );
+          await client.query(
+            'DELETE FROM warrant_approval_ledger_unsealed WHERE id = ANY($1::bigint[])',
+            [ledgerMarks.rows.map((row) => row.id)],
+          );
+        }
       }
       await client.query('DELETE FROM warrant_checkpoint_unsealed WHERE id = ANY($1::bigint[])', [
         ids,
@@ -1096,12 +1189,20 @@ export class PostgresJobStore implements JobStore {
       const unsealed = await client.query<{ count: number }>(
         'SELECT count(DISTINCT job_seq)::int AS count FROM warrant_checkpoint_unsealed',
       );
+      const approvals = await client.query<SealedApproval>(
+        `SELECT ${SEALED_APPROVAL_COLUMNS} FROM warrant_checkpoint_approvals`,
+      );
+      const ledger = await client.query<LedgerRow>(
+        `SELECT ${LEDGER_COLUMNS} FROM warrant_approval_ledger`,
+      );
       await client.query('COMMIT');
       return {
         checkpoints: checkpoints.rows,
         entries: entries.rows,
         jobIds: jobs.rows.map((row) => row.id),
         unsealed: unsealed.rows[0]?.count ?? 0,
+        approvals: approvals.rows,
+        ledger: ledger.rows.map(ledgerEntry),
       };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -1114,20 +1215,37 @@ export class PostgresJobStore implements JobStore {
   /** The latest checkpoint that sealed a job, with that checkpoint's entries. */
   async readSeal(
     jobId: string,
-  ): Promise<{ checkpoint: Checkpoint; entries: SealedEntry[] } | undefined> {
+  ): Promise<
+    { checkpoint: Checkpoint; entries: SealedEntry[]; approvals: SealedApproval[] } | undefined
+  > {
     await this.#whenReady();
-    const { rows } = await this.#pool.query<Checkpoint & { entries: SealedEntry[] }>(
+    const { rows } = await this.#pool.query<
+      Checkpoint & { entries: SealedEntry[]; approvals: SealedApproval[] | null }
+    >(
       `SELECT c.seq, c.previous, c.root, c.events, c.at, c.hash,
          (SELECT json_agg(json_build_object('checkpoint', e.checkpoint, 'jobId', e.job_id,
             'events', e.events, 'hash', e.hash)) FROM warrant_checkpoint_entries e
-          WHERE e.checkpoint = c.seq) AS entries
+          WHERE e.checkpoint = c.seq) AS entries,
+         (SELECT json_agg(json_build_object('checkpoint', a.checkpoint, 'jobId', a.job_id,
+            'position', a.request_position, 'hash', a.hash)) FROM warrant_checkpoint_approvals a
+          WHERE a.checkpoint = c.seq) AS approvals
        FROM warrant_checkpoints c
        WHERE c.seq = (SELECT max(checkpoint) FROM warrant_checkpoint_entries WHERE job_id = $1)`,
       [jobId],
     );
     const row = rows[0];
     if (row === undefined) return undefined;
-    const { entries, ...checkpoint } = row;
-    return { checkpoint, entries: entries ?? [] };
+    const { entries, approvals, ...checkpoint } = row;
+    return { checkpoint, entries: entries ?? [], approvals: approvals ?? [] };
+  }
+
+  /** The requests of these jobs the ledger holds as decided (a restored copy shows them pending). */
+  async consumedIn(jobIds: readonly string[]): Promise<ConsumedRequest[]> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<{ job_id: string; request_position: number }>(
+      'SELECT job_id, request_position FROM warrant_approval_ledger WHERE job_id = ANY($1::text[])',
+      [jobIds],
+    );
+    return rows.map((row) => ({ jobId: row.job_id, position: row.request_position }));
   }
 }

@@ -19,6 +19,7 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
   ConsumedApproval,
+  ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
@@ -35,9 +36,12 @@ import {
   type ClaimedRequest,
 } from './approval-ledger.js';
 import {
+  ledgerLeaf,
   nextCheckpoint,
   type Checkpoint,
   type CheckpointEntry,
+  type LedgerEntry,
+  type SealedApproval,
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
@@ -63,9 +67,11 @@ import {
  * as authorized, and each event's chain hash. Older files are migrated when they are opened:
  * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
  * verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (approval-ledger.ts), empty at migration.
+ * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
+ * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
+ * of a version 4 file are marked at migration).
  */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
 
 /** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
 const APPROVAL_LEDGER = `
@@ -76,9 +82,25 @@ CREATE TABLE IF NOT EXISTS approval_ledger (
   request_hash TEXT,
   decision TEXT NOT NULL,
   decided_at TEXT NOT NULL,
+  input_digest TEXT,
+  PRIMARY KEY (job_id, request_position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS approval_ledger_unsealed (
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
   PRIMARY KEY (job_id, request_position)
 ) WITHOUT ROWID;
 `;
+
+/** Version 4 kept no input digest in the ledger; its entries are sealed by the next checkpoint. */
+const MIGRATE_4_TO_5 = `
+ALTER TABLE approval_ledger ADD COLUMN input_digest TEXT;
+INSERT INTO approval_ledger_unsealed (job_id, request_position)
+  SELECT job_id, request_position FROM approval_ledger;
+`;
+
+const LEDGER_COLUMNS =
+  'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
 
 /** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
 const MIGRATE_1_TO_2 = `
@@ -150,6 +172,13 @@ CREATE TABLE IF NOT EXISTS checkpoint_entries (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS checkpoint_entries_by_job ON checkpoint_entries (job_id, checkpoint);
 CREATE TABLE IF NOT EXISTS checkpoint_unsealed (job_seq INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS checkpoint_approvals (
+  checkpoint INTEGER NOT NULL REFERENCES checkpoints (seq),
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_position)
+) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS job_events_unsealed AFTER INSERT ON job_events
 BEGIN
   INSERT OR IGNORE INTO checkpoint_unsealed (job_seq) VALUES (NEW.job_seq);
@@ -174,6 +203,24 @@ interface SealStatements {
   readonly insertCheckpoint: Sqlite.Statement;
   readonly insertEntries: Sqlite.Statement;
   readonly clear: Sqlite.Statement;
+  readonly unsealedApprovals: Sqlite.Statement;
+  readonly insertApprovals: Sqlite.Statement;
+  readonly clearApprovals: Sqlite.Statement;
+}
+
+type LedgerRow = [
+  jobId: string,
+  position: number,
+  stepId: string,
+  inputDigest: string | null,
+  requestHash: string | null,
+  decision: string,
+  at: string,
+];
+
+function ledgerEntry(row: LedgerRow): LedgerEntry {
+  const [jobId, position, stepId, inputDigest, requestHash, decision, at] = row;
+  return { jobId, position, stepId, inputDigest, requestHash, decision, at };
 }
 
 /**
@@ -286,6 +333,7 @@ interface EncodedChange {
 interface LedgerStatements {
   readonly events: Sqlite.Statement;
   readonly consume: Sqlite.Statement;
+  readonly mark: Sqlite.Statement;
   readonly consumedOf: Sqlite.Statement;
 }
 
@@ -325,6 +373,7 @@ export class SqliteJobStore implements JobStore {
   /** The cancel statements, prepared on first use. */
   #insertCancel: Sqlite.Statement | undefined;
   #cancelsOf: Sqlite.Statement | undefined;
+  #consumedIn: Sqlite.Statement | undefined;
   /** The idempotency claim (a transaction) and its statements, made on first use. */
   #claimKey:
     Sqlite.Transaction<(claim: IdempotencyClaim) => IdempotencyHolder | undefined> | undefined;
@@ -579,8 +628,10 @@ export class SqliteJobStore implements JobStore {
         .prepare('SELECT event, hash FROM job_events WHERE job_seq = ? ORDER BY position')
         .raw(),
       consume: this.#db.prepare(
-        `INSERT INTO approval_ledger (job_id, request_position, step_id, request_hash, decision, decided_at)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO approval_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      mark: this.#db.prepare(
+        'INSERT INTO approval_ledger_unsealed (job_id, request_position) VALUES (?, ?)',
       ),
       consumedOf: this.#db
         .prepare(
@@ -602,15 +653,18 @@ export class SqliteJobStore implements JobStore {
       hash,
     }));
     const checked = checkStoredRequest(id, request, rows, this.#auditKey, Date.now());
+    // The insert is the claim: its primary key lets one decision on a request in, ever.
     const entered = ledger.consume.run(
       id,
       checked.position,
       request.stepId,
+      request.inputDigest ?? null,
       checked.hash,
       request.decision,
       at,
     );
     if (entered.changes !== 1) throw alreadyConsumed(id, request);
+    ledger.mark.run(id, checked.position);
   }
 
   #migrate(file: string): void {
@@ -631,6 +685,8 @@ export class SqliteJobStore implements JobStore {
         // Older versions are migrated step by step, in this one transaction.
         if (row.version < 2) db.exec(MIGRATE_1_TO_2);
         if (row.version < 3) db.exec(MIGRATE_2_TO_3);
+        // Before version 4 there was no ledger: the one just created has the column already.
+        if (row.version === 4) db.exec(MIGRATE_4_TO_5);
         db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION);
       }
     })();
@@ -842,12 +898,18 @@ export class SqliteJobStore implements JobStore {
         ) as CheckpointEntry[];
         const sealed = new Map(before.map((entry) => [entry.jobId, entry]));
         const head = statements.head.get() as { seq: number; hash: string } | undefined;
+        const approvals = (statements.unsealedApprovals.all() as LedgerRow[]).map((row) => ({
+          jobId: row[0],
+          position: row[1],
+          hash: ledgerLeaf(ledgerEntry(row)),
+        }));
         const next = nextCheckpoint(
           head,
           current,
           sealed,
           new Date().toISOString(),
           this.#auditKey,
+          approvals,
         );
         if (next !== undefined) {
           const { checkpoint, entries } = next;
@@ -863,6 +925,13 @@ export class SqliteJobStore implements JobStore {
             checkpoint.seq,
             JSON.stringify(entries.map((entry) => [entry.jobId, entry.events, entry.hash])),
           );
+          if (approvals.length > 0) {
+            statements.insertApprovals.run(
+              checkpoint.seq,
+              JSON.stringify(approvals.map((leaf) => [leaf.jobId, leaf.position, leaf.hash])),
+            );
+            statements.clearApprovals.run();
+          }
         }
         statements.clear.run();
         return next?.checkpoint;
@@ -895,6 +964,17 @@ export class SqliteJobStore implements JobStore {
          FROM json_each(?)`,
       ),
       clear: db.prepare('DELETE FROM checkpoint_unsealed'),
+      unsealedApprovals: db
+        .prepare(
+          `SELECT ${LEDGER_COLUMNS} FROM approval_ledger_unsealed JOIN approval_ledger USING (job_id, request_position)`,
+        )
+        .raw(),
+      insertApprovals: db.prepare(
+        `INSERT INTO checkpoint_approvals (checkpoint, job_id, request_position, hash)
+         SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+         FROM json_each(?)`,
+      ),
+      clearApprovals: db.prepare('DELETE FROM approval_ledger_unsealed'),
     };
     return this.#sealing;
   }
@@ -921,10 +1001,37 @@ export class SqliteJobStore implements JobStore {
         .all() as SealedEntry[],
       jobIds: db.prepare('SELECT id FROM jobs ORDER BY seq').pluck().all() as string[],
       unsealed: db.prepare('SELECT count(*) FROM checkpoint_unsealed').pluck().get() as number,
+      approvals: this.#sealedApprovals(),
+      ledger: (
+        db.prepare(`SELECT ${LEDGER_COLUMNS} FROM approval_ledger`).raw().all() as LedgerRow[]
+      ).map(ledgerEntry),
     }))();
   }
 
-  readSeal(jobId: string): { checkpoint: Checkpoint; entries: SealedEntry[] } | undefined {
+  /** The ledger leaves checkpoints sealed, of one checkpoint or of all. */
+  #sealedApprovals(seq?: number): SealedApproval[] {
+    const columns = 'checkpoint, job_id AS jobId, request_position AS position, hash';
+    const statement =
+      seq === undefined
+        ? this.#db.prepare(`SELECT ${columns} FROM checkpoint_approvals`)
+        : this.#db.prepare(`SELECT ${columns} FROM checkpoint_approvals WHERE checkpoint = ?`);
+    return (seq === undefined ? statement.all() : statement.all(seq)) as SealedApproval[];
+  }
+
+  /** The requests of these jobs the ledger holds as decided (a restored copy shows them pending). */
+  consumedIn(jobIds: readonly string[]): ConsumedRequest[] {
+    this.#writes.flush();
+    const rows = (this.#consumedIn ??= this.#db
+      .prepare(
+        'SELECT job_id, request_position FROM approval_ledger WHERE job_id IN (SELECT value FROM json_each(?))',
+      )
+      .raw()).all(JSON.stringify(jobIds)) as [string, number][];
+    return rows.map(([jobId, position]) => ({ jobId, position }));
+  }
+
+  readSeal(
+    jobId: string,
+  ): { checkpoint: Checkpoint; entries: SealedEntry[]; approvals: SealedApproval[] } | undefined {
     this.#writes.flush();
     const db = this.#db;
     return db.transaction(() => {
@@ -942,7 +1049,7 @@ export class SqliteJobStore implements JobStore {
           'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries WHERE checkpoint = ?',
         )
         .all(seq) as SealedEntry[];
-      return { checkpoint, entries };
+      return { checkpoint, entries, approvals: this.#sealedApprovals(seq) };
     })();
   }
 
