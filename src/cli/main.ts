@@ -5,6 +5,7 @@
  * usage (options, files, modules, a store that cannot be opened) or a plan refused at
  * admission. Errors are one line, never a stack trace.
  */
+import { storeFailureAnswer } from '../json/answer.js';
 import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
 import { evidenceCommand } from './commands/evidence.js';
@@ -85,7 +86,11 @@ async function main(argv: readonly string[]): Promise<number> {
       writeErr(`warrant ${name}: ${error.message}\n`);
       return 2;
     }
-    writeErr(`warrant ${name}: ${firstLine(error)}\n`);
+    // A store that failed: Warrant's own words and the job's id (docs/api.md, "Store outages").
+    const failed = storeFailureAnswer(error);
+    writeErr(
+      `warrant ${name}: ${failed === undefined ? firstLine(error) : `${failed.code}: ${failed.error}`}\n`,
+    );
     return 1;
   } finally {
     finished = true;

@@ -21,7 +21,13 @@ import type {
 } from '@modelcontextprotocol/server';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
-import { answerText, errorText, REMOTE_ANSWER, valueAnswer } from '../json/answer.js';
+import {
+  answerText,
+  errorText,
+  REMOTE_ANSWER,
+  storeFailureAnswer,
+  valueAnswer,
+} from '../json/answer.js';
 // The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
 // the very modules the root re-exports from (test/contract/layout.test.ts).
 import type { ExecutionCaller } from '../callers/execution-caller.js';
@@ -313,6 +319,12 @@ export class McpAdapter {
       return successResult(job.result, tool.outputSchema !== undefined);
     } catch (error) {
       if (isPlanAdmissionError(error)) return errorResult(errorText(error.message, REMOTE_ANSWER));
+      // A store that failed: Warrant's own words, with the job's id once it exists.
+      const failed = storeFailureAnswer(error);
+      if (failed !== undefined) {
+        if (!failed.unavailable) this.#options.onInternalError?.(error, toolName);
+        return errorResult(`${failed.code}: ${failed.error}`);
+      }
       // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
       this.#options.onInternalError?.(error, toolName);
       return errorResult(INTERNAL_ERROR);

@@ -57,6 +57,13 @@ import { ChainHeads } from './chain-heads.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
+  isTransientStoreError,
+  retryTransient,
+  StoreHealth,
+  type StoreOutageListener,
+  type WriteFault,
+} from './write-retry.js';
+import {
   decodeEvent,
   decodeJob,
   decodeStep,
@@ -383,6 +390,12 @@ WITH created AS (
 )
 SELECT id FROM changed`;
 
+/** Of changes' last events (job id, position), those stored, with their chain hashes. */
+const WRITTEN_EVENTS = `
+SELECT j.id, e.position, e.hash FROM unnest($1::text[], $2::int[]) AS k (id, position)
+JOIN warrant_jobs j ON j.id = k.id
+JOIN warrant_job_events e ON e.job_seq = j.seq AND e.position = k.position`;
+
 /**
  * The check-and-set of a decision on an approval request. Under READ COMMITTED a concurrent
  * claim waits for the row lock, then finds the step no longer waiting: exactly one claim of any
@@ -667,6 +680,10 @@ export interface PostgresStoreOptions {
   readonly statementTimeoutMs?: number;
   /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
+  /** Told when job writes start failing on a lost connection, and when one succeeds again. */
+  readonly onOutage?: StoreOutageListener | undefined;
+  /** Test seam: faults injected around each statement of the write path (write-retry.ts). */
+  readonly faults?: WriteFault | undefined;
 }
 
 export class PostgresJobStore implements JobStore {
@@ -676,6 +693,8 @@ export class PostgresJobStore implements JobStore {
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
   readonly #auditKey: string | undefined;
+  readonly #health: StoreHealth;
+  readonly #faults: WriteFault | undefined;
   /**
    * Changes committed together: at most one per job, so one statement can write them all; one
    * batch written at a time (the next one gathers meanwhile).
@@ -715,6 +734,8 @@ export class PostgresJobStore implements JobStore {
     });
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
+    this.#health = new StoreHealth(options.onOutage);
+    this.#faults = options.faults;
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
@@ -816,7 +837,11 @@ export class PostgresJobStore implements JobStore {
     return this.#writes.add(change);
   }
 
-  /** Writes a batch; settles every change of it, never rejects. */
+  /**
+   * Writes a batch; settles every change of it, never rejects. A lost connection is retried
+   * (write-retry.ts): before each new attempt, the changes the lost one may have committed are
+   * looked for, and only those not found are written again.
+   */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
       await this.#whenReady();
@@ -824,54 +849,144 @@ export class PostgresJobStore implements JobStore {
       for (const write of writes) this.#writes.fail(write, error);
       return;
     }
-    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite);
+    // The changes of the batch not settled yet.
+    let pending = writes;
+    const settled = new Set<QueuedWrite>();
+    try {
+      await retryTransient(
+        () => this.#writeBatch(pending, settled),
+        async () => {
+          pending = await this.#unwritten(
+            pending.filter((write) => !settled.has(write)),
+            settled,
+          );
+          return pending.length === 0;
+        },
+        this.#health,
+      );
+    } catch (error) {
+      for (const write of pending) if (!settled.has(write)) this.#writes.fail(write, error);
+    }
+  }
+
+  /**
+   * Writes changes by one statement, or each alone after an error in the data of one; settles
+   * each change it wrote or that failed on its own, adding it to `settled`. Throws a transient
+   * error (write-retry.ts) before settling the change it hit.
+   */
+  async #writeBatch(writes: readonly QueuedWrite[], settled: Set<QueuedWrite>): Promise<void> {
+    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite, settled);
     let found: Set<string>;
     try {
-      const { rows } = await this.#pool.query<{ id: string }>({
+      const { rows } = await this.#write<{ id: string }>({
         name: 'warrant_write_batch',
         text: WRITE_BATCH,
         values: batchValues(writes.map((write) => write.change)),
       });
       found = new Set(rows.map((row) => row.id));
     } catch (error) {
+      if (isTransientStoreError(error)) throw error;
       if (!isDataError(error)) {
-        for (const write of writes) this.#writes.fail(write, error);
+        for (const write of writes) this.#settle(write, settled, error);
         return;
       }
       // Nothing of the batch was written: each change alone, in order, so only its own fails.
-      for (const write of writes) await this.#writeOne(write);
+      for (const write of writes) await this.#writeOne(write, settled);
       return;
     }
     for (const write of writes) {
       const { change } = write;
-      if (change.row === undefined && !found.has(change.id))
-        this.#writes.fail(write, notFound(change.id));
-      else write.resolve();
+      this.#settle(
+        write,
+        settled,
+        change.row === undefined && !found.has(change.id) ? notFound(change.id) : undefined,
+      );
     }
   }
 
-  /** Writes one change by its own statement; settles it, never rejects. */
-  async #writeOne(write: QueuedWrite): Promise<void> {
+  /** Writes one change by its own statement and settles it; throws a transient error unsettled. */
+  async #writeOne(write: QueuedWrite, settled: Set<QueuedWrite>): Promise<void> {
+    if (settled.has(write)) return;
     const { change } = write;
+    let error: unknown;
     try {
       if (change.row !== undefined) {
-        await this.#pool.query({
+        await this.#write({
           name: 'warrant_create_job',
           text: CREATE_JOB,
           values: createValues(change, change.row),
         });
       } else {
-        const { rowCount } = await this.#pool.query({
+        const { rowCount } = await this.#write({
           name: 'warrant_update_job',
           text: UPDATE_JOB,
           values: updateValues(change),
         });
-        if (rowCount === 0) throw notFound(change.id);
+        if (rowCount === 0) error = notFound(change.id);
       }
-      write.resolve();
-    } catch (error) {
-      this.#writes.fail(write, error);
+    } catch (thrown) {
+      if (isTransientStoreError(thrown)) throw thrown;
+      error = thrown;
     }
+    this.#settle(write, settled, error);
+  }
+
+  /** Resolves a change (no error) or fails it, once. */
+  #settle(write: QueuedWrite, settled: Set<QueuedWrite>, error: unknown): void {
+    settled.add(write);
+    if (error === undefined) write.resolve();
+    else this.#writes.fail(write, error);
+  }
+
+  /**
+   * After a lost attempt: settles the changes it committed after all (their last event is
+   * stored with the same chain hash; a statement commits all of a change or none of it) and
+   * returns the others. A change with no event is returned: writing it again sets the same
+   * values.
+   */
+  async #unwritten(
+    writes: readonly QueuedWrite[],
+    settled: Set<QueuedWrite>,
+  ): Promise<readonly QueuedWrite[]> {
+    const ids: string[] = [];
+    const positions: number[] = [];
+    for (const { change } of writes) {
+      const last = change.events.positions.length - 1;
+      if (last < 0) continue;
+      ids.push(change.id);
+      positions.push(change.events.positions[last] as number);
+    }
+    if (ids.length === 0) return writes;
+    const { rows } = await this.#write<{ id: string; position: number; hash: string | null }>({
+      name: 'warrant_written_events',
+      text: WRITTEN_EVENTS,
+      values: [ids, positions],
+    });
+    const stored = new Map(rows.map((row) => [`${row.id}\u0000${row.position}`, row.hash]));
+    return writes.filter((write) => {
+      const { events } = write.change;
+      const last = events.positions.length - 1;
+      if (last < 0) return true;
+      const hash = stored.get(`${write.change.id}\u0000${events.positions[last]}`);
+      // Another hash at that position is not this change: writing it fails on the key.
+      if (hash === undefined || hash !== events.hashes[last]) return true;
+      this.#settle(write, settled, undefined);
+      return false;
+    });
+  }
+
+  /** A statement of the write path, through the test seam when one is set (options.faults). */
+  async #write<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    config: pg.QueryConfig,
+  ): Promise<pg.QueryResult<R>> {
+    const faults = this.#faults;
+    if (faults === undefined) return this.#pool.query<R>(config);
+    const before = faults('before');
+    if (before !== undefined) throw before;
+    const result = await this.#pool.query<R>(config);
+    const after = faults('after');
+    if (after !== undefined) throw after;
+    return result;
   }
 
   /** The last stored chain hash of a job this store did not create (none today). */

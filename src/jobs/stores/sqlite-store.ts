@@ -48,6 +48,13 @@ import { ChainHeads } from './chain-heads.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
+  isTransientStoreError,
+  retryTransient,
+  StoreHealth,
+  type StoreOutageListener,
+  type WriteFault,
+} from './write-retry.js';
+import {
   decodeEvent,
   decodeJob,
   decodeStep,
@@ -343,6 +350,10 @@ type PendingWrite = QueuedChange<EncodedChange>;
 export interface SqliteStoreOptions {
   /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
+  /** Told when job writes start failing on a locked database, and when one succeeds again. */
+  readonly onOutage?: StoreOutageListener | undefined;
+  /** Test seam: faults injected around each transaction of the write path (write-retry.ts). */
+  readonly faults?: WriteFault | undefined;
 }
 
 function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
@@ -392,10 +403,9 @@ export class SqliteJobStore implements JobStore {
    */
   readonly #writes = new GroupCommit<EncodedChange>({
     write: (writes) => {
-      this.#commit(writes);
-      let events = 0;
-      for (const pending of writes) events += pending.change.events.length;
-      this.#sealer.committed(events);
+      const retried = this.#commit(writes);
+      if (retried === undefined) return this.#committed(writes);
+      return retried.then(() => this.#committed(writes));
     },
     // The executor writes nothing more for a job whose change failed.
     forget: (change) => {
@@ -406,6 +416,10 @@ export class SqliteJobStore implements JobStore {
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
+  readonly #health: StoreHealth;
+  readonly #faults: WriteFault | undefined;
+  /** The chain hash of an event, by job id and position (a lost commit is looked for), on first use. */
+  #eventHash: Sqlite.Statement | undefined;
 
   /**
    * Opens (and creates or migrates) the database at `file`, or runs on a connection already
@@ -415,6 +429,8 @@ export class SqliteJobStore implements JobStore {
   constructor(file: string | Sqlite.Database, options: SqliteStoreOptions = {}) {
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
+    this.#health = new StoreHealth(options.onOutage);
+    this.#faults = options.faults;
     if (typeof file === 'string') {
       try {
         this.#db = new Database(file);
@@ -486,6 +502,8 @@ export class SqliteJobStore implements JobStore {
         try {
           this.#one((writes[index] as PendingWrite).change);
         } catch (error) {
+          // Locked: the whole batch is rolled back and tried again (write-retry.ts).
+          if (isTransientStoreError(error)) throw error;
           errors[index] = error;
           // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) roll back the whole transaction: then
           // nothing of this batch is on disk, and the rest must not run outside a transaction.
@@ -508,21 +526,94 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Commits a batch of queued changes (the group commit's write): in one transaction, or each in
-   * its own savepoint once one has failed; then settles each, in order.
+   * its own savepoint once one has failed; then settles each, in order. When the database stays
+   * locked (SQLITE_BUSY beyond the busy time-out, SQLITE_LOCKED), the batch is tried again later
+   * (write-retry.ts) and the promise returned settles once it is.
    */
-  #commit(writes: readonly PendingWrite[]): void {
-    // The error of each change, undefined for a change committed.
+  #commit(writes: readonly PendingWrite[]): Promise<void> | undefined {
+    let errors: unknown[];
+    try {
+      errors = this.#commitNow(writes);
+    } catch (error) {
+      return this.#retry(writes, error);
+    }
+    this.#settleAll(writes, errors);
+    return undefined;
+  }
+
+  /**
+   * Commits changes; returns the error of each (undefined for a change committed). Throws a
+   * transient error (write-retry.ts), after which nothing of them is committed, or may be (the
+   * test seam's `after`).
+   */
+  #commitNow(writes: readonly PendingWrite[]): unknown[] {
     const errors: unknown[] = [];
     try {
       if (writes.length === 1) this.#one((writes[0] as PendingWrite).change);
       else this.#commitBatch(writes, errors);
     } catch (error) {
+      if (isTransientStoreError(error)) throw error;
       for (let index = 0; index < writes.length; index++) errors[index] ??= error;
+      return errors;
     }
+    const after = this.#faults?.('after');
+    if (after !== undefined) throw after;
+    return errors;
+  }
+
+  #settleAll(writes: readonly PendingWrite[], errors: readonly unknown[]): void {
     writes.forEach((pending, index) => {
       if (errors[index] === undefined) pending.resolve();
       else this.#writes.fail(pending, errors[index]);
     });
+  }
+
+  /** Tries a batch again after a transient error, writing only what is not committed yet. */
+  async #retry(writes: readonly PendingWrite[], failed: unknown): Promise<void> {
+    let pending = writes;
+    try {
+      await retryTransient(
+        () => this.#settleAll(pending, this.#commitNow(pending)),
+        () => {
+          pending = this.#unwritten(pending);
+          return pending.length === 0;
+        },
+        this.#health,
+        failed,
+      );
+    } catch (error) {
+      for (const write of pending) this.#writes.fail(write, error);
+    }
+  }
+
+  /**
+   * Settles the changes a lost attempt committed after all (their last event is stored with the
+   * same chain hash) and returns the others. A change with no event is returned: writing it again
+   * sets the same values.
+   */
+  #unwritten(writes: readonly PendingWrite[]): readonly PendingWrite[] {
+    this.#eventHash ??= this.#db
+      .prepare(
+        'SELECT hash FROM job_events WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?) AND position = ?',
+      )
+      .pluck();
+    const statement = this.#eventHash;
+    return writes.filter((write) => {
+      const { change } = write;
+      const last = change.events.length - 1;
+      if (last < 0) return true;
+      const hash = statement.get(change.id, change.firstEvent + last) as string | null | undefined;
+      // Another hash at that position is not this change: writing it fails on the key.
+      if (hash === undefined || hash !== change.hashes[last]) return true;
+      write.resolve();
+      return false;
+    });
+  }
+
+  #committed(writes: readonly PendingWrite[]): void {
+    let events = 0;
+    for (const pending of writes) events += pending.change.events.length;
+    this.#sealer.committed(events);
   }
 
   /** Commits several changes: together, or each in its own savepoint once one has failed. */
@@ -530,10 +621,12 @@ export class SqliteJobStore implements JobStore {
     try {
       this.#together(writes);
       return;
-    } catch {
+    } catch (error) {
       // Rolled back as a whole: the job rows it inserted are not there.
       for (const pending of writes)
         if (pending.change.job !== undefined) this.#seqOf.delete(pending.change.id);
+      // Locked: so would be each change alone; the batch is tried again as a whole.
+      if (isTransientStoreError(error)) throw error;
     }
     this.#batch(writes, errors);
   }
@@ -549,6 +642,8 @@ export class SqliteJobStore implements JobStore {
    * statements (ROWS_PER_STATEMENT rows each), rather than one statement per row.
    */
   #writeAll(changes: readonly EncodedChange[]): void {
+    const before = this.#faults?.('before');
+    if (before !== undefined) throw before;
     const steps: (string | number | null)[] = [];
     const events: (string | number)[] = [];
     for (const change of changes) {
