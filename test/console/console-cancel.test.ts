@@ -95,9 +95,14 @@ describe('the audit console: cancelling a job', { timeout: 240_000 }, () => {
     assert.equal(await statusOf(own), 'cancelled');
     await page.goto(`${address}/#/`);
     await page.locator(`tr[data-job="${own}"] .badge-cancelled`).waitFor();
-    const color = await page
-      .locator(`tr[data-job="${own}"] .badge-cancelled`)
-      .evaluate((node) => getComputedStyle(node).backgroundColor);
+    const color = await page.locator(`tr[data-job="${own}"] .badge-cancelled`).evaluate(
+      (node) =>
+        (
+          globalThis as unknown as {
+            getComputedStyle(element: unknown): { backgroundColor: string };
+          }
+        ).getComputedStyle(node).backgroundColor,
+    );
     // Styled as its own status, not the default badge.
     assert.equal(color, 'rgb(223, 225, 230)');
   });
