@@ -32,10 +32,10 @@ describe('warrant serve --notify', () => {
       body: {
         version: '1.0',
         goal: 'notify me',
-        steps: [{ id: 'a', capability: 'system.echo', input: { text: 'hello' } }],
+        steps: [{ id: 'a', capability: 'system.echo', input: { message: 'hello' } }],
       },
     });
-    assert.equal(answer.status, 200);
+    assert.equal(answer.status, 201);
     const jobId = answer.json.id as string;
     // Killed with the notification written and not delivered (its receiver is down).
     first.child.kill('SIGKILL');
