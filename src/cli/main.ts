@@ -10,6 +10,7 @@ import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
 import { evidenceCommand } from './commands/evidence.js';
 import { jobsCommand } from './commands/jobs.js';
+import { notificationsCommand } from './commands/notifications.js';
 import { policyCommand } from './commands/policy.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -26,6 +27,7 @@ Commands:
   jobs [list|show <id>]  job history and audit trail
   approvals [approve|reject <jobId> <stepId> --digest <d>]
                          pending approval requests, and deciding one
+  notifications          notifications not delivered: pending, failed, dropped
   capabilities [name]    what is registered (introspection)
   policy schema|validate <file.cedar>
                          the Cedar schema of what is registered; check policies against it
@@ -50,6 +52,7 @@ const commands: Record<string, Command> = {
   mcp,
   jobs: jobsCommand,
   approvals: approvalsCommand,
+  notifications: notificationsCommand,
   capabilities: capabilitiesCommand,
   policy: policyCommand,
   evidence: evidenceCommand,

@@ -20,7 +20,10 @@ import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
-import type { JobStore } from '../jobs/job-store.js';
+import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
+import { NotificationDeliverer } from '../notifications/deliverer.js';
+import { outboxWriter } from '../notifications/notification-body.js';
+import type { NotificationsConfig } from '../notifications/notification-options.js';
 import { openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import type { CheckpointHead } from '../jobs/checkpoint.js';
@@ -197,6 +200,10 @@ export class OperatorRuntime {
   readonly #queue: JobQueue;
   readonly #cancelPolicy: CancelPolicy | undefined;
   readonly #idempotencyTtlMs: number;
+  /** Notification destinations (docs/api.md, "Notifications"); undefined without. */
+  readonly #notifications: NotificationsConfig | undefined;
+  /** Delivers the store's outbox, from the moment the store is open. */
+  #deliverer: NotificationDeliverer | undefined;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
@@ -226,6 +233,7 @@ export class OperatorRuntime {
     this.#queue = new JobQueue(settings.queueConcurrency);
     this.#cancelPolicy = settings.cancelPolicy;
     this.#idempotencyTtlMs = settings.idempotencyTtlMs;
+    this.#notifications = settings.notifications;
   }
 
   /**
@@ -706,6 +714,8 @@ export class OperatorRuntime {
     this.#drained = undefined;
     clearInterval(this.#cancelPoll);
     this.#cancelPoll = undefined;
+    // One last delivery pass; what stays pending goes out with the next process on the store.
+    await this.#deliverer?.stop();
     // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
     if (this.#opening !== undefined) await this.#opening.catch(() => {});
     const store = this.#store;
@@ -732,18 +742,21 @@ export class OperatorRuntime {
    */
   #openStore(): JobStore | Promise<JobStore> {
     this.#assertOpen();
-    if (this.#store !== undefined) return this.#store;
+    if (this.#store !== undefined) {
+      if (this.#notifications !== undefined && this.#deliverer === undefined)
+        this.#startNotifications(this.#store, this.#notifications);
+      return this.#store;
+    }
     if (this.#opening !== undefined) return this.#opening;
     const opened = openStore(this.#storeOption, {
       maxJobs: this.#maxJobs,
       auditKey: this.#auditKey,
     });
-    if (!(opened instanceof Promise)) return (this.#store = opened);
+    if (!(opened instanceof Promise)) return this.#opened(opened);
     this.#opening = opened.then(
       (store) => {
         this.#opening = undefined;
-        this.#store = store;
-        return store;
+        return this.#opened(store);
       },
       (error: unknown) => {
         this.#opening = undefined;
@@ -751,6 +764,47 @@ export class OperatorRuntime {
       },
     );
     return this.#opening;
+  }
+
+  /** Keeps the store just opened; with notifications, attaches its outbox and starts delivering. */
+  #opened(store: JobStore): JobStore {
+    if (this.#notifications !== undefined) this.#startNotifications(store, this.#notifications);
+    this.#store = store;
+    return store;
+  }
+
+  /**
+   * Notifications (docs/api.md, "Notifications"): the store's outbox written from now on, and
+   * delivered by this process, rows an earlier run left included.
+   */
+  #startNotifications(store: JobStore, config: NotificationsConfig): void {
+    const outbox = store.outbox;
+    if (outbox === undefined)
+      throw createError(
+        TypeError,
+        ErrorCode.RUNTIME_OPTIONS_INVALID,
+        'options.notifications need a store with an outbox (memory or SQLite)',
+      );
+    const deliverer = new NotificationDeliverer(outbox, config);
+    outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
+    this.#deliverer = deliverer;
+    deliverer.start();
+  }
+
+  /**
+   * The notifications of the store not delivered yet, pending, failed or dropped, oldest first
+   * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100).
+   */
+  async listNotifications(options: { limit?: number } = {}): Promise<NotificationRecord[]> {
+    const limit = options.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 0)
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        `listNotifications limit must be a non-negative integer, got ${describeValue(limit)}`,
+      );
+    const rows = await this.#withStore((store) => store.outbox?.listNotifications(limit) ?? []);
+    return rows.map((row) => ({ ...row }));
   }
 
   /**

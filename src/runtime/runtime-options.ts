@@ -22,6 +22,12 @@ import type { JobStore } from '../jobs/job-store.js';
 import { checkStoreOption } from '../jobs/open-store.js';
 import type { PlanVersion } from '../plan/execution-plan.js';
 import { DEFAULT_PLAN_VERSIONS, KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
+import {
+  checkNotificationsOption,
+  type NotificationDelivery,
+  type NotificationDestination,
+  type NotificationsConfig,
+} from '../notifications/notification-options.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
@@ -70,6 +76,14 @@ export interface OperatorRuntimeOptions {
    * How long an idempotency key stays taken (docs/api.md, "Idempotency"), in ms. Default 24 h.
    */
   idempotencyTtlMs?: number;
+  /**
+   * Receivers told when a job needs approval or ends (docs/api.md, "Notifications"): signed
+   * Standard Webhooks POSTs (or Slack messages), written to the store's outbox with their event
+   * and delivered at least once. Not with a PostgreSQL store (yet).
+   */
+  notifications?: readonly NotificationDestination[];
+  /** Retries, time-outs and bounds of the deliveries (docs/api.md, "Notifications"). */
+  notificationDelivery?: NotificationDelivery;
 }
 
 /** Decides whether `caller` may cancel `job` (the submitter always may). */
@@ -102,6 +116,8 @@ export interface RuntimeSettings {
   readonly queueConcurrency: number;
   readonly cancelPolicy: CancelPolicy | undefined;
   readonly idempotencyTtlMs: number;
+  /** Undefined without destinations. */
+  readonly notifications: NotificationsConfig | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -179,6 +195,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const queue = option('queue');
   const cancelPolicy = option('cancelPolicy');
   const idempotencyTtlMs = option('idempotencyTtlMs');
+  const notifications = option('notifications');
+  const notificationDelivery = option('notificationDelivery');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -216,6 +234,11 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
+  const checkedNotifications = checkNotificationsOption(notifications, notificationDelivery);
+  if (checkedNotifications !== undefined && store !== undefined && /^postgres/.test(store))
+    throw invalidOption(
+      'options.notifications need the memory or a SQLite store: the PostgreSQL store has no outbox yet',
+    );
   return {
     authorizer,
     store,
@@ -230,6 +253,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     queueConcurrency,
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
     idempotencyTtlMs: checkedTtl,
+    notifications: checkedNotifications,
   };
 }
 

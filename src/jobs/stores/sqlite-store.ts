@@ -24,6 +24,7 @@ import type {
   IdempotencyHolder,
   JobChange,
   JobStore,
+  OutboxEntry,
   RecordedChain,
   StoredCancel,
   StoreSeals,
@@ -47,6 +48,7 @@ import {
 import { ChainHeads } from './chain-heads.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { SqliteOutbox } from './sqlite-outbox.js';
 import {
   isTransientStoreError,
   retryTransient,
@@ -334,6 +336,8 @@ interface EncodedChange {
   readonly claims:
     | { readonly position: number; readonly status: string; readonly request: ClaimedRequest }
     | undefined;
+  /** The notifications the change's events cause (docs/api.md, "Notifications"). */
+  readonly outbox: readonly OutboxEntry[] | undefined;
 }
 
 /** The statements of the ledger of consumed approvals. */
@@ -414,6 +418,9 @@ export class SqliteJobStore implements JobStore {
     },
   });
 
+  /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
+  readonly outbox: SqliteOutbox;
+
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
   readonly #health: StoreHealth;
@@ -455,6 +462,7 @@ export class SqliteJobStore implements JobStore {
     this.#migrate(db.name);
     db.exec(CHECKPOINT_SCHEMA);
     db.exec(CANCEL_SCHEMA);
+    this.outbox = new SqliteOutbox(db);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -661,6 +669,7 @@ export class SqliteJobStore implements JobStore {
     }
     this.#runRows(this.#stepRows, steps, STEP_VALUES + 1);
     this.#runRows(this.#eventRows, events, EVENT_VALUES);
+    for (const change of changes) if (change.outbox !== undefined) this.outbox.write(change.outbox);
     for (const change of changes) if (change.finished) this.#seqOf.delete(change.id);
   }
 
@@ -821,6 +830,7 @@ export class SqliteJobStore implements JobStore {
       events: job.events.map(encode),
       hashes: this.#chain(job.id, job.events, isFinished(job)),
       claims: undefined,
+      outbox: this.outbox.entriesOf(job, job.events),
     });
   }
 
@@ -858,6 +868,7 @@ export class SqliteJobStore implements JobStore {
               status: (job.steps[claimed] as JobStep).status,
               request: claimedRequest(job, change, claimed),
             },
+      outbox: this.outbox.entriesOf(job, change.events),
     });
   }
 
