@@ -70,7 +70,16 @@ export interface OperatorRuntimeOptions {
    * How long an idempotency key stays taken (docs/api.md, "Idempotency"), in ms. Default 24 h.
    */
   idempotencyTtlMs?: number;
+  /**
+   * Who besides the submitter may read a job, on the surfaces that read as a caller (docs/api.md,
+   * "Reading and tenants"); never across tenants. Default: a caller holding the scope
+   * `warrant:audit`, or one the approver policy lets decide a pending request of the job.
+   */
+  readPolicy?: ReadPolicy;
 }
+
+/** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
+export type ReadPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
 
 /** Decides whether `caller` may cancel `job` (the submitter always may). */
 export type CancelPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
@@ -102,6 +111,7 @@ export interface RuntimeSettings {
   readonly queueConcurrency: number;
   readonly cancelPolicy: CancelPolicy | undefined;
   readonly idempotencyTtlMs: number;
+  readonly readPolicy: ReadPolicy | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -179,6 +189,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const queue = option('queue');
   const cancelPolicy = option('cancelPolicy');
   const idempotencyTtlMs = option('idempotencyTtlMs');
+  const readPolicy = option('readPolicy');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -216,6 +227,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
+  if (readPolicy !== undefined && typeof readPolicy !== 'function')
+    throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
   return {
     authorizer,
     store,
@@ -230,6 +243,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     queueConcurrency,
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
     idempotencyTtlMs: checkedTtl,
+    readPolicy: readPolicy as ReadPolicy | undefined,
   };
 }
 
