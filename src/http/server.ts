@@ -279,7 +279,13 @@ export function createHttpServer(
   registerPlanRoute(app, runtime, caller);
   registerJobRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
-  registerApprovalRoutes(app, runtime, caller);
+  // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
+  registerApprovalRoutes(
+    app,
+    runtime,
+    caller,
+    authenticator !== undefined || options.resolveCaller !== undefined,
+  );
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,

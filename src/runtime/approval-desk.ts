@@ -36,6 +36,7 @@ import {
 import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
 import { checkDecisionArguments, type CheckedDecision } from '../approvals/decision-arguments.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
+import { tenantOf } from './cancel-policy.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
 
 /** What deciding needs of the runtime. */
@@ -174,7 +175,11 @@ export class ApprovalDesk {
         `The caller who submitted job ${JSON.stringify(args.jobId)} cannot decide its approval`,
       );
     }
-    if (!(await askApprover(this.#config.approver, args.approver, request))) {
+    // Never across tenants, whatever the approver policy says (docs/api.md, "Reading and tenants").
+    if (
+      tenantOf(args.approver) !== tenantOf(job.caller) ||
+      !(await askApprover(this.#config.approver, args.approver, request))
+    ) {
       throw refusal(
         ErrorCode.APPROVAL_FORBIDDEN,
         `Approver ${JSON.stringify(args.approver.id)} may not decide this request`,

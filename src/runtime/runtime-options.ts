@@ -84,7 +84,16 @@ export interface OperatorRuntimeOptions {
   notifications?: readonly NotificationDestination[];
   /** Retries, time-outs and bounds of the deliveries (docs/api.md, "Notifications"). */
   notificationDelivery?: NotificationDelivery;
+  /**
+   * Who besides the submitter may read a job, on the surfaces that read as a caller (docs/api.md,
+   * "Reading and tenants"); never across tenants. Default: a caller holding the scope
+   * `warrant:audit`, or one the approver policy lets decide a pending request of the job.
+   */
+  readPolicy?: ReadPolicy;
 }
+
+/** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
+export type ReadPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
 
 /** Decides whether `caller` may cancel `job` (the submitter always may). */
 export type CancelPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
@@ -118,6 +127,7 @@ export interface RuntimeSettings {
   readonly idempotencyTtlMs: number;
   /** Undefined without destinations. */
   readonly notifications: NotificationsConfig | undefined;
+  readonly readPolicy: ReadPolicy | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -197,6 +207,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const idempotencyTtlMs = option('idempotencyTtlMs');
   const notifications = option('notifications');
   const notificationDelivery = option('notificationDelivery');
+  const readPolicy = option('readPolicy');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -239,6 +250,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     throw invalidOption(
       'options.notifications need the memory or a SQLite store: the PostgreSQL store has no outbox yet',
     );
+  if (readPolicy !== undefined && typeof readPolicy !== 'function')
+    throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
   return {
     authorizer,
     store,
@@ -254,6 +267,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
     idempotencyTtlMs: checkedTtl,
     notifications: checkedNotifications,
+    readPolicy: readPolicy as ReadPolicy | undefined,
   };
 }
 

@@ -227,9 +227,10 @@
   }
 
   async function updateApprovalCount() {
-    const pending = await apiData('api/approvals');
-    byId('approval-count').textContent =
-      Array.isArray(pending) && pending.length > 0 ? `(${pending.length})` : '';
+    // A count, never the list: navigation stays cheap however many requests wait.
+    const pending = await apiData('api/approvals/count');
+    const count = typeof pending?.count === 'number' ? pending.count : 0;
+    byId('approval-count').textContent = count > 0 ? `(${count})` : '';
   }
 
   // ---- Jobs ------------------------------------------------------------------------------
