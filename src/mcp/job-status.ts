@@ -6,7 +6,6 @@
  * runtime only and decides nothing about them.
  */
 import type { Tool } from '@modelcontextprotocol/server';
-import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { Job } from '../jobs/job.js';
 
 /** The tool name of the job status tool. */
@@ -14,9 +13,6 @@ export const JOB_STATUS_TOOL = 'warrant_job_status';
 
 /** The longest `waitMs` of `warrant_job_status`, as for `GET /api/jobs/:id` (docs/api.md). */
 export const JOB_STATUS_WAIT_MAX_MS = 30_000;
-
-/** The scope that lets a caller read every job of its tenant (docs/api.md, "warrant_job_status"). */
-export const AUDIT_SCOPE = 'warrant:audit';
 
 /** The longest job id the tool looks up: ids are UUIDs; anything much longer is not one. */
 const MAX_JOB_ID_CHARS = 200;
@@ -66,25 +62,6 @@ export function readJobStatusArgs(
       problem: `Invalid arguments: waitMs must be an integer from 0 to ${JOB_STATUS_WAIT_MAX_MS}`,
     };
   return { jobId, waitMs: waitMs as number | undefined };
-}
-
-function tenantOf(caller: ExecutionCaller | undefined): string | undefined {
-  const tenant = caller?.tenant;
-  return typeof tenant === 'string' ? tenant : undefined;
-}
-
-/**
- * Whether `caller` may read `job` through `warrant_job_status`: its submitter (the same caller
- * id and tenant; a job without a caller id has no submitter), or a caller holding the scope
- * `warrant:audit` in the job's tenant. The one place this rule lives, to be replaced by the
- * runtime's read policy (docs/decisions.md, "MCP job status").
- */
-export function mayReadJob(caller: ExecutionCaller | undefined, job: Job): boolean {
-  if (caller === undefined || tenantOf(caller) !== tenantOf(job.caller)) return false;
-  const submitter = job.caller?.id;
-  if (submitter !== undefined && caller.id === submitter) return true;
-  const scopes: unknown = caller.scopes;
-  return Array.isArray(scopes) && scopes.includes(AUDIT_SCOPE);
 }
 
 /** The step a job waits on: the one awaiting approval, else none. */

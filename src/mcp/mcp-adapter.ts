@@ -43,7 +43,6 @@ import {
   JOB_STATUS_TOOL,
   jobStatusContent,
   jobStatusListing,
-  mayReadJob,
   pendingContent,
   readJobStatusArgs,
 } from './job-status.js';
@@ -441,8 +440,10 @@ export class McpAdapter {
     if ('problem' in read) return errorResult(read.problem);
     try {
       const caller = await this.#resolveCaller(JOB_STATUS_TOOL, JOB_STATUS_TOOL, context);
-      let job = await this.#runtime.getJob(read.jobId);
-      if (job === undefined || !mayReadJob(caller, job))
+      // The runtime's read policy decides (docs/api.md, "Reading and tenants"); no caller reads nothing.
+      let job =
+        caller === undefined ? undefined : await this.#runtime.getJob(read.jobId, { caller });
+      if (job === undefined)
         return errorResult(errorText(`Job ${JSON.stringify(read.jobId)} not found`, REMOTE_ANSWER));
       if (read.waitMs !== undefined && read.waitMs > 0)
         job = (await this.#runtime.waitForJob(job.id, { timeoutMs: read.waitMs })) ?? job;
