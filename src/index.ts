@@ -8,13 +8,21 @@ export type {
   OperatorRuntimeOptions,
   ExecutePlanOptions,
   ApprovalListFilter,
+  ApprovalPage,
   CancelJobOptions,
   CancelPolicy,
+  ReadPolicy,
   SubmitPlanOptions,
   SubmittedJob,
   WaitForJobOptions,
 } from './runtime/operator-runtime.js';
 export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';
+export type {
+  NotificationDelivery,
+  NotificationDestination,
+  NotificationEvent,
+} from './notifications/notification-options.js';
+export type { NotificationRecord } from './jobs/job-store.js';
 export type { ApprovalRequest } from './approvals/approval-request.js';
 export type { ApprovalDecision } from './approvals/decision-arguments.js';
 export { createCapability } from './capabilities/create-capability.js';

@@ -79,6 +79,15 @@ export function waitingSteps(job: Job): number[] {
   return found;
 }
 
+/** The index of the step's last `approval.requested` event in the job's events; -1 when none. */
+export function requestPosition(job: Job, stepId: string): number {
+  for (let at = job.events.length - 1; at >= 0; at--) {
+    const event = job.events[at];
+    if (event?.type === 'approval.requested' && event.data?.stepId === stepId) return at;
+  }
+  return -1;
+}
+
 /** True once the request is past its `expiresAt` at time `nowMs`. */
 export function isExpired(request: ApprovalRequest, nowMs: number): boolean {
   const expires = Date.parse(request.expiresAt);

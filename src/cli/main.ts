@@ -5,10 +5,12 @@
  * usage (options, files, modules, a store that cannot be opened) or a plan refused at
  * admission. Errors are one line, never a stack trace.
  */
+import { storeFailureAnswer } from '../json/answer.js';
 import { approvalsCommand } from './commands/approvals.js';
 import { capabilitiesCommand } from './commands/capabilities.js';
 import { evidenceCommand } from './commands/evidence.js';
 import { jobsCommand } from './commands/jobs.js';
+import { notificationsCommand } from './commands/notifications.js';
 import { policyCommand } from './commands/policy.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -27,6 +29,7 @@ Commands:
   jobs [list|show <id>]  job history and audit trail
   approvals [approve|reject <jobId> <stepId> --digest <d>]
                          pending approval requests, and deciding one
+  notifications          notifications not delivered: pending, failed, dropped
   capabilities [name]    what is registered (introspection)
   policy schema|validate <file.cedar>
                          the Cedar schema of what is registered; check policies against it
@@ -52,6 +55,7 @@ const commands: Record<string, Command> = {
   mcp,
   jobs: jobsCommand,
   approvals: approvalsCommand,
+  notifications: notificationsCommand,
   capabilities: capabilitiesCommand,
   policy: policyCommand,
   evidence: evidenceCommand,
@@ -88,7 +92,11 @@ async function main(argv: readonly string[]): Promise<number> {
       writeErr(`warrant ${name}: ${error.message}\n`);
       return 2;
     }
-    writeErr(`warrant ${name}: ${firstLine(error)}\n`);
+    // A store that failed: Warrant's own words and the job's id (docs/api.md, "Store outages").
+    const failed = storeFailureAnswer(error);
+    writeErr(
+      `warrant ${name}: ${failed === undefined ? firstLine(error) : `${failed.code}: ${failed.error}`}\n`,
+    );
     return 1;
   } finally {
     finished = true;

@@ -4,7 +4,7 @@
  * built-in capability modules registered by the program (never by the library).
  */
 import { ErrorCode } from '../errors/error-codes.js';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createFsModule } from '../builtins/fs-module.js';
 import { createHttpModule } from '../builtins/http-module.js';
@@ -38,6 +38,10 @@ export const runtimeOptions = {
   approvals: { type: 'boolean' },
   approvers: { type: 'string' },
   'plan-versions': { type: 'string' },
+  notify: { type: 'string' },
+  'notify-secret-file': { type: 'string' },
+  'notify-format': { type: 'string' },
+  'public-url': { type: 'string' },
 } as const;
 
 export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
@@ -60,6 +64,12 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
   --plan-versions <list>
                         plan versions admitted, comma-separated (default 1.0); 2.0 plans
                         take plain JSON data only (README "Plan version 2.0")
+  --notify <url>        POST a signed notification (Standard Webhooks) when a job needs
+                        approval or ends (README "Notifications"); with
+  --notify-secret-file <file>
+                        the secret, whsec_<base64>, read from <file> (never a flag)
+  --notify-format slack post Slack-compatible messages instead (no secret needed)
+  --public-url <url>    the console's public URL, linked from Slack messages
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
   --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
                         host allows ports 80 and 443, host:port (or [::1]:port) that port
@@ -81,6 +91,52 @@ export interface RuntimeFlags {
   approvals?: boolean;
   approvers?: string;
   'plan-versions'?: string;
+  notify?: string;
+  'notify-secret-file'?: string;
+  'notify-format'?: string;
+  'public-url'?: string;
+}
+
+/** The largest secret file read (a secret is a line of at most a few hundred bytes). */
+const MAX_SECRET_FILE = 4096;
+
+/**
+ * `--notify <url>` with `--notify-secret-file` (and `--notify-format`, `--public-url`): the
+ * runtime's `notifications`. The secret comes from a file only, so it is never in a process
+ * listing or a shell history, and never in a message.
+ */
+function notificationsOf(flags: RuntimeFlags): OperatorRuntimeOptions['notifications'] {
+  const url = flags.notify;
+  if (url === undefined) {
+    for (const flag of ['notify-secret-file', 'notify-format', 'public-url'] as const)
+      if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --notify <url>`);
+    return undefined;
+  }
+  const format = flags['notify-format'];
+  if (format !== undefined && format !== 'slack' && format !== 'standard')
+    throw new UsageError(
+      `--notify-format must be slack or standard, got ${JSON.stringify(format)}`,
+    );
+  const file = flags['notify-secret-file'];
+  let secret: string | undefined;
+  if (file !== undefined) {
+    try {
+      if (statSync(file).size > MAX_SECRET_FILE) throw new Error('larger than 4 KiB');
+      secret = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new UsageError(`--notify-secret-file ${file}: cannot read it (${firstLine(error)})`);
+    }
+  } else if (format !== 'slack') {
+    throw new UsageError('--notify needs --notify-secret-file <file> (or --notify-format slack)');
+  }
+  return [
+    {
+      url,
+      ...(secret !== undefined && { secret }),
+      ...(format !== undefined && { format }),
+      ...(flags['public-url'] !== undefined && { publicUrl: flags['public-url'] }),
+    },
+  ];
 }
 
 /**
@@ -135,7 +191,11 @@ function createRuntime(options: OperatorRuntimeOptions): OperatorRuntime {
     throw new UsageError(
       firstLine(error)
         .replace(/^options\.store/, '--store')
-        .replace(/^options\.planVersions/, '--plan-versions'),
+        .replace(/^options\.planVersions/, '--plan-versions')
+        .replace(/^options\.notifications\[0\]\.url/, '--notify')
+        .replace(/^options\.notifications\[0\]\.secret/, '--notify-secret-file')
+        .replace(/^options\.notifications\[0\]\.publicUrl/, '--public-url')
+        .replace(/^options\.notifications/, '--notify'),
     );
   }
 }
@@ -198,6 +258,8 @@ export async function createProgramRuntime(
       .split(',')
       .map((version) => version.trim()) as OperatorRuntimeOptions['planVersions'];
   }
+  const notifications = notificationsOf(flags);
+  if (notifications !== undefined) options.notifications = notifications;
   const modules = await loadCapabilityModules(flags.module ?? []);
   // The constructor checks the options and opens nothing.
   const runtime = createRuntime(options);

@@ -13,6 +13,8 @@ export const THROWN_ERRORS = {
   EXECUTE_OPTIONS_INVALID:
     '`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object',
   JOB_STORE_FAILED: 'the job store failed while recording a job (the original error is `cause`)',
+  STORE_UNAVAILABLE:
+    'a SQLite or PostgreSQL store write failed on a lost connection or a locked database through every retry (docs/api.md, "Store outages"; the driver\'s error is `cause`)',
   RUNTIME_CLOSED:
     '`executePlan`, `getJob`, `listJobs`, `listApprovals` or `decideApproval` after `runtime.close()`',
   RUNTIME_OPTIONS_INVALID:

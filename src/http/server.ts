@@ -14,6 +14,12 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { ExecutionAuthorizer, ExecutionCaller, OperatorRuntime } from '../index.js';
+import {
+  jobAnswer,
+  REMOTE_ANSWER,
+  STORE_RETRY_AFTER_SECONDS,
+  storeFailureAnswer,
+} from '../json/answer.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
 import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
@@ -199,9 +205,34 @@ export function createHttpServer(
     if (status !== undefined && status >= 400 && status < 500) {
       return reply.code(400).send({ error: clientErrorMessage(error) });
     }
+    // A store that failed: 503 with Retry-After while it is unavailable, and the job's id (and
+    // its recorded state, when the store answers) once the job exists (docs/api.md, "Store outages").
+    const failed = storeFailureAnswer(error);
+    if (failed !== undefined) return storeFailureReply(reply, failed, error, request);
     reportInternalError(error, request);
     return reply.code(500).send({ error: 'Internal error' });
   });
+
+  async function storeFailureReply(
+    reply: FastifyReply,
+    failed: NonNullable<ReturnType<typeof storeFailureAnswer>>,
+    error: unknown,
+    request: FastifyRequest,
+  ): Promise<FastifyReply> {
+    const { unavailable, jobId, ...body } = failed;
+    if (!unavailable) reportInternalError(error, request);
+    let job: unknown;
+    if (jobId !== undefined) {
+      const recorded = await runtime.getJob(jobId).catch(() => undefined);
+      if (recorded !== undefined) job = jobAnswer(recorded, REMOTE_ANSWER);
+    }
+    if (unavailable) reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+    return reply.code(unavailable ? 503 : 500).send({
+      ...body,
+      ...(jobId !== undefined && { jobId }),
+      ...(job !== undefined && { job }),
+    });
+  }
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
   function reportAuthLog(line: string): void {
@@ -248,7 +279,13 @@ export function createHttpServer(
   registerPlanRoute(app, runtime, caller);
   registerJobRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
-  registerApprovalRoutes(app, runtime, caller);
+  // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
+  registerApprovalRoutes(
+    app,
+    runtime,
+    caller,
+    authenticator !== undefined || options.resolveCaller !== undefined,
+  );
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,

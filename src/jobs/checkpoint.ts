@@ -15,6 +15,12 @@
  *
  * (HMAC-SHA-256 under the audit key, prefix 'hmac-sha256:', as for the event chain), `previous`
  * the previous checkpoint's hash ('' for the first).
+ *
+ * A checkpoint also seals the approvals entered in the store's ledger of consumed approvals since
+ * the last one (approval-ledger.ts): each is one more leaf, SHA-256(0x00 || JCS(['approval', jobId,
+ * position, stepId, inputDigest, requestHash, decision, at])), after the job entries' leaves, in
+ * (jobId, position) order. A checkpoint with no approvals has the root it had before the ledger was
+ * sealed, so earlier checkpoints and evidence bundles verify as they did.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson, hmacSha256Digest, sha256Digest } from '../json/canonical-json.js';
@@ -63,6 +69,46 @@ function sha256Hex(prefix: number, ...parts: string[]): string {
   return hash.digest('hex');
 }
 
+/** One consumed approval as the ledger holds it (approval-ledger.ts). */
+export interface LedgerEntry {
+  readonly jobId: string;
+  /** The index of the request's `approval.requested` event in the job's events. */
+  readonly position: number;
+  readonly stepId: string;
+  readonly inputDigest: string | null;
+  /** The chain hash of the request's event, as stored when it was consumed. */
+  readonly requestHash: string | null;
+  /** `granted`, `rejected` or `expired`. */
+  readonly decision: string;
+  /** When it was consumed (ISO 8601). */
+  readonly at: string;
+}
+
+/** A ledger entry's leaf, as a checkpoint seals it: 'sha256:' + hex. */
+export interface ApprovalLeaf {
+  readonly jobId: string;
+  readonly position: number;
+  readonly hash: string;
+}
+
+/** A ledger entry's leaf with the checkpoint that sealed it. */
+export interface SealedApproval extends ApprovalLeaf {
+  readonly checkpoint: number;
+}
+
+/** The leaf of one ledger entry ('sha256:' + hex). */
+export function ledgerLeaf(entry: LedgerEntry): string {
+  const { jobId, position, stepId, inputDigest, requestHash, decision, at } = entry;
+  return `sha256:${sha256Hex(0, canonicalJson(['approval', jobId, position, stepId, inputDigest, requestHash, decision, at]))}`;
+}
+
+/** The leaves of ledger entries in tree order (jobId, then position), without their prefix. */
+function approvalLeaves(approvals: readonly ApprovalLeaf[]): string[] {
+  return [...approvals]
+    .sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.position - b.position))
+    .map((approval) => approval.hash.slice('sha256:'.length));
+}
+
 /** The Merkle leaf of one entry. */
 export function entryLeaf(entry: CheckpointEntry): string {
   return sha256Hex(0, canonicalJson([entry.jobId, entry.events, entry.hash]));
@@ -90,9 +136,16 @@ function levels(leaves: readonly string[]): string[][] {
   return all;
 }
 
-/** The Merkle root of entries (sorted here); 'sha256:' + hex. No entries: the hash of nothing. */
-export function merkleRoot(entries: readonly CheckpointEntry[]): string {
+/**
+ * The Merkle root of entries (sorted here) and ledger leaves; 'sha256:' + hex. No leaves: the hash
+ * of nothing.
+ */
+export function merkleRoot(
+  entries: readonly CheckpointEntry[],
+  approvals: readonly ApprovalLeaf[] = [],
+): string {
   const leaves = sortEntries(entries).map(entryLeaf);
+  if (approvals.length > 0) leaves.push(...approvalLeaves(approvals));
   if (leaves.length === 0) return `sha256:${sha256Hex(0)}`;
   return `sha256:${(levels(leaves).at(-1) as string[])[0] as string}`;
 }
@@ -101,12 +154,15 @@ export function merkleRoot(entries: readonly CheckpointEntry[]): string {
 export function merkleProof(
   entries: readonly CheckpointEntry[],
   jobId: string,
+  approvals: readonly ApprovalLeaf[] = [],
 ): ProofStep[] | undefined {
   const sorted = sortEntries(entries);
   let index = sorted.findIndex((entry) => entry.jobId === jobId);
   if (index < 0) return undefined;
   const proof: ProofStep[] = [];
-  for (const level of levels(sorted.map(entryLeaf)).slice(0, -1)) {
+  const leaves = sorted.map(entryLeaf);
+  if (approvals.length > 0) leaves.push(...approvalLeaves(approvals));
+  for (const level of levels(leaves).slice(0, -1)) {
     const sibling = index % 2 === 0 ? index + 1 : index - 1;
     const hash = level[sibling];
     if (hash !== undefined) proof.push({ left: sibling < index, hash });
@@ -136,7 +192,8 @@ export interface CheckpointHead {
 
 /**
  * The checkpoint after `head` sealing `current` (each job's state now) against what earlier
- * checkpoints sealed of the same jobs (`sealed`, by job id); undefined when no job changed.
+ * checkpoints sealed of the same jobs (`sealed`, by job id), and the ledger entries `approvals`
+ * entered since the last one; undefined when no job changed and no approval was entered.
  */
 export function nextCheckpoint(
   head: CheckpointHead | undefined,
@@ -144,6 +201,7 @@ export function nextCheckpoint(
   sealed: ReadonlyMap<string, CheckpointEntry>,
   at: string,
   auditKey: string | undefined,
+  approvals: readonly ApprovalLeaf[] = [],
 ): { checkpoint: Checkpoint; entries: CheckpointEntry[] } | undefined {
   const entries: CheckpointEntry[] = [];
   let events = 0;
@@ -154,11 +212,11 @@ export function nextCheckpoint(
     entries.push(entry);
     events += Math.max(0, entry.events - (before?.events ?? 0));
   }
-  if (entries.length === 0) return undefined;
+  if (entries.length === 0 && approvals.length === 0) return undefined;
   const fields = {
     seq: (head?.seq ?? 0) + 1,
     previous: head?.hash ?? '',
-    root: merkleRoot(entries),
+    root: merkleRoot(entries, approvals),
     events,
     at,
   };

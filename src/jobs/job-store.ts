@@ -1,4 +1,4 @@
-import type { Checkpoint, SealedEntry } from './checkpoint.js';
+import type { Checkpoint, LedgerEntry, SealedApproval, SealedEntry } from './checkpoint.js';
 import type { Job, JobEvent, JobListFilter } from './job.js';
 
 /**
@@ -29,6 +29,12 @@ export interface ConsumedApproval {
   readonly stepId: string;
   /** `granted`, `rejected` or `expired`. */
   readonly decision: string;
+}
+
+/** A request the ledger holds as decided: its job and the position of its event. */
+export interface ConsumedRequest {
+  readonly jobId: string;
+  readonly position: number;
 }
 
 /**
@@ -81,6 +87,18 @@ export interface StoreSeals {
   readonly jobIds: readonly string[];
   /** Jobs with events committed since the last checkpoint. */
   readonly unsealed: number;
+  /** The leaf of every ledger entry a checkpoint sealed (stores that keep a ledger). */
+  readonly approvals?: readonly SealedApproval[];
+  /** Every entry of the ledger of consumed approvals (stores that keep one). */
+  readonly ledger?: readonly LedgerEntry[];
+}
+
+/** The latest checkpoint that sealed a job, with what it sealed (for its Merkle proof). */
+export interface JobSeal {
+  readonly checkpoint: Checkpoint;
+  readonly entries: readonly SealedEntry[];
+  /** The ledger leaves the checkpoint sealed too. */
+  readonly approvals?: readonly SealedApproval[];
 }
 
 /**
@@ -118,12 +136,12 @@ export interface JobStore {
   /** The checkpoints and what they sealed, for `verifyStore`; with `seal`. */
   readSeals?(): StoreSeals | Promise<StoreSeals>;
   /** The latest checkpoint entry of a job, and its checkpoint with that checkpoint's entries. */
-  readSeal?(
-    jobId: string,
-  ):
-    | { checkpoint: Checkpoint; entries: readonly SealedEntry[] }
-    | undefined
-    | Promise<{ checkpoint: Checkpoint; entries: readonly SealedEntry[] } | undefined>;
+  readSeal?(jobId: string): JobSeal | undefined | Promise<JobSeal | undefined>;
+  /**
+   * The approval requests of these jobs that the ledger of consumed approvals holds (a restored
+   * copy shows them pending): `listApprovals` leaves them out. Stores that keep a ledger.
+   */
+  consumedIn?(jobIds: readonly string[]): ConsumedRequest[] | Promise<ConsumedRequest[]>;
   /**
    * Writes a cancel request for a job (the first one wins; later ones change nothing). Stores
    * shared by several processes have it; the memory store (one process) does not need it.
@@ -142,4 +160,86 @@ export interface JobStore {
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;
+  /** The notification outbox (docs/api.md, "Notifications"); stores without one leave it out. */
+  readonly outbox?: JobStoreOutbox;
+}
+
+/**
+ * A notification to send (docs/api.md, "Notifications"), written to the store's outbox in the
+ * same transaction as the event that causes it. Holds no secret: `destination` names the
+ * receiver by its URL's origin and a digest of the whole URL, and the delivering process finds
+ * the URL and the secret in its own options.
+ */
+export interface OutboxEntry {
+  /** The `webhook-id`, the same on every attempt. */
+  readonly id: string;
+  readonly destination: string;
+  readonly jobId: string;
+  /** The event type. */
+  readonly type: string;
+  /** ISO 8601: the event's time. */
+  readonly at: string;
+  /** The request body, as sent. */
+  readonly body: string;
+}
+
+/** `pending` (to deliver), `failed` (after its last attempt) or `dropped` (the outbox was full). */
+export type OutboxStatus = 'pending' | 'failed' | 'dropped';
+
+/** An outbox row as the store holds it. Delivered rows are deleted. */
+export interface OutboxRecord extends OutboxEntry {
+  /** Order of writing, ascending. */
+  readonly seq: number;
+  readonly status: OutboxStatus;
+  /** Attempts made (claims). */
+  readonly attempts: number;
+  /** Not before this time (ms since the epoch) is the next attempt made. */
+  readonly nextAt: number;
+  /** Why the last attempt failed, or why the row was dropped. */
+  readonly error?: string;
+}
+
+/** A notification not delivered yet, as `runtime.listNotifications` answers it. */
+export type NotificationRecord = OutboxRecord;
+
+/**
+ * What a store with an outbox is given (docs/api.md, "Notifications"): the entries a change's
+ * events cause (none: undefined), and the bound of pending rows per destination.
+ */
+export interface OutboxWriter {
+  entries(job: Job, events: readonly JobEvent[]): readonly OutboxEntry[] | undefined;
+  readonly maxPending: number;
+  /** Called after the entries were written (committed), to wake the deliverer. */
+  written(): void;
+}
+
+/**
+ * The outbox of a store (docs/api.md, "Notifications"). Stores that have one have all four
+ * methods; the outbox is written only once `attachOutbox` was called.
+ */
+export interface JobStoreOutbox {
+  attachOutbox(writer: OutboxWriter): void;
+  /**
+   * Claims, atomically (so that of processes sharing the store one alone delivers a row), at most
+   * `limit` rows due at `now`: of each job and destination only its oldest pending row, and only
+   * when no claim on it is live; each claimed row counts one attempt and is leased until
+   * `now + leaseMs`.
+   */
+  claimNotifications(
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): OutboxRecord[] | Promise<OutboxRecord[]>;
+  /**
+   * Settles a claimed row: delivered (deleted), retried at `nextAt`, or failed for good
+   * (`nextAt` undefined).
+   */
+  settleNotification(
+    seq: number,
+    outcome:
+      | { readonly delivered: true }
+      | { readonly delivered: false; readonly error: string; readonly nextAt?: number },
+  ): void | Promise<void>;
+  /** The rows not delivered, oldest first, at most `limit`. */
+  listNotifications(limit: number): OutboxRecord[] | Promise<OutboxRecord[]>;
 }

@@ -84,7 +84,7 @@ export async function exportJobOf(
       at,
       hash,
       entry: { jobId: entry.jobId, events: entry.events, hash: entry.hash },
-      proof: merkleProof(seal.entries, id) ?? [],
+      proof: merkleProof(seal.entries, id, seal.approvals) ?? [],
     };
   }
   return buildEvidence(read.job, read.hashes, checkpoint, signingKey);

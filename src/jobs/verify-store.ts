@@ -8,22 +8,26 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { KEYED_PREFIX } from './event-chain.js';
 import {
   checkpointHash,
+  ledgerLeaf,
   merkleRoot,
   type Checkpoint,
   type CheckpointHead,
+  type LedgerEntry,
+  type SealedApproval,
   type SealedEntry,
 } from './checkpoint.js';
 import type { Job } from './job.js';
-import type { StoreSeals } from './job-store.js';
+import type { ConsumedApproval, StoreSeals } from './job-store.js';
 import { NO_CHAIN, verifyRecord } from './verify-record.js';
 
 export interface StoreProblem {
   /**
    * What is wrong: a `checkpoint` of the chain, a `since` head not in it, a job `gone` that a
    * checkpoint sealed, a job whose `sealed` events are not as sealed, a job's `record` (its own
-   * chain, events and digests, as verifyJob reports it).
+   * chain, events and digests, as verifyJob reports it), an entry of the `ledger` of consumed
+   * approvals removed or changed after a checkpoint sealed it.
    */
-  readonly kind: 'checkpoint' | 'since' | 'gone' | 'sealed' | 'record';
+  readonly kind: 'checkpoint' | 'since' | 'gone' | 'sealed' | 'record' | 'ledger';
   readonly reason: string;
   readonly jobId?: string;
   readonly checkpoint?: number;
@@ -71,6 +75,7 @@ function problem(
 function checkCheckpoints(
   checkpoints: readonly Checkpoint[],
   entriesOf: ReadonlyMap<number, SealedEntry[]>,
+  approvalsOf: ReadonlyMap<number, SealedApproval[]>,
   auditKey: string | undefined,
 ): StoreProblem[] {
   const problems: StoreProblem[] = [];
@@ -96,7 +101,7 @@ function checkCheckpoints(
           seq,
         ),
       );
-    if (merkleRoot(entriesOf.get(seq) ?? []) !== checkpoint.root)
+    if (merkleRoot(entriesOf.get(seq) ?? [], approvalsOf.get(seq)) !== checkpoint.root)
       problems.push(
         problem(
           'checkpoint',
@@ -160,15 +165,44 @@ function checkSealed(
   return undefined;
 }
 
+/** Every ledger entry a checkpoint sealed is in the ledger, unchanged. */
+function checkLedger(
+  sealed: readonly SealedApproval[],
+  ledger: readonly LedgerEntry[],
+): StoreProblem[] {
+  const held = new Map(ledger.map((entry) => [`${entry.jobId}\n${entry.position}`, entry]));
+  const problems: StoreProblem[] = [];
+  for (const approval of sealed) {
+    const { jobId, position, checkpoint } = approval;
+    const entry = held.get(`${jobId}\n${position}`);
+    const what = `the ledger entry of the approval request at event ${position} of job ${jobId}, sealed by checkpoint ${checkpoint},`;
+    if (entry === undefined) {
+      problems.push(
+        problem('ledger', `${what} is gone: a consumed approval was removed`, jobId, checkpoint),
+      );
+    } else if (ledgerLeaf(entry) !== approval.hash) {
+      problems.push(
+        problem('ledger', `${what} was changed: it is not as sealed`, jobId, checkpoint),
+      );
+    }
+  }
+  return problems;
+}
+
+/** A job as `verifySeals` reads it: the record, its chain hashes and its consumed requests. */
+export interface ReadJobChain {
+  readonly job: Job;
+  readonly hashes: readonly (string | null)[] | undefined;
+  readonly consumed?: readonly ConsumedApproval[] | undefined;
+}
+
 /**
  * Verifies a store from its seals; `readChain` reads one job with its chain hashes. A record
  * that cannot be read (JOB_RECORD_UNREADABLE) is a problem; any other error rejects.
  */
 export async function verifySeals(
   seals: StoreSeals,
-  readChain: (
-    id: string,
-  ) => Promise<{ job: Job; hashes: readonly (string | null)[] | undefined } | undefined>,
+  readChain: (id: string) => Promise<ReadJobChain | undefined>,
   auditKey: string | undefined,
   options: VerifyStoreOptions = {},
 ): Promise<StoreVerification> {
@@ -183,7 +217,14 @@ export async function verifySeals(
     if (byJob === undefined) sealedOf.set(entry.jobId, [entry]);
     else byJob.push(entry);
   }
-  const problems = checkCheckpoints(checkpoints, entriesOf, auditKey);
+  const approvalsOf = new Map<number, SealedApproval[]>();
+  for (const approval of seals.approvals ?? []) {
+    const byCheckpoint = approvalsOf.get(approval.checkpoint);
+    if (byCheckpoint === undefined) approvalsOf.set(approval.checkpoint, [approval]);
+    else byCheckpoint.push(approval);
+  }
+  const problems = checkCheckpoints(checkpoints, entriesOf, approvalsOf, auditKey);
+  problems.push(...checkLedger(seals.approvals ?? [], seals.ledger ?? []));
   const last = checkpoints.at(-1);
   const head = last === undefined ? undefined : { seq: last.seq, hash: last.hash };
   if (options.since !== undefined) {
@@ -226,7 +267,7 @@ export async function verifySeals(
     }
   }
   for (const jobId of seals.jobIds) {
-    let read: { job: Job; hashes: readonly (string | null)[] | undefined } | undefined;
+    let read: ReadJobChain | undefined;
     try {
       read = await readChain(jobId);
     } catch (error) {
@@ -247,7 +288,7 @@ export async function verifySeals(
       problems.push(sealedProblem);
       continue;
     }
-    const verification = verifyRecord(read.job, read.hashes, auditKey);
+    const verification = verifyRecord(read.job, read.hashes, auditKey, read.consumed);
     if (verification.ok) continue;
     if (verification.reason === NO_CHAIN && sealed === undefined) {
       unchained++;

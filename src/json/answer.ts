@@ -11,6 +11,7 @@
  * Jobs are read by shape, not by type: importing the job module would make jobs/ and json/
  * import each other (docs/decisions.md, "House rules").
  */
+import { ErrorCode } from '../errors/error-codes.js';
 import { oneLineError } from '../errors/error-text.js';
 import { toJsonSafe } from './json-value.js';
 
@@ -101,4 +102,39 @@ export function refusalAnswer(refusal: Refusal, style: AnswerStyle): Record<stri
  */
 export function answerText(answer: unknown, indent?: number): string {
   return JSON.stringify(answer, null, indent) ?? 'null';
+}
+
+/** Seconds a client is told to wait before it sends again while the store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * What an edge answers for a store that failed (docs/api.md, "Store outages"), or undefined for
+ * any other error: `STORE_UNAVAILABLE` before a job exists (nothing was recorded: send again
+ * later); `JOB_STORE_FAILED` with the job's id once it exists (`unavailable` when the store was
+ * unreachable rather than failing). The message is Warrant's own, never the driver's text.
+ */
+export function storeFailureAnswer(
+  error: unknown,
+): { error: string; code: ErrorCode; jobId?: string; unavailable: boolean } | undefined {
+  const { code, jobId, cause } = (error ?? {}) as {
+    code?: unknown;
+    jobId?: unknown;
+    cause?: unknown;
+  };
+  if (code === ErrorCode.STORE_UNAVAILABLE)
+    return {
+      error: 'The job store is unavailable; nothing was recorded, send the request again later',
+      code,
+      unavailable: true,
+    };
+  if (code !== ErrorCode.JOB_STORE_FAILED || typeof jobId !== 'string') return undefined;
+  const unavailable = (cause as { code?: unknown } | null)?.code === ErrorCode.STORE_UNAVAILABLE;
+  return {
+    error: unavailable
+      ? `The job store became unavailable while job ${jobId} ran; its state is the last one recorded`
+      : `The job store failed while job ${jobId} ran; its state is the last one recorded`,
+    code,
+    jobId,
+    unavailable,
+  };
 }

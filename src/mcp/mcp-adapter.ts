@@ -21,7 +21,14 @@ import type {
 } from '@modelcontextprotocol/server';
 import { createError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
-import { answerText, errorText, REMOTE_ANSWER, valueAnswer } from '../json/answer.js';
+import {
+  answerText,
+  errorText,
+  jobAnswer,
+  REMOTE_ANSWER,
+  storeFailureAnswer,
+  valueAnswer,
+} from '../json/answer.js';
 // The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
 // the very modules the root re-exports from (test/contract/layout.test.ts).
 import type { ExecutionCaller } from '../callers/execution-caller.js';
@@ -31,6 +38,15 @@ import { isPlanAdmissionError } from '../plan/plan-admission-error.js';
 import type { OperatorRuntime } from '../runtime/operator-runtime.js';
 import { capabilityInputJsonSchema } from '../capabilities/json-schema.js';
 import { assignToolNames, type McpToolNameRequest } from './tool-names.js';
+import type { Job } from '../jobs/job.js';
+import {
+  JOB_STATUS_TOOL,
+  jobStatusContent,
+  jobStatusListing,
+  pendingContent,
+  readJobStatusArgs,
+} from './job-status.js';
+import { PendingCalls, pendingCallKey } from './pending-calls.js';
 
 export type { McpToolNameRequest } from './tool-names.js';
 
@@ -70,6 +86,17 @@ export interface McpAdapterOptions {
   toolName?: (capability: McpToolNameRequest) => string;
   /** Which registered capabilities become tools. Default: all of them. */
   include?: (capability: CapabilityDescriptor) => boolean;
+  /**
+   * Also serve the tool `warrant_job_status` (`{ jobId, waitMs? }`): a job's status, step
+   * statuses and result, to a caller who may read it. Default false.
+   */
+  jobTools?: boolean;
+  /**
+   * Submit each call (`runtime.submitPlan`) and wait at most this many milliseconds for its job
+   * to leave `queued` or `executing`; a call still queued or executing then answers its job id
+   * and status. Default: each call runs inline through `runtime.executePlan` until it ends.
+   */
+  waitMs?: number;
 }
 
 const INTERNAL_ERROR = 'Internal error';
@@ -203,6 +230,42 @@ function checkOptions(runtime: OperatorRuntime, options: McpAdapterOptions): voi
   ) {
     throw invalidOption(`options.caller must be an object, got ${describeValue(options.caller)}`);
   }
+  if (options.jobTools !== undefined && typeof options.jobTools !== 'boolean')
+    throw invalidOption(
+      `options.jobTools must be a boolean, got ${describeValue(options.jobTools)}`,
+    );
+  const { waitMs } = options;
+  if (
+    waitMs !== undefined &&
+    (typeof waitMs !== 'number' || !Number.isSafeInteger(waitMs) || waitMs < 0)
+  ) {
+    throw invalidOption(
+      `options.waitMs must be a non-negative integer, got ${describeValue(waitMs)}`,
+    );
+  }
+}
+
+/** The answer of a call that has no result yet: a text and `{ jobId, stepId?, status, inputDigest? }`. */
+function pendingResult(job: Job): CallToolResult {
+  const content = pendingContent(job);
+  const text =
+    job.status === 'awaiting_approval'
+      ? `Awaiting approval: job ${job.id}, step ${content.stepId ?? 'call'}`
+      : `Job ${job.id} is ${job.status}`;
+  // isError: the call has no result yet (a client checks a result against the tool's output
+  // schema only when it is not an error).
+  return {
+    content: [{ type: 'text', text: errorText(text, REMOTE_ANSWER) }],
+    structuredContent: content,
+    isError: true,
+  };
+}
+
+/** A call without a result yet: stopped for approval, or (with `waitMs`) queued or executing. */
+function isPending(job: Job): boolean {
+  return (
+    job.status === 'awaiting_approval' || job.status === 'queued' || job.status === 'executing'
+  );
 }
 
 /**
@@ -221,6 +284,8 @@ export class McpAdapter {
   /** Tool name → capability; a Map, so any name is a key like any other. */
   readonly #tools: ReadonlyMap<string, ServedTool>;
   readonly #connected = new Set<Server>();
+  /** Calls answered "awaiting approval", so that a retry answers the same request. */
+  readonly #pending = new PendingCalls();
 
   constructor(runtime: OperatorRuntime, options: McpAdapterOptions = {}) {
     checkOptions(runtime, options);
@@ -233,6 +298,14 @@ export class McpAdapter {
       .filter((descriptor) => include === undefined || include(descriptor) === true)
       .map(servedTool);
     this.#tools = assignToolNames(served, toolName);
+    const taken = this.#tools.get(JOB_STATUS_TOOL);
+    if (this.#options.jobTools === true && taken !== undefined) {
+      throw createError(
+        TypeError,
+        ErrorCode.MCP_TOOL_NAME_COLLISION,
+        `Capability ${JSON.stringify(taken.name)} would be the MCP tool "${JOB_STATUS_TOOL}", which jobTools serves; rename it or choose names with options.toolName`,
+      );
+    }
   }
 
   /** The tool names, in listing order, each with the capability it runs. */
@@ -253,11 +326,15 @@ export class McpAdapter {
       { name: this.#options.name ?? 'warrant', version: this.#options.version ?? '0.2.0' },
       { capabilities: { tools: {} } },
     );
-    server.setRequestHandler('tools/list', () => ({
-      tools: [...this.#tools].map(([name, tool]) => listedTool(name, tool)),
-    }));
+    const jobTools = this.#options.jobTools === true;
+    server.setRequestHandler('tools/list', () => {
+      const tools = [...this.#tools].map(([name, tool]) => listedTool(name, tool));
+      if (jobTools) tools.push(jobStatusListing());
+      return { tools };
+    });
     server.setRequestHandler('tools/call', (request, context) => {
       const { name, arguments: args } = request.params;
+      if (jobTools && name === JOB_STATUS_TOOL) return this.#jobStatus(args ?? {}, context);
       const tool = this.#tools.get(name);
       if (tool === undefined)
         throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
@@ -296,25 +373,87 @@ export class McpAdapter {
     };
     try {
       const caller = await this.#resolveCaller(toolName, tool.name, context);
-      const job = await this.#runtime.executePlan(plan, { caller });
-      // Stopped for approval (the runtime's approvals option): an error the client can act on.
-      if (job.status === 'awaiting_approval') {
-        const waiting = job.steps.find((step) => step.status === 'awaiting_approval');
-        return errorResult(
-          errorText(
-            `Awaiting approval: job ${job.id}, step ${waiting?.id ?? 'call'}`,
-            REMOTE_ANSWER,
-          ),
-        );
+      const key = pendingCallKey(toolName, caller, args);
+      if (key === undefined) return this.#answer(await this.#run(plan, caller), tool);
+      // The same call while its approval request is pending answers that request again.
+      for (
+        let prior = this.#pending.get(key);
+        prior !== undefined;
+        prior = this.#pending.get(key)
+      ) {
+        const jobId = await prior;
+        const job = jobId === undefined ? undefined : await this.#runtime.getJob(jobId);
+        if (job?.status === 'awaiting_approval') return pendingResult(job);
+        this.#pending.forget(key, prior);
       }
-      // A denial or a failure is recorded in the job; its error is the step's message.
-      if (job.status !== 'completed')
-        return errorResult(errorText(job.error ?? 'Execution failed', REMOTE_ANSWER));
-      return successResult(job.result, tool.outputSchema !== undefined);
+      const running = this.#run(plan, caller);
+      const call = running.then(
+        (job) => (job.status === 'awaiting_approval' ? job.id : undefined),
+        () => undefined,
+      );
+      this.#pending.set(key, call);
+      void call.then((jobId) => {
+        if (jobId === undefined) this.#pending.forget(key, call);
+      });
+      return this.#answer(await running, tool);
     } catch (error) {
       if (isPlanAdmissionError(error)) return errorResult(errorText(error.message, REMOTE_ANSWER));
+      // A store that failed: Warrant's own words, with the job's id once it exists.
+      const failed = storeFailureAnswer(error);
+      if (failed !== undefined) {
+        if (!failed.unavailable) this.#options.onInternalError?.(error, toolName);
+        return errorResult(`${failed.code}: ${failed.error}`);
+      }
       // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
       this.#options.onInternalError?.(error, toolName);
+      return errorResult(INTERNAL_ERROR);
+    }
+  }
+
+  /** Runs a call's plan: inline, or submitted and waited for `waitMs` (options.waitMs). */
+  async #run(plan: ExecutionPlan, caller: ExecutionCaller | undefined): Promise<Job> {
+    const { waitMs } = this.#options;
+    if (waitMs === undefined) return this.#runtime.executePlan(plan, { caller });
+    const { jobId } = await this.#runtime.submitPlan(plan, { caller });
+    const job = await this.#runtime.waitForJob(jobId, { timeoutMs: waitMs });
+    if (job === undefined) throw new Error(`The submitted job ${jobId} is not in the store`);
+    return job;
+  }
+
+  /** A job as the call's answer. */
+  #answer(job: Job, tool: ServedTool): CallToolResult {
+    // Stopped for approval (the runtime's approvals option), or still queued or executing: an
+    // error the client can act on, with the job to follow (warrant_job_status).
+    if (isPending(job)) return pendingResult(job);
+    // A denial or a failure is recorded in the job; its error is the step's message.
+    if (job.status !== 'completed')
+      return errorResult(errorText(job.error ?? 'Execution failed', REMOTE_ANSWER));
+    return successResult(job.result, tool.outputSchema !== undefined);
+  }
+
+  /**
+   * `warrant_job_status`: the job to a caller who may read it; an unknown job and one the caller
+   * may not read answer the same "not found", before any wait (never revealing existence).
+   */
+  async #jobStatus(args: unknown, context: ServerContext): Promise<CallToolResult> {
+    const read = readJobStatusArgs(args);
+    if ('problem' in read) return errorResult(read.problem);
+    try {
+      const caller = await this.#resolveCaller(JOB_STATUS_TOOL, JOB_STATUS_TOOL, context);
+      // The runtime's read policy decides (docs/api.md, "Reading and tenants"); no caller reads nothing.
+      let job =
+        caller === undefined ? undefined : await this.#runtime.getJob(read.jobId, { caller });
+      if (job === undefined)
+        return errorResult(errorText(`Job ${JSON.stringify(read.jobId)} not found`, REMOTE_ANSWER));
+      if (read.waitMs !== undefined && read.waitMs > 0)
+        job = (await this.#runtime.waitForJob(job.id, { timeoutMs: read.waitMs })) ?? job;
+      const content = jobStatusContent(jobAnswer(job, REMOTE_ANSWER));
+      return {
+        content: [{ type: 'text', text: answerText(content) }],
+        structuredContent: content as CallToolResult['structuredContent'],
+      };
+    } catch (error) {
+      this.#options.onInternalError?.(error, JOB_STATUS_TOOL);
       return errorResult(INTERNAL_ERROR);
     }
   }

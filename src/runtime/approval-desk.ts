@@ -29,12 +29,14 @@ import { KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 import {
   isExpired,
   requestOf,
+  requestPosition,
   waitingSteps,
   type ApprovalRequest,
 } from '../approvals/approval-request.js';
 import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
 import { checkDecisionArguments, type CheckedDecision } from '../approvals/decision-arguments.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
+import { tenantOf } from './cancel-policy.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
 
 /** What deciding needs of the runtime. */
@@ -116,11 +118,21 @@ export class ApprovalDesk {
       const job = await store.get(jobId);
       jobs = job === undefined ? [] : [job];
     }
+    // A request the store's ledger holds as decided shows pending only in a restored copy.
+    const consumed =
+      jobs.length === 0 || store.consumedIn === undefined
+        ? undefined
+        : new Set(
+            (await store.consumedIn(jobs.map((job) => job.id))).map(
+              (entry) => `${entry.jobId}\n${entry.position}`,
+            ),
+          );
     const found: ApprovalRequest[] = [];
     for (const job of jobs) {
       for (const index of waitingSteps(job)) {
         const request = requestOf(job, index);
         if (request === undefined) continue;
+        if (consumed?.has(`${job.id}\n${requestPosition(job, request.stepId)}`)) continue;
         if (isExpired(request, Date.now())) {
           await this.#expire(host, request);
           continue;
@@ -163,7 +175,11 @@ export class ApprovalDesk {
         `The caller who submitted job ${JSON.stringify(args.jobId)} cannot decide its approval`,
       );
     }
-    if (!(await askApprover(this.#config.approver, args.approver, request))) {
+    // Never across tenants, whatever the approver policy says (docs/api.md, "Reading and tenants").
+    if (
+      tenantOf(args.approver) !== tenantOf(job.caller) ||
+      !(await askApprover(this.#config.approver, args.approver, request))
+    ) {
       throw refusal(
         ErrorCode.APPROVAL_FORBIDDEN,
         `Approver ${JSON.stringify(args.approver.id)} may not decide this request`,

@@ -12,7 +12,7 @@ import type { CancelPolicy } from './runtime-options.js';
 export const CANCEL_SCOPE = 'warrant:cancel';
 
 /** A caller's tenant: its own string `tenant` field, else none. */
-function tenantOf(caller: ExecutionCaller | undefined): string | undefined {
+export function tenantOf(caller: ExecutionCaller | undefined): string | undefined {
   const tenant = caller?.tenant;
   return typeof tenant === 'string' ? tenant : undefined;
 }

@@ -95,14 +95,27 @@ const APPROVAL_NOT_ENOUGH = 'Approval required again after approval was granted'
 const CANCELLED_BEFORE_INVOKE = 'Job cancelled before the capability was invoked';
 const CANCELLED_WAITING = 'Job cancelled while the step awaited approval';
 
-/** A store fault is the one failure that rejects `executePlan` after admission (docs/api.md, "Jobs and events"). */
-function storeFailure(error: unknown): Error {
-  return createError(
+/**
+ * A store fault is the one failure that rejects `executePlan` after admission (docs/api.md, "Jobs
+ * and events"). Before the job exists (`jobId` undefined), a store that stayed unavailable through
+ * its retries rejects as STORE_UNAVAILABLE, as it is: nothing was recorded, the plan can be sent
+ * again. Once the job exists, JOB_STORE_FAILED names it (`jobId`, docs/api.md, "Store outages").
+ */
+function storeFailure(error: unknown, jobId?: string): Error {
+  if (
+    jobId === undefined &&
+    (error as { code?: unknown } | null)?.code === ErrorCode.STORE_UNAVAILABLE
+  )
+    return error as Error;
+  const failure = createError(
     Error,
     ErrorCode.JOB_STORE_FAILED,
     `The job store failed: ${describeThrown(error)}`,
     error,
   );
+  if (jobId !== undefined)
+    Object.defineProperty(failure, 'jobId', { value: jobId, enumerable: true });
+  return failure;
 }
 
 class JobRun {
@@ -135,13 +148,13 @@ class JobRun {
     try {
       written = this.#deps.store.update(this.running.record, change);
     } catch (error) {
-      throw storeFailure(error);
+      throw storeFailure(error, this.running.job.id);
     }
     if (written === undefined) return this.publish(change.events);
     return written.then(
       () => this.publish(change.events),
       (error: unknown) => {
-        throw storeFailure(error);
+        throw storeFailure(error, this.running.job.id);
       },
     );
   }

@@ -20,7 +20,10 @@ import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
-import type { JobStore } from '../jobs/job-store.js';
+import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
+import { NotificationDeliverer } from '../notifications/deliverer.js';
+import { outboxWriter } from '../notifications/notification-body.js';
+import type { NotificationsConfig } from '../notifications/notification-options.js';
 import { openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import type { CheckpointHead } from '../jobs/checkpoint.js';
@@ -32,6 +35,8 @@ import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
+import { defaultReadPolicy, mayRead } from './read-policy.js';
+import type { ReadPolicy } from './runtime-options.js';
 import {
   executeAdmittedPlan,
   queueAdmittedPlan,
@@ -70,7 +75,7 @@ import {
   type OperatorRuntimeOptions,
 } from './runtime-options.js';
 
-export type { CancelPolicy, OperatorRuntimeOptions } from './runtime-options.js';
+export type { CancelPolicy, OperatorRuntimeOptions, ReadPolicy } from './runtime-options.js';
 export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './job-options.js';
 
 /** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
@@ -125,9 +130,50 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Filter of `runtime.listApprovals()`. */
+/** Filter of `runtime.listApprovals()` (docs/api.md, "Approvals"). */
 export interface ApprovalListFilter {
   jobId?: string;
+  /** Only the requests whose jobs this caller may read (docs/api.md, "Reading and tenants"). */
+  caller?: ExecutionCaller;
+  /** At most this many, oldest request first, after `cursor`. */
+  limit?: number;
+  /** Where the previous page ended: its `nextCursor`. */
+  cursor?: string;
+}
+
+/** One page of `runtime.approvalPage()`. */
+export interface ApprovalPage {
+  readonly requests: ApprovalRequest[];
+  /** Every request the filter matches (all pages). */
+  readonly total: number;
+  /** The cursor of the next page; absent on the last one. */
+  readonly nextCursor?: string;
+}
+
+/** The order of a page of approvals: oldest request first, then job id, then step id. */
+function approvalKey(request: ApprovalRequest): [string, string, string] {
+  return [request.requestedAt, request.jobId, request.stepId];
+}
+
+function compareKeys(a: readonly string[], b: readonly string[]): number {
+  for (let index = 0; index < a.length; index++) {
+    const x = a[index] as string;
+    const y = b[index] as string;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** A cursor's key, or undefined when it is not one this runtime wrote. */
+function cursorKey(cursor: string): string[] | undefined {
+  try {
+    const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return Array.isArray(key) && key.length === 3 && key.every((part) => typeof part === 'string')
+      ? (key as string[])
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Options of one `executePlan` call. */
@@ -207,6 +253,11 @@ export class OperatorRuntime {
   readonly #dbos: DbosQueue | undefined;
   readonly #cancelPolicy: CancelPolicy | undefined;
   readonly #idempotencyTtlMs: number;
+  /** Notification destinations (docs/api.md, "Notifications"); undefined without. */
+  readonly #notifications: NotificationsConfig | undefined;
+  /** Delivers the store's outbox, from the moment the store is open. */
+  #deliverer: NotificationDeliverer | undefined;
+  readonly #readPolicy: ReadPolicy;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
@@ -239,6 +290,8 @@ export class OperatorRuntime {
       settings.queueEngine === 'dbos' ? new DbosQueue(settings.store as string) : undefined;
     this.#cancelPolicy = settings.cancelPolicy;
     this.#idempotencyTtlMs = settings.idempotencyTtlMs;
+    this.#notifications = settings.notifications;
+    this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
   }
 
   /**
@@ -613,10 +666,23 @@ export class OperatorRuntime {
     return this.#bus.subscribe(type, handler);
   }
 
-  /** The job with this id, or undefined. */
-  async getJob(id: string): Promise<Job | undefined> {
+  /**
+   * The job with this id, or undefined; with `options.caller`, undefined too when that caller
+   * may not read it (docs/api.md, "Reading and tenants").
+   * @throws TypeError (JOB_FILTER_INVALID) for a malformed caller.
+   */
+  async getJob(id: string, options?: { caller?: ExecutionCaller }): Promise<Job | undefined> {
     if (typeof id !== 'string') return undefined;
-    return this.#withStore((store) => store.get(id));
+    const caller =
+      options === undefined ? undefined : checkJobFilter({ caller: options.caller }).caller;
+    const job = await this.#withStore((store) => store.get(id));
+    if (job === undefined || caller === undefined || options === undefined) return job;
+    return (await mayRead(caller, job, this.#readPolicy)) ? job : undefined;
+  }
+
+  /** Whether `caller` may read `job` (docs/api.md, "Reading and tenants"). */
+  #readable(caller: ExecutionCaller, job: Job): Promise<boolean> {
+    return mayRead(caller, job, this.#readPolicy);
   }
 
   /**
@@ -684,10 +750,36 @@ export class OperatorRuntime {
    * Jobs, newest first, filtered by status, capability and goal, at most `limit`.
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
    */
-  async listJobs(filter?: JobListFilter): Promise<Job[]> {
+  async listJobs(filter?: JobListFilter & { caller?: ExecutionCaller }): Promise<Job[]> {
     this.#assertOpen();
-    const checked = checkJobFilter(filter);
-    return this.#withStore((store) => store.list(checked));
+    const { caller, ...checked } = checkJobFilter(filter);
+    if (caller === undefined) return this.#withStore((store) => store.list(checked));
+    return this.#withStore((store) => this.#readableJobs(store, checked, caller));
+  }
+
+  /**
+   * The first `limit` jobs `caller` may read: the store is asked for growing batches (4 times
+   * larger each) until enough are readable or it has no more, so a page is full whenever the
+   * store holds enough readable jobs.
+   */
+  async #readableJobs(
+    store: JobStore,
+    filter: JobListFilter,
+    caller: ExecutionCaller,
+  ): Promise<Job[]> {
+    const wanted = filter.limit;
+    let batch = wanted === undefined ? undefined : Math.max(wanted, 1);
+    for (;;) {
+      const jobs = await store.list(batch === undefined ? filter : { ...filter, limit: batch });
+      const readable: Job[] = [];
+      for (const job of jobs) {
+        if (wanted !== undefined && readable.length >= wanted) break;
+        if (await this.#readable(caller, job)) readable.push(job);
+      }
+      if (batch === undefined || readable.length >= (wanted as number) || jobs.length < batch)
+        return readable;
+      batch = batch * 4;
+    }
   }
 
   /**
@@ -695,10 +787,61 @@ export class OperatorRuntime {
    * Without the `approvals` option there are none.
    */
   async listApprovals(filter: ApprovalListFilter = {}): Promise<ApprovalRequest[]> {
+    return (await this.approvalPage(filter)).requests;
+  }
+
+  /**
+   * A page of pending approval requests (docs/api.md, "Approvals"): with `caller`, only those
+   * whose jobs it may read; with `limit` or `cursor`, oldest request first, at most `limit`,
+   * after `cursor`. `total` counts every request the filter matches.
+   * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter or a cursor this runtime did
+   * not write.
+   */
+  async approvalPage(filter: ApprovalListFilter = {}): Promise<ApprovalPage> {
     this.#assertOpen();
-    const jobId = checkApprovalFilter(filter);
-    if (this.#desk === undefined) return [];
-    return this.#desk.list(await this.#approvalHost(), jobId);
+    const { jobId, caller, limit, cursor } = checkApprovalFilter(filter);
+    const after = cursor === undefined ? undefined : cursorKey(cursor);
+    if (cursor !== undefined && after === undefined)
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        'listApprovals() filter.cursor is not a cursor of this list',
+      );
+    if (this.#desk === undefined) return { requests: [], total: 0 };
+    const host = await this.#approvalHost();
+    let requests = await this.#desk.list(host, jobId);
+    if (caller !== undefined) {
+      const readable = new Map<string, boolean>();
+      const kept: ApprovalRequest[] = [];
+      for (const request of requests) {
+        let may = readable.get(request.jobId);
+        if (may === undefined) {
+          const job = await host.deps.store.get(request.jobId);
+          may = job !== undefined && (await this.#readable(caller, job));
+          readable.set(request.jobId, may);
+        }
+        if (may) kept.push(request);
+      }
+      requests = kept;
+    }
+    const total = requests.length;
+    if (limit === undefined && after === undefined) return { requests, total };
+    requests.sort((a, b) => compareKeys(approvalKey(a), approvalKey(b)));
+    const start =
+      after === undefined
+        ? 0
+        : requests.findIndex((request) => compareKeys(approvalKey(request), after) > 0);
+    const rest = start < 0 ? [] : requests.slice(start);
+    if (limit === undefined || rest.length <= limit) return { requests: rest, total };
+    const page = rest.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      last === undefined
+        ? undefined
+        : Buffer.from(JSON.stringify(approvalKey(last)), 'utf8').toString('base64url');
+    return nextCursor === undefined
+      ? { requests: page, total }
+      : { requests: page, total, nextCursor };
   }
 
   /**
@@ -808,6 +951,8 @@ export class OperatorRuntime {
     this.#drained = undefined;
     clearInterval(this.#cancelPoll);
     this.#cancelPoll = undefined;
+    // One last delivery pass; what stays pending goes out with the next process on the store.
+    await this.#deliverer?.stop();
     // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
     if (this.#opening !== undefined) await this.#opening.catch(() => {});
     const store = this.#store;
@@ -834,18 +979,21 @@ export class OperatorRuntime {
    */
   #openStore(): JobStore | Promise<JobStore> {
     this.#assertOpen();
-    if (this.#store !== undefined) return this.#store;
+    if (this.#store !== undefined) {
+      if (this.#notifications !== undefined && this.#deliverer === undefined)
+        this.#startNotifications(this.#store, this.#notifications);
+      return this.#store;
+    }
     if (this.#opening !== undefined) return this.#opening;
     const opened = openStore(this.#storeOption, {
       maxJobs: this.#maxJobs,
       auditKey: this.#auditKey,
     });
-    if (!(opened instanceof Promise)) return (this.#store = opened);
+    if (!(opened instanceof Promise)) return this.#opened(opened);
     this.#opening = opened.then(
       (store) => {
         this.#opening = undefined;
-        this.#store = store;
-        return store;
+        return this.#opened(store);
       },
       (error: unknown) => {
         this.#opening = undefined;
@@ -853,6 +1001,47 @@ export class OperatorRuntime {
       },
     );
     return this.#opening;
+  }
+
+  /** Keeps the store just opened; with notifications, attaches its outbox and starts delivering. */
+  #opened(store: JobStore): JobStore {
+    if (this.#notifications !== undefined) this.#startNotifications(store, this.#notifications);
+    this.#store = store;
+    return store;
+  }
+
+  /**
+   * Notifications (docs/api.md, "Notifications"): the store's outbox written from now on, and
+   * delivered by this process, rows an earlier run left included.
+   */
+  #startNotifications(store: JobStore, config: NotificationsConfig): void {
+    const outbox = store.outbox;
+    if (outbox === undefined)
+      throw createError(
+        TypeError,
+        ErrorCode.RUNTIME_OPTIONS_INVALID,
+        'options.notifications need a store with an outbox (memory or SQLite)',
+      );
+    const deliverer = new NotificationDeliverer(outbox, config);
+    outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
+    this.#deliverer = deliverer;
+    deliverer.start();
+  }
+
+  /**
+   * The notifications of the store not delivered yet, pending, failed or dropped, oldest first
+   * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100).
+   */
+  async listNotifications(options: { limit?: number } = {}): Promise<NotificationRecord[]> {
+    const limit = options.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 0)
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        `listNotifications limit must be a non-negative integer, got ${describeValue(limit)}`,
+      );
+    const rows = await this.#withStore((store) => store.outbox?.listNotifications(limit) ?? []);
+    return rows.map((row) => ({ ...row }));
   }
 
   /**

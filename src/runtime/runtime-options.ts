@@ -22,6 +22,12 @@ import type { JobStore } from '../jobs/job-store.js';
 import { checkStoreOption } from '../jobs/open-store.js';
 import type { PlanVersion } from '../plan/execution-plan.js';
 import { DEFAULT_PLAN_VERSIONS, KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
+import {
+  checkNotificationsOption,
+  type NotificationDelivery,
+  type NotificationDestination,
+  type NotificationsConfig,
+} from '../notifications/notification-options.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
@@ -72,7 +78,24 @@ export interface OperatorRuntimeOptions {
    * How long an idempotency key stays taken (docs/api.md, "Idempotency"), in ms. Default 24 h.
    */
   idempotencyTtlMs?: number;
+  /**
+   * Receivers told when a job needs approval or ends (docs/api.md, "Notifications"): signed
+   * Standard Webhooks POSTs (or Slack messages), written to the store's outbox with their event
+   * and delivered at least once. Not with a PostgreSQL store (yet).
+   */
+  notifications?: readonly NotificationDestination[];
+  /** Retries, time-outs and bounds of the deliveries (docs/api.md, "Notifications"). */
+  notificationDelivery?: NotificationDelivery;
+  /**
+   * Who besides the submitter may read a job, on the surfaces that read as a caller (docs/api.md,
+   * "Reading and tenants"); never across tenants. Default: a caller holding the scope
+   * `warrant:audit`, or one the approver policy lets decide a pending request of the job.
+   */
+  readPolicy?: ReadPolicy;
 }
+
+/** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
+export type ReadPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
 
 /** Decides whether `caller` may cancel `job` (the submitter always may). */
 export type CancelPolicy = (caller: ExecutionCaller, job: Job) => boolean | Promise<boolean>;
@@ -105,6 +128,9 @@ export interface RuntimeSettings {
   readonly queueEngine: 'local' | 'dbos';
   readonly cancelPolicy: CancelPolicy | undefined;
   readonly idempotencyTtlMs: number;
+  /** Undefined without destinations. */
+  readonly notifications: NotificationsConfig | undefined;
+  readonly readPolicy: ReadPolicy | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -182,6 +208,9 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const queue = option('queue');
   const cancelPolicy = option('cancelPolicy');
   const idempotencyTtlMs = option('idempotencyTtlMs');
+  const notifications = option('notifications');
+  const notificationDelivery = option('notificationDelivery');
+  const readPolicy = option('readPolicy');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -220,6 +249,13 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
+  const checkedNotifications = checkNotificationsOption(notifications, notificationDelivery);
+  if (checkedNotifications !== undefined && store !== undefined && /^postgres/.test(store))
+    throw invalidOption(
+      'options.notifications need the memory or a SQLite store: the PostgreSQL store has no outbox yet',
+    );
+  if (readPolicy !== undefined && typeof readPolicy !== 'function')
+    throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
   return {
     authorizer,
     store,
@@ -235,6 +271,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     queueEngine,
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
     idempotencyTtlMs: checkedTtl,
+    notifications: checkedNotifications,
+    readPolicy: readPolicy as ReadPolicy | undefined,
   };
 }
 

@@ -139,8 +139,14 @@ describe('warrant serve --token (and WARRANT_TOKEN)', () => {
         'no token',
       );
       assert.deepEqual(await jobsOf(address, { token: 'tok-123' }), [], 'no job');
-      assert.deepEqual(await callerOverHttp(address, { token: 'tok-123' }), { id: 'token' });
-      assert.deepEqual(await callerOverMcp(address, 'tok-123'), { id: 'token' });
+      assert.deepEqual(await callerOverHttp(address, { token: 'tok-123' }), {
+        id: 'token',
+        scopes: ['warrant:audit'],
+      });
+      assert.deepEqual(await callerOverMcp(address, 'tok-123'), {
+        id: 'token',
+        scopes: ['warrant:audit'],
+      });
       assert.equal((await jobsOf(address, { token: 'tok-123' })).length, 2);
     });
   });

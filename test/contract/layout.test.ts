@@ -82,6 +82,8 @@ const MCP_INTERNALS_ALLOWED: Record<string, string> = {
     'the adapter refuses bad options with coded errors, as the runtime does',
   'src/errors/describe-value.ts':
     'one-line descriptions of bad values and thrown errors in those messages',
+  'src/json/canonical-json.ts':
+    'a retried call is matched by the digest of its canonical arguments (src/mcp/pending-calls.ts)',
 };
 
 /** The source file of an import path (imports name the built `.js`). */

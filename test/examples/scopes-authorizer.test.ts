@@ -83,14 +83,13 @@ describe('examples/authorizers/scopes.mjs', () => {
       assert.equal(textOf(refused), 'fs.write needs the scope plans:write; viewer has jobs:read');
       assert.equal(existsSync(join(root, 'mcp-denied.txt')), false);
 
-      const jobs = (await jobsOf(address, { token: 'ci-token' })) as { status: string }[];
-      assert.deepEqual(jobs.map((job) => job.status).sort(), [
-        'completed',
-        'completed',
-        'completed',
-        'failed',
-        'failed',
-      ]);
+      // Each caller reads its own jobs only (docs/api.md, "Reading and tenants").
+      const statuses = async (token: string) =>
+        ((await jobsOf(address, { token })) as { status: string }[])
+          .map((job) => job.status)
+          .sort();
+      assert.deepEqual(await statuses('ci-token'), ['completed', 'completed']);
+      assert.deepEqual(await statuses('viewer-token'), ['completed', 'failed', 'failed']);
     } finally {
       await served.stop();
     }

@@ -130,11 +130,15 @@ describe('GET /api/jobs is bounded (issue 14 item 2)', () => {
   it('answers 50 jobs by default, up to 1,000 on request, newest first', async () => {
     const { url, runtime } = await start();
     for (let index = 0; index < 1_005; index++) {
-      await runtime.executePlan({
-        version: '1.0',
-        goal: `job ${index}`,
-        steps: [{ id: 's', capability: 'bnd.echo', input: {} }],
-      });
+      // As `http`, the caller of every request without an authentication mode: its own jobs.
+      await runtime.executePlan(
+        {
+          version: '1.0',
+          goal: `job ${index}`,
+          steps: [{ id: 's', capability: 'bnd.echo', input: {} }],
+        },
+        { caller: { id: 'http' } },
+      );
     }
     const listed = (await call(`${url}/api/jobs`)).json as unknown as Job[];
     assert.equal(listed.length, 50);

@@ -22,10 +22,13 @@ describe('GET /api/jobs/:id/evidence', () => {
     const get = (path: string, token = 'secret') =>
       fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
     try {
-      const job = await runtime.executePlan({
-        version: '1.0',
-        steps: [{ id: 'fail', capability: name as string }],
-      });
+      const job = await runtime.executePlan(
+        {
+          version: '1.0',
+          steps: [{ id: 'fail', capability: name as string }],
+        },
+        { caller: { id: 'token' } },
+      ); // the token mode's caller reads its own job
       const answer = await get(`/api/jobs/${job.id}/evidence`);
       assert.equal(answer.status, 200);
       const bundle = (await answer.json()) as EvidenceBundle;

@@ -27,7 +27,11 @@ async function start() {
       }),
   }) as [string];
   const app = createHttpServer(runtime, {
-    resolveCaller: (request) => ({ id: String(request.headers['x-test-caller'] ?? 'anonymous') }),
+    // `auditor` holds warrant:audit: it reads every job, and may cancel none but its own.
+    resolveCaller: (request) => {
+      const id = String(request.headers['x-test-caller'] ?? 'anonymous');
+      return id === 'auditor' ? { id, scopes: ['warrant:audit'] } : { id };
+    },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   closers.push(async () => (await app.close(), await runtime.close()));
@@ -83,7 +87,7 @@ describe('HTTP: queued jobs and cancellation', () => {
     );
   });
 
-  it('POST /api/jobs/:id/cancel: 403 for another caller, 200 for the submitter, 404 unknown', async () => {
+  it('POST /api/jobs/:id/cancel: 404 for a caller who may not read it, 403 for one who may read but not cancel, 200 for the submitter, 404 unknown', async () => {
     const server = await start();
     const plan = { version: '1.0', steps: [{ id: 'w', capability: server.wait, input: {} }] };
     const submitted = await call(server.url, 'POST', '/api/plans', 'alice', plan, {
@@ -91,7 +95,10 @@ describe('HTTP: queued jobs and cancellation', () => {
     });
     const jobId = submitted.body.id as string;
     const path = `/api/jobs/${jobId}/cancel`;
-    const refused = await call(server.url, 'POST', path, 'mallory', {});
+    const hidden = await call(server.url, 'POST', path, 'mallory', {});
+    assert.equal(hidden.status, 404);
+    assert.deepEqual(hidden.body, { error: `Unknown job: ${jobId}` });
+    const refused = await call(server.url, 'POST', path, 'auditor', {});
     assert.equal(refused.status, 403);
     assert.equal(refused.body.code, 'CANCEL_FORBIDDEN');
     const cancelled = await call(server.url, 'POST', path, 'alice', { reason: 'enough' });

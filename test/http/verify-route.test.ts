@@ -19,10 +19,13 @@ describe('GET /api/jobs/:id/verify', () => {
     const get = (path: string, token = 'secret') =>
       fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
     try {
-      const job = await runtime.executePlan({
-        version: '1.0',
-        steps: [{ id: 'pay', capability: name as string }],
-      });
+      const job = await runtime.executePlan(
+        {
+          version: '1.0',
+          steps: [{ id: 'pay', capability: name as string }],
+        },
+        { caller: { id: 'token' } },
+      ); // the token mode's caller reads its own job
       const intact = await get(`/api/jobs/${job.id}/verify`);
       assert.equal(intact.status, 200);
       assert.deepEqual(await intact.json(), { ok: true, events: 5 });

@@ -3,6 +3,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   checkpointHash,
+  ledgerLeaf,
   merkleProof,
   merkleRoot,
   nextCheckpoint,
@@ -45,6 +46,57 @@ describe('checkpoint', () => {
       assert.equal(merkleProof(entries, 'absent'), undefined);
       assert.notEqual(merkleRoot(entries.slice(1)), root, 'an entry removed changes the root');
     }
+  });
+
+  it('seals ledger entries as leaves after the jobs: each field counts, proofs still hold', () => {
+    const ledger = {
+      jobId: 'job-01',
+      position: 4,
+      stepId: 'b',
+      inputDigest: 'sha256:in',
+      requestHash: 'sha256:req',
+      decision: 'granted',
+      at: 'T',
+    };
+    const leaf = ledgerLeaf(ledger);
+    const text = JSON.stringify([
+      'approval',
+      'job-01',
+      4,
+      'b',
+      'sha256:in',
+      'sha256:req',
+      'granted',
+      'T',
+    ]);
+    assert.equal(
+      leaf,
+      `sha256:${createHash('sha256').update(Buffer.of(0)).update(text).digest('hex')}`,
+    );
+    assert.notEqual(ledgerLeaf({ ...ledger, position: 5 }), leaf);
+    assert.notEqual(ledgerLeaf({ ...ledger, stepId: 'c' }), leaf);
+    assert.notEqual(ledgerLeaf({ ...ledger, requestHash: null }), leaf);
+    assert.notEqual(ledgerLeaf({ ...ledger, decision: 'rejected' }), leaf);
+    assert.notEqual(ledgerLeaf({ ...ledger, inputDigest: null }), leaf);
+    const entries = [entry(1), entry(2), entry(3)];
+    const approvals = [
+      { jobId: 'job-02', position: 1, hash: leaf },
+      { jobId: 'job-01', position: 4, hash: ledgerLeaf({ ...ledger, position: 9 }) },
+    ];
+    const root = merkleRoot(entries, approvals);
+    assert.notEqual(root, merkleRoot(entries), 'the ledger leaves change the root');
+    assert.equal(
+      merkleRoot(entries, []),
+      merkleRoot(entries),
+      'no ledger leaves: the root as before',
+    );
+    assert.equal(merkleRoot(entries, [...approvals].reverse()), root, 'one order');
+    assert.notEqual(merkleRoot(entries, approvals.slice(1)), root, 'a leaf removed');
+    for (const each of entries)
+      assert.equal(rootOfProof(each, merkleProof(entries, each.jobId, approvals) ?? []), root);
+    const next = nextCheckpoint(undefined, [], new Map(), 'T', undefined, approvals);
+    assert.equal(next?.checkpoint.root, merkleRoot([], approvals), 'approvals alone are sealed');
+    assert.equal(next?.checkpoint.events, 0);
   });
 
   it('seals only the jobs that changed since they were last sealed, counting their new events', () => {

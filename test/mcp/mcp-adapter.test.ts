@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   McpAdapter,
   createCapability,
+  type ApprovalRequest,
   type CapabilityAuthorizationContext,
   type ExecutionCaller,
   type McpAdapterOptions,
@@ -190,6 +191,9 @@ describe('new McpAdapter(runtime, options?)', () => {
       [runtime, { onInternalError: 1 }, /options.onInternalError must be a function/],
       [runtime, { caller: 'ops' }, /options.caller must be an object, got "ops"/],
       [runtime, { name: 7 }, /options.name must be a string, got 7/],
+      [runtime, { jobTools: 'yes' }, /options.jobTools must be a boolean, got "yes"/],
+      [runtime, { waitMs: -1 }, /options.waitMs must be a non-negative integer, got -1/],
+      [runtime, { waitMs: 1.5 }, /options.waitMs must be a non-negative integer, got 1.5/],
     ];
     for (const [candidate, options, message] of cases) {
       assert.throws(
@@ -393,6 +397,141 @@ describe('McpAdapter with approvals', () => {
     const [request] = await runtime.listApprovals();
     assert.equal(textOf(result), `Awaiting approval: job ${request?.jobId}, step call`);
     assert.equal(wrote, 0);
+    await runtime.close();
+  });
+
+  it('answers structuredContent { jobId, stepId, status, inputDigest } naming the request, even for a tool with an output schema', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const [tool] = register(runtime, {
+      risk: 'write',
+      outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      execute: () => ({ ok: true }),
+    }) as [string];
+    const { client } = await connect(new McpAdapter(runtime, { caller: { id: 'ide-user' } }));
+    await client.listTools(); // the client now checks results against the output schema
+    const result = (await client.callTool({
+      name: toolOf(tool),
+      arguments: {},
+    })) as CallToolResult;
+    const [request] = await runtime.listApprovals();
+    assert.equal(result.isError, true);
+    assert.deepEqual(result.structuredContent, {
+      jobId: request?.jobId,
+      stepId: 'call',
+      status: 'awaiting_approval',
+      inputDigest: request?.inputDigest,
+    });
+    await runtime.close();
+  });
+
+  it('answers a retried call (same tool, arguments and caller) with the pending request, not a new one', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const [tool] = register(runtime, { risk: 'write', execute: () => ({ ok: true }) }) as [string];
+    const { client } = await connect(new McpAdapter(runtime, { caller: { id: 'ide-user' } }));
+    const call = (args: Record<string, unknown>) =>
+      client.callTool({ name: toolOf(tool), arguments: args }) as Promise<CallToolResult>;
+    const first = await call({ to: 'bob', body: { a: 1, b: 2 } });
+    // The same arguments, keys in another order: the same canonical call.
+    const again = await call({ body: { b: 2, a: 1 }, to: 'bob' });
+    assert.deepEqual(again.structuredContent, first.structuredContent);
+    assert.equal((await runtime.listApprovals()).length, 1);
+    assert.equal((await runtime.listJobs()).length, 1);
+    // Other arguments are another call.
+    await call({ to: 'carol' });
+    assert.equal((await runtime.listApprovals()).length, 2);
+    // Once its request is decided, the same call asks again.
+    const request = (await runtime.listApprovals()).find(
+      (pending) => pending.jobId === (first.structuredContent as { jobId: string }).jobId,
+    ) as ApprovalRequest;
+    await runtime.decideApproval({
+      jobId: request.jobId,
+      stepId: request.stepId,
+      inputDigest: request.inputDigest,
+      approver: { id: 'lead' },
+      decision: 'reject',
+    });
+    const later = await call({ to: 'bob', body: { a: 1, b: 2 } });
+    assert.notEqual(
+      (later.structuredContent as { jobId: string }).jobId,
+      (first.structuredContent as { jobId: string }).jobId,
+    );
+    assert.equal((await runtime.listJobs()).length, 3);
+    await runtime.close();
+  });
+
+  it('answers concurrent identical calls with one request', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const [tool] = register(runtime, { risk: 'write', execute: () => ({ ok: true }) }) as [string];
+    const { client } = await connect(new McpAdapter(runtime, { caller: { id: 'ide-user' } }));
+    const results = (await Promise.all(
+      [1, 2, 3].map(() => client.callTool({ name: toolOf(tool), arguments: { n: 1 } })),
+    )) as CallToolResult[];
+    assert.equal(
+      new Set(results.map((result) => JSON.stringify(result.structuredContent))).size,
+      1,
+    );
+    assert.equal((await runtime.listApprovals()).length, 1);
+    await runtime.close();
+  });
+
+  it('never answers another caller, or a caller without an id, with a pending request', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const [tool] = register(runtime, { risk: 'write', execute: () => ({ ok: true }) }) as [string];
+    let caller: ExecutionCaller | undefined = { id: 'ada', tenant: 'a' };
+    const { client } = await connect(new McpAdapter(runtime, { resolveCaller: () => caller }));
+    const call = () => client.callTool({ name: toolOf(tool), arguments: {} });
+    await call();
+    caller = { id: 'ada', tenant: 'b' };
+    await call();
+    caller = { id: 'bob', tenant: 'a' };
+    await call();
+    caller = undefined;
+    await call();
+    await call();
+    assert.equal((await runtime.listApprovals()).length, 5);
+    await runtime.close();
+  });
+});
+
+describe('McpAdapter with waitMs', () => {
+  it('submits each call and answers a call still executing or queued with its job id and status', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ queue: { concurrency: 1 } });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const [slow, quick] = register(
+      runtime,
+      { execute: async () => (await gate, { done: true }) },
+      { execute: () => ({ quick: true }) },
+    ) as [string, string];
+    const { client } = await connect(
+      new McpAdapter(runtime, { caller: { id: 'ide-user' }, waitMs: 30 }),
+    );
+    const running = (await client.callTool({
+      name: toolOf(slow),
+      arguments: {},
+    })) as CallToolResult;
+    const queued = (await client.callTool({
+      name: toolOf(quick),
+      arguments: {},
+    })) as CallToolResult;
+    const runningId = (running.structuredContent as { jobId: string }).jobId;
+    const queuedId = (queued.structuredContent as { jobId: string }).jobId;
+    assert.deepEqual(running.structuredContent, { jobId: runningId, status: 'executing' });
+    assert.equal(running.isError, true);
+    assert.equal(textOf(running), `Job ${runningId} is executing`);
+    assert.deepEqual(queued.structuredContent, { jobId: queuedId, status: 'queued' });
+    assert.equal((await runtime.getJob(queuedId))?.status, 'queued');
+    release();
+    assert.equal((await runtime.waitForJob(queuedId, { timeoutMs: 5000 }))?.status, 'completed');
+    assert.equal((await runtime.getJob(runningId))?.status, 'completed');
+    // A call that ends within waitMs answers its result as before.
+    const done = await client.callTool({ name: toolOf(quick), arguments: {} });
+    assert.deepEqual(done.structuredContent, { quick: true });
     await runtime.close();
   });
 });

@@ -176,6 +176,40 @@ describe('warrant mcp over stdio, with --authorizer', () => {
   });
 });
 
+describe('warrant mcp --approvals --job-tools', () => {
+  const ready = serve(['--module', MODULE, '--approvals', '--job-tools']);
+  after(async () => (await ready).close());
+
+  it('answers a write call awaiting approval with its job, the same job when retried, and its status through warrant_job_status', async () => {
+    const { client } = await ready;
+    const { tools } = await client.listTools();
+    assert.equal(tools.at(-1)?.name, 'warrant_job_status');
+    const call = () => client.callTool({ name: 'stdio_store', arguments: { note: 'hi' } });
+    const first = (await call()) as CallToolResult;
+    assert.equal(first.isError, true);
+    const content = first.structuredContent as Record<string, string>;
+    assert.equal(content.status, 'awaiting_approval');
+    assert.equal(content.stepId, 'call');
+    assert.match(content.inputDigest ?? '', /\S/);
+    assert.equal(textOf(first), `Awaiting approval: job ${content.jobId}, step call`);
+    assert.deepEqual((await call()).structuredContent, content);
+    const status = (await client.callTool({
+      name: 'warrant_job_status',
+      arguments: { jobId: content.jobId, waitMs: 0 },
+    })) as CallToolResult;
+    assert.deepEqual(status.structuredContent, {
+      jobId: content.jobId,
+      status: 'awaiting_approval',
+      steps: [{ id: 'call', capability: 'stdio.store', status: 'awaiting_approval' }],
+    });
+    const unknown = (await client.callTool({
+      name: 'warrant_job_status',
+      arguments: { jobId: 'nope' },
+    })) as CallToolResult;
+    assert.equal(textOf(unknown), 'Job "nope" not found');
+  });
+});
+
 describe('warrant mcp --builtins', () => {
   const plain = serve(['--module', MODULE]);
   const builtins = serve(['--module', MODULE, '--builtins', '--fs-root', ROOT]);
@@ -258,6 +292,7 @@ describe('warrant mcp usage', () => {
     assert.match(help.stdout, /^Usage: warrant mcp \[options\]/);
     assert.match(help.stdout, /--module <file>/);
     assert.match(help.stdout, /--builtins +also serve the built-in capabilities/);
+    assert.match(help.stdout, /--job-tools +also serve the tool warrant_job_status/);
   });
 
   it('reports an unknown option as one line on stderr and exits 2', async () => {

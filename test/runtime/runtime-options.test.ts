@@ -19,6 +19,8 @@ describe('new OperatorRuntime(options)', () => {
       { onObserverError: 'x' },
       { auditKey: '' },
       { auditKey: 42 },
+      { readPolicy: 'audit' },
+      { readPolicy: {} },
     ];
     for (const options of bad) {
       assert.throws(() => new OperatorRuntime(options as never), {

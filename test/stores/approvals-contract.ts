@@ -226,9 +226,67 @@ export function runApprovalContract(store: StoreUnderTest): void {
           /^the approval request of step b was granted \(the store's ledger of consumed approvals\) but the record does not show it: the job was restored from an older copy/,
         );
         const again = runtimeOn(option);
+        assert.deepEqual(
+          (await again.listApprovals()).filter((request) => request.jobId === job.id),
+          [],
+          'a request the ledger holds as decided is not listed',
+        );
+        assert.deepEqual(await again.listApprovals({ jobId: job.id }), []);
         await assert.rejects(approve(again, job, 'carol'), { code: 'APPROVAL_NOT_PENDING' });
         assert.equal(timesInvoked('replay'), 1, 'the write ran once');
         assert.equal((await again.getJob(job.id))?.status, 'awaiting_approval', 'nothing written');
+        // The whole-store check reports it too, sealed or not.
+        const whole = await again.verifyStore();
+        assert.ok(
+          whole.problems.some(
+            (problem) =>
+              problem.jobId === job.id &&
+              /the job was restored from an older copy/.test(problem.reason),
+          ),
+          JSON.stringify(whole.problems),
+        );
+      });
+
+      it('a ledger entry deleted or changed after a checkpoint sealed it is named by verifyStore', async () => {
+        const option = await store.freshStoreOption();
+        const runtime = runtimeOn(option);
+        const kept = await runtime.executePlan(plan('ledger-kept'), { caller: { id: 'alice' } });
+        const edited = await runtime.executePlan(plan('ledger-edit'), { caller: { id: 'alice' } });
+        const gone = await runtime.executePlan(plan('ledger-gone'), { caller: { id: 'alice' } });
+        for (const job of [kept, edited, gone])
+          assert.equal((await approve(runtime, job)).status, 'completed');
+        await runtime.close();
+        const reader = runtimeOn(option);
+        const untouched = await reader.verifyStore();
+        assert.deepEqual(untouched.problems, []);
+        const [entry] = await sql(
+          option,
+          'SELECT request_position FROM {approval_ledger} WHERE job_id = ?',
+          [gone.id],
+        );
+        const position = Number(entry?.request_position);
+        await sql(option, 'DELETE FROM {approval_ledger} WHERE job_id = ?', [gone.id]);
+        await sql(option, "UPDATE {approval_ledger} SET decision = 'rejected' WHERE job_id = ?", [
+          edited.id,
+        ]);
+        const verification = await reader.verifyStore();
+        assert.equal(verification.ok, false);
+        const ledger = verification.problems.filter((problem) => problem.kind === 'ledger');
+        assert.deepEqual(
+          ledger.map((problem) => problem.jobId).sort(),
+          [edited.id, gone.id].sort(),
+          JSON.stringify(verification.problems),
+        );
+        assert.match(
+          ledger.find((problem) => problem.jobId === gone.id)?.reason ?? '',
+          new RegExp(
+            `^the ledger entry of the approval request at event ${position} of job ${gone.id}, sealed by checkpoint \\d+, is gone`,
+          ),
+        );
+        assert.match(
+          ledger.find((problem) => problem.jobId === edited.id)?.reason ?? '',
+          /, was changed: it is not as sealed$/,
+        );
       });
     }
 

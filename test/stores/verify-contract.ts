@@ -531,7 +531,7 @@ export function runVerifyContract(store: StoreUnderTest): void {
       const failure = broken(await again.verifyJob(job.id));
       assert.match(failure.reason, /^no chain: recorded before tamper evidence/);
       const [version] = await sql(option, 'SELECT version FROM {schema_version}');
-      assert.equal(Number(version?.version), 4);
+      assert.equal(Number(version?.version), 5);
       // New jobs in the migrated database are chained.
       const fresh = await again.executePlan(referencing);
       assert.deepEqual(await again.verifyJob(fresh.id), { ok: true, events: fresh.events.length });

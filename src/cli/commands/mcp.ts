@@ -39,6 +39,9 @@ ${callerOptionHelp}
                         (default { "id": "mcp" })
   --builtins            also serve the built-in capabilities (system.echo, http.*, and fs.*
                         with --fs-root); system.status is never served
+  --job-tools           also serve the tool warrant_job_status { jobId, waitMs? }: the
+                        status, step statuses and result of a job the caller submitted
+                        (or of any job of its tenant, with the scope warrant:audit)
   -h, --help            show this help`;
 
 function log(line: string): void {
@@ -58,10 +61,12 @@ function programAdapter(
   runtime: OperatorRuntime,
   builtins: boolean,
   caller: ExecutionCaller,
+  jobTools: boolean,
 ): McpAdapter {
   try {
     return new McpAdapter(runtime, {
       caller,
+      jobTools,
       include: programTools(builtins),
       onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
     });
@@ -78,6 +83,7 @@ async function serve(args: readonly string[]): Promise<number> {
     ...runtimeOptions,
     caller: { type: 'string' },
     builtins: { type: 'boolean' },
+    'job-tools': { type: 'boolean' },
   });
   if (values.help) {
     console.log(mcpHelp);
@@ -89,7 +95,12 @@ async function serve(args: readonly string[]): Promise<number> {
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   let adapter: McpAdapter;
   try {
-    adapter = programAdapter(runtime, values.builtins === true, caller);
+    adapter = programAdapter(
+      runtime,
+      values.builtins === true,
+      caller,
+      values['job-tools'] === true,
+    );
   } catch (error) {
     await closeMcpConnections();
     await runtime.close();

@@ -16,7 +16,7 @@ export const authCliOptions = {
 } as const;
 
 export const authOptionsHelp = `Authentication (at most one mode; every route but GET /health):
-  --token <token>           one shared bearer token; caller { id: 'token' }
+  --token <token>           one shared bearer token; caller { id: 'token' } (warrant:audit)
                             (or set WARRANT_TOKEN: arguments are visible to other users)
   --callers <file.json>     { "callers": [{ "tokenSha256": "<hex>", "caller": { "id": ... } }] }
                             bearer tokens by SHA-256; the file holds no token (chmod 600 it)

@@ -6,6 +6,7 @@
  * signed with another algorithm (an HMAC keyed with the public key's bytes) are refused. The
  * caller is `{ id: sub, scopes, metadata: { iss } }` (docs/decisions.md "Authentication modes").
  */
+import { frozenCallerCopy } from '../../callers/caller-check.js';
 import { createPublicKey, webcrypto, type JsonWebKey, type KeyObject } from 'node:crypto';
 import {
   createLocalJWKSet,
@@ -244,11 +245,9 @@ function callerOf(payload: JWTPayload): ExecutionCaller | undefined {
   const { sub, iss } = payload;
   const scopes = scopesOf(payload);
   if (typeof sub !== 'string' || sub === '' || scopes === undefined) return undefined;
-  return Object.freeze({
-    id: sub,
-    scopes: Object.freeze(scopes),
-    metadata: Object.freeze({ iss }),
-  });
+  // The one checker of callers from outside: a caller the runtime would refuse is a 401 here.
+  const checked = frozenCallerCopy({ id: sub, scopes, metadata: iss === undefined ? {} : { iss } });
+  return checked.ok ? checked.caller : undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
-/** `--token` (or `WARRANT_TOKEN`): one shared bearer token; the caller is `{ id: 'token' }`. */
+/** `--token` (or `WARRANT_TOKEN`): one shared bearer token, the operator's; the caller is
+ * `{ id: 'token', scopes: ['warrant:audit'] }`: it reads every job (docs/api.md, "Reading and tenants"). */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ExecutionCaller } from '../../index.js';
 import {
@@ -23,7 +24,10 @@ export function createTokenAuthenticator(token: string): Authenticator {
   const expected = sha256(token);
   const accepted: AuthResult = Object.freeze({
     ok: true,
-    caller: Object.freeze({ id: 'token' }) as ExecutionCaller,
+    caller: Object.freeze({
+      id: 'token',
+      scopes: Object.freeze(['warrant:audit']),
+    }) as ExecutionCaller,
   });
   return {
     async authenticate(request) {

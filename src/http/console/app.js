@@ -19,7 +19,9 @@
     'failed',
     'cancelled',
   ];
-  const RUNNING = new Set(['created', 'executing']);
+  const RUNNING = new Set(['created', 'queued', 'executing']);
+  /** A job in one of these can still be cancelled (docs/api.md, "runtime.cancelJob"). */
+  const CANCELLABLE = new Set(['created', 'queued', 'executing', 'awaiting_approval']);
 
   const byId = (id) => document.getElementById(id);
   const view = byId('view');
@@ -225,9 +227,10 @@
   }
 
   async function updateApprovalCount() {
-    const pending = await apiData('api/approvals');
-    byId('approval-count').textContent =
-      Array.isArray(pending) && pending.length > 0 ? `(${pending.length})` : '';
+    // A count, never the list: navigation stays cheap however many requests wait.
+    const pending = await apiData('api/approvals/count');
+    const count = typeof pending?.count === 'number' ? pending.count : 0;
+    byId('approval-count').textContent = count > 0 ? `(${count})` : '';
   }
 
   // ---- Jobs ------------------------------------------------------------------------------
@@ -545,6 +548,39 @@
     );
   }
 
+  /**
+   * Cancel a job that has not ended. The server decides who may (its submitter, or a caller the
+   * cancel policy allows): a refusal is shown as the message it answers.
+   */
+  function cancelPanel(job, onCancelled) {
+    const outcome = h('p', { class: 'outcome', role: 'status' });
+    const button = h('button', { type: 'button', class: 'cancel' }, 'Cancel job');
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      outcome.className = 'outcome';
+      outcome.textContent = 'Cancelling…';
+      try {
+        const answer = await api(`api/jobs/${encodeURIComponent(job.id)}/cancel`, {
+          method: 'POST',
+          body: { reason: 'cancelled from the console' },
+        });
+        if (answer.ok) {
+          outcome.textContent = `Cancel recorded; the job is ${answer.body?.status}.`;
+          onCancelled();
+          return;
+        }
+        outcome.className = 'outcome error';
+        outcome.textContent = `Refused: ${errorOf(answer)}`;
+      } catch (error) {
+        if (error instanceof NeedsToken) return;
+        outcome.className = 'outcome error';
+        outcome.textContent = `Request failed: ${error.message}`;
+      }
+      button.disabled = false;
+    });
+    return h('div', { class: 'cancel-panel' }, button, outcome);
+  }
+
   async function jobView(current, id) {
     const encoded = encodeURIComponent(id);
     const [answer, verified, approvals] = await Promise.all([
@@ -565,6 +601,7 @@
     show(
       h('p', {}, h('a', { href: '#/' }, '← all jobs')),
       h('h1', {}, job.goal === '' ? job.id : job.goal, ' ', badge(job.status)),
+      CANCELLABLE.has(job.status) ? cancelPanel(job, render) : undefined,
       verification(verified.ok ? verified.body : undefined),
       fields([
         ['Job', h('code', {}, job.id)],

@@ -1,32 +1,79 @@
 /**
- * `GET /api/approvals` (pending requests; `?jobId=` one job's) and
+ * `GET /api/approvals` (pending requests the caller may read, oldest first, paged: `?limit=`
+ * 1..1000 default 50, `?cursor=` from the `warrant-next-cursor` header, `?jobId=` one job's),
+ * `GET /api/approvals/count` (`{ count }`) and
  * `POST /api/jobs/:id/steps/:stepId/approval` `{ decision, inputDigest, comment? }`, decided by
  * the request's caller as approver: 200 with the job at its next stop, or the refusal's status
- * (approvalRefusalStatus). Nothing in the body names the approver.
+ * (approvalRefusalStatus). Nothing in the body names the approver. Without an authentication
+ * mode (nor a `resolveCaller`) every approval route is 403: nobody approves as `http`
+ * (docs/api.md, "Reading and tenants").
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ErrorCode } from '../../errors/error-codes.js';
 import type { OperatorRuntime } from '../../index.js';
 import { errorText, jobAnswer, REMOTE_ANSWER } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
 import { approvalRefusalStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
+import { JOB_LIST_DEFAULT, JOB_LIST_MAX } from './jobs.js';
+
+/** The answer of every approval route without an authentication mode. */
+function noApprover(reply: FastifyReply) {
+  return reply.code(403).send({
+    error: 'Approvals need an authentication mode: nobody approves unauthenticated',
+  });
+}
 
 export function registerApprovalRoutes(
   app: FastifyInstance,
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
+  identified: boolean,
 ): void {
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/approvals',
-    async (request) => {
-      const { jobId } = request.query;
-      return runtime.listApprovals(jobId === undefined ? {} : { jobId });
+    async (request, reply) => {
+      if (!identified) return noApprover(reply);
+      const { jobId, cursor, limit: limitText } = request.query;
+      const limit =
+        limitText === undefined
+          ? JOB_LIST_DEFAULT
+          : /^\d{1,4}$/.test(limitText)
+            ? Number(limitText)
+            : Number.NaN;
+      if (!(limit >= 1 && limit <= JOB_LIST_MAX))
+        return reply
+          .code(400)
+          .send({ error: `limit must be an integer from 1 to ${JOB_LIST_MAX}` });
+      const caller = await callerOf(request);
+      if (caller === undefined) return [];
+      try {
+        const page = await runtime.approvalPage({
+          caller,
+          limit,
+          ...(jobId === undefined ? {} : { jobId }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        if (page.nextCursor !== undefined) reply.header('warrant-next-cursor', page.nextCursor);
+        return page.requests;
+      } catch (error) {
+        if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_FILTER_INVALID)
+          throw error;
+        return reply.code(400).send({ error: 'cursor is not a cursor of this list' });
+      }
     },
   );
+  app.get('/api/approvals/count', async (request, reply) => {
+    if (!identified) return noApprover(reply);
+    const caller = await callerOf(request);
+    if (caller === undefined) return { count: 0 };
+    return { count: (await runtime.approvalPage({ caller, limit: 0 })).total };
+  });
   app.post<{ Params: { id: string; stepId: string }; Body: unknown }>(
     '/api/jobs/:id/steps/:stepId/approval',
     async (request, reply) => {
+      if (!identified) return noApprover(reply);
       const body: unknown = request.body;
       if (!isJsonObject(body))
         return reply

@@ -1,9 +1,11 @@
 /**
  * `GET /api/jobs` (newest first; `status`, `capability`, `goal` and `limit` filters),
  * `GET /api/jobs/:id` (`waitMs`: wait for its end), `GET /api/jobs/:id/verify`,
- * `GET /api/jobs/:id/evidence` and `POST /api/jobs/:id/cancel` (README "HTTP routes").
+ * `GET /api/jobs/:id/evidence` and `POST /api/jobs/:id/cancel` (README "HTTP routes"). Each reads
+ * as the request's caller: a job it may not read is 404, and no list shows it (docs/api.md,
+ * "Reading and tenants").
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
 import type { Job, JobListFilter, OperatorRuntime } from '../../index.js';
 import { errorText, jobAnswer, jobListAnswer, REMOTE_ANSWER } from '../../json/answer.js';
@@ -30,6 +32,13 @@ export function registerJobRoutes(
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
 ): void {
+  /** The job `id` when the request's caller may read it, else undefined (404). */
+  const readable = async (request: FastifyRequest, id: string): Promise<Job | undefined> => {
+    const caller = await callerOf(request);
+    return caller === undefined ? undefined : runtime.getJob(id, { caller });
+  };
+  const unknown = (reply: FastifyReply, id: string) =>
+    reply.code(404).send({ error: `Unknown job: ${id}` });
   // The gate has refused repeated parameters, so every query value is a string here.
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/jobs',
@@ -44,26 +53,28 @@ export function registerJobRoutes(
       if (status !== undefined) filter.status = status as JobListFilter['status'];
       if (capability !== undefined) filter.capability = capability;
       if (goal !== undefined) filter.goal = goal;
-      return jobListAnswer(await runtime.listJobs(filter), REMOTE_ANSWER);
+      const caller = await callerOf(request);
+      if (caller === undefined) return [];
+      return jobListAnswer(await runtime.listJobs({ ...filter, caller }), REMOTE_ANSWER);
     },
   );
   app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>(
     '/api/jobs/:id',
     async (request, reply) => {
       const { waitMs } = request.query;
-      let job: Job | undefined;
-      if (waitMs === undefined) job = await runtime.getJob(request.params.id);
-      else {
-        const ms = /^\d{1,5}$/.test(waitMs) ? Number(waitMs) : Number.NaN;
-        if (!(ms <= JOB_WAIT_MAX_MS))
-          return reply
-            .code(400)
-            .send({ error: `waitMs must be an integer from 0 to ${JOB_WAIT_MAX_MS}` });
-        job = await runtime.waitForJob(request.params.id, { timeoutMs: ms });
+      const { id } = request.params;
+      const ms = waitMs === undefined ? 0 : /^\d{1,5}$/.test(waitMs) ? Number(waitMs) : Number.NaN;
+      if (!(ms <= JOB_WAIT_MAX_MS))
+        return reply
+          .code(400)
+          .send({ error: `waitMs must be an integer from 0 to ${JOB_WAIT_MAX_MS}` });
+      let job = await readable(request, id);
+      if (job !== undefined && waitMs !== undefined) {
+        await runtime.waitForJob(id, { timeoutMs: ms });
+        // Read again as the caller: what it may read can change while the job moves on.
+        job = await readable(request, id);
       }
-      return job === undefined
-        ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
-        : jobAnswer(job, REMOTE_ANSWER);
+      return job === undefined ? unknown(reply, id) : jobAnswer(job, REMOTE_ANSWER);
     },
   );
   // `POST /api/jobs/:id/cancel` as the request's caller, `{ reason? }`: 200 with the job as it
@@ -78,6 +89,9 @@ export function registerJobRoutes(
       const caller = await callerOf(request);
       if (caller === undefined)
         return reply.code(403).send({ error: 'A cancel needs an identified caller' });
+      // A job the caller may not read is unknown to it, never forbidden.
+      if ((await runtime.getJob(request.params.id, { caller })) === undefined)
+        return unknown(reply, request.params.id);
       let job: Job | undefined;
       try {
         job = await runtime.cancelJob(
@@ -100,6 +114,8 @@ export function registerJobRoutes(
   // `{ ok: false, reason, eventIndex?, stepId? }`: a job that is not intact is still an answer),
   // 404 for an unknown job.
   app.get<{ Params: { id: string } }>('/api/jobs/:id/verify', async (request, reply) => {
+    if ((await readable(request, request.params.id)) === undefined)
+      return unknown(reply, request.params.id);
     const verification = await runtime.verifyJob(request.params.id);
     return verification === undefined
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
@@ -109,6 +125,8 @@ export function registerJobRoutes(
   // `warrant jobs export --signing-key`), 404 for an unknown job. The record is as stored (errors
   // not cut to one line): its events must hash as they were chained.
   app.get<{ Params: { id: string } }>('/api/jobs/:id/evidence', async (request, reply) => {
+    if ((await readable(request, request.params.id)) === undefined)
+      return unknown(reply, request.params.id);
     const bundle = await runtime.exportJob(request.params.id);
     return bundle === undefined
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })

@@ -1,6 +1,7 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
 import type { IdempotencyClaim, IdempotencyHolder, JobChange, JobStore } from '../job-store.js';
 import { alreadyConsumed, claimedRequest } from './approval-ledger.js';
+import { MemoryOutbox } from './memory-outbox.js';
 
 /**
  * A deep-frozen snapshot of recorded JSON data: a part that is already frozen all the way down
@@ -45,6 +46,9 @@ export class MemoryJobStore implements JobStore {
   /** Idempotency claims by scope and key (docs/api.md, "Idempotency"). */
   readonly #claims = new Map<string, IdempotencyHolder & { expiresAt: number }>();
 
+  /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
+  readonly outbox = new MemoryOutbox();
+
   constructor(maxJobs: number) {
     this.#maxJobs = maxJobs;
   }
@@ -52,6 +56,7 @@ export class MemoryJobStore implements JobStore {
   create(job: Job): void {
     this.#jobs.set(job.id, job);
     if (this.#jobs.size > this.#maxJobs) this.#evict();
+    this.outbox.record(job, job.events);
   }
 
   update(job: Job, change: JobChange): void {
@@ -60,6 +65,7 @@ export class MemoryJobStore implements JobStore {
     // synchronously, by its caller; its request is entered in the ledger.
     this.#snapshots.delete(job.id);
     if (change.claims !== undefined) this.#consume(job, change, change.claims);
+    this.outbox.record(job, change.events);
   }
 
   #consume(job: Job, change: JobChange, position: number): void {

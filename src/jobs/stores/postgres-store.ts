@@ -33,6 +33,7 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
   ConsumedApproval,
+  ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
@@ -44,14 +45,24 @@ import type {
 import { isFinished } from '../job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from './approval-ledger.js';
 import {
+  ledgerLeaf,
   nextCheckpoint,
   type Checkpoint,
   type CheckpointEntry,
+  type LedgerEntry,
+  type SealedApproval,
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import {
+  isTransientStoreError,
+  retryTransient,
+  StoreHealth,
+  type StoreOutageListener,
+  type WriteFault,
+} from './write-retry.js';
 import {
   decodeEvent,
   decodeJob,
@@ -74,9 +85,11 @@ export { statementTimeoutOf } from './postgres-url.js';
  * decision and input as authorized, and each event's chain hash. Older databases are migrated
  * on first use: what they recorded stays readable, with no decisions and no hashes (NULL), and
  * such a job verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (approval-ledger.ts), empty at migration.
+ * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
+ * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
+ * of a version 4 database are marked at migration).
  */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 /** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
 const APPROVAL_LEDGER = `
@@ -87,19 +100,65 @@ CREATE TABLE IF NOT EXISTS warrant_approval_ledger (
   request_hash TEXT,
   decision TEXT NOT NULL,
   decided_at TEXT NOT NULL,
+  input_digest TEXT,
   PRIMARY KEY (job_id, request_position)
 );
+CREATE TABLE IF NOT EXISTS warrant_approval_ledger_unsealed (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL
+);
 `;
+
+/** Version 4 kept no input digest in the ledger; its entries are sealed by the next checkpoint. */
+const MIGRATE_4_TO_5 = `
+ALTER TABLE warrant_approval_ledger ADD COLUMN input_digest TEXT;
+INSERT INTO warrant_approval_ledger_unsealed (job_id, request_position)
+  SELECT job_id, request_position FROM warrant_approval_ledger;
+`;
+
+const LEDGER_COLUMNS =
+  'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
+
+/** A ledger row as read: LEDGER_COLUMNS. */
+interface LedgerRow {
+  readonly job_id: string;
+  readonly request_position: number;
+  readonly step_id: string;
+  readonly input_digest: string | null;
+  readonly request_hash: string | null;
+  readonly decision: string;
+  readonly decided_at: string;
+}
+
+function ledgerEntry(row: LedgerRow): LedgerEntry {
+  return {
+    jobId: row.job_id,
+    position: row.request_position,
+    stepId: row.step_id,
+    inputDigest: row.input_digest,
+    requestHash: row.request_hash,
+    decision: row.decision,
+    at: row.decided_at,
+  };
+}
 
 /** A job's events with their hashes, in order: where the consuming write finds the request. */
 const REQUEST_EVENTS = `
 SELECT e.event, e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
 WHERE j.id = $1 ORDER BY e.position`;
 
-/** Enters a consumed request in the ledger; no row when it is there already. */
+/**
+ * Enters a consumed request in the ledger, and marks it for the next checkpoint; no row when it
+ * is there already (the insert is the claim: one decision on a request gets in, ever).
+ */
 const CONSUME_REQUEST = `
-INSERT INTO warrant_approval_ledger (job_id, request_position, step_id, request_hash, decision, decided_at)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`;
+WITH entered AS (
+  INSERT INTO warrant_approval_ledger (${LEDGER_COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+  RETURNING job_id, request_position)
+INSERT INTO warrant_approval_ledger_unsealed (job_id, request_position)
+SELECT job_id, request_position FROM entered`;
 
 /** The job's requests the ledger holds as consumed. */
 const CONSUMED_OF = `
@@ -219,6 +278,13 @@ CREATE TABLE IF NOT EXISTS warrant_checkpoint_entries (
 );
 CREATE INDEX IF NOT EXISTS warrant_checkpoint_entries_by_job
   ON warrant_checkpoint_entries (job_id, checkpoint);
+CREATE TABLE IF NOT EXISTS warrant_checkpoint_approvals (
+  checkpoint INTEGER NOT NULL REFERENCES warrant_checkpoints (seq),
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_position)
+);
 CREATE TABLE IF NOT EXISTS warrant_checkpoint_unsealed (
   id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   job_seq BIGINT NOT NULL
@@ -251,6 +317,8 @@ JOIN LATERAL (SELECT position, hash FROM warrant_job_events WHERE job_seq = u.jo
 WHERE e.hash IS NOT NULL`;
 
 const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
+
+const SEALED_APPROVAL_COLUMNS = 'checkpoint, job_id AS "jobId", request_position AS position, hash';
 
 // Exported for the raw pg baseline of bench/stores.ts, which issues the same statements.
 export const CREATE_JOB = `
@@ -321,6 +389,12 @@ WITH created AS (
   JOIN written w ON w.id = e.id
 )
 SELECT id FROM changed`;
+
+/** Of changes' last events (job id, position), those stored, with their chain hashes. */
+const WRITTEN_EVENTS = `
+SELECT j.id, e.position, e.hash FROM unnest($1::text[], $2::int[]) AS k (id, position)
+JOIN warrant_jobs j ON j.id = k.id
+JOIN warrant_job_events e ON e.job_seq = j.seq AND e.position = k.position`;
 
 /**
  * The check-and-set of a decision on an approval request. Under READ COMMITTED a concurrent
@@ -606,6 +680,10 @@ export interface PostgresStoreOptions {
   readonly statementTimeoutMs?: number;
   /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
+  /** Told when job writes start failing on a lost connection, and when one succeeds again. */
+  readonly onOutage?: StoreOutageListener | undefined;
+  /** Test seam: faults injected around each statement of the write path (write-retry.ts). */
+  readonly faults?: WriteFault | undefined;
 }
 
 export class PostgresJobStore implements JobStore {
@@ -615,6 +693,8 @@ export class PostgresJobStore implements JobStore {
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
   readonly #auditKey: string | undefined;
+  readonly #health: StoreHealth;
+  readonly #faults: WriteFault | undefined;
   /**
    * Changes committed together: at most one per job, so one statement can write them all; one
    * batch written at a time (the next one gathers meanwhile).
@@ -654,6 +734,8 @@ export class PostgresJobStore implements JobStore {
     });
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
+    this.#health = new StoreHealth(options.onOutage);
+    this.#faults = options.faults;
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
@@ -710,6 +792,8 @@ export class PostgresJobStore implements JobStore {
         // Older versions are migrated step by step, in this transaction, under the lock.
         if (version < 2) await client.query(MIGRATE_1_TO_2);
         if (version < 3) await client.query(MIGRATE_2_TO_3);
+        // Before version 4 there was no ledger: the one just created has the column already.
+        if (version === 4) await client.query(MIGRATE_4_TO_5);
         await client.query('UPDATE warrant_schema_version SET version = $1', [
           POSTGRES_SCHEMA_VERSION,
         ]);
@@ -753,7 +837,11 @@ export class PostgresJobStore implements JobStore {
     return this.#writes.add(change);
   }
 
-  /** Writes a batch; settles every change of it, never rejects. */
+  /**
+   * Writes a batch; settles every change of it, never rejects. A lost connection is retried
+   * (write-retry.ts): before each new attempt, the changes the lost one may have committed are
+   * looked for, and only those not found are written again.
+   */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
       await this.#whenReady();
@@ -761,54 +849,144 @@ export class PostgresJobStore implements JobStore {
       for (const write of writes) this.#writes.fail(write, error);
       return;
     }
-    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite);
+    // The changes of the batch not settled yet.
+    let pending = writes;
+    const settled = new Set<QueuedWrite>();
+    try {
+      await retryTransient(
+        () => this.#writeBatch(pending, settled),
+        async () => {
+          pending = await this.#unwritten(
+            pending.filter((write) => !settled.has(write)),
+            settled,
+          );
+          return pending.length === 0;
+        },
+        this.#health,
+      );
+    } catch (error) {
+      for (const write of pending) if (!settled.has(write)) this.#writes.fail(write, error);
+    }
+  }
+
+  /**
+   * Writes changes by one statement, or each alone after an error in the data of one; settles
+   * each change it wrote or that failed on its own, adding it to `settled`. Throws a transient
+   * error (write-retry.ts) before settling the change it hit.
+   */
+  async #writeBatch(writes: readonly QueuedWrite[], settled: Set<QueuedWrite>): Promise<void> {
+    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite, settled);
     let found: Set<string>;
     try {
-      const { rows } = await this.#pool.query<{ id: string }>({
+      const { rows } = await this.#write<{ id: string }>({
         name: 'warrant_write_batch',
         text: WRITE_BATCH,
         values: batchValues(writes.map((write) => write.change)),
       });
       found = new Set(rows.map((row) => row.id));
     } catch (error) {
+      if (isTransientStoreError(error)) throw error;
       if (!isDataError(error)) {
-        for (const write of writes) this.#writes.fail(write, error);
+        for (const write of writes) this.#settle(write, settled, error);
         return;
       }
       // Nothing of the batch was written: each change alone, in order, so only its own fails.
-      for (const write of writes) await this.#writeOne(write);
+      for (const write of writes) await this.#writeOne(write, settled);
       return;
     }
     for (const write of writes) {
       const { change } = write;
-      if (change.row === undefined && !found.has(change.id))
-        this.#writes.fail(write, notFound(change.id));
-      else write.resolve();
+      this.#settle(
+        write,
+        settled,
+        change.row === undefined && !found.has(change.id) ? notFound(change.id) : undefined,
+      );
     }
   }
 
-  /** Writes one change by its own statement; settles it, never rejects. */
-  async #writeOne(write: QueuedWrite): Promise<void> {
+  /** Writes one change by its own statement and settles it; throws a transient error unsettled. */
+  async #writeOne(write: QueuedWrite, settled: Set<QueuedWrite>): Promise<void> {
+    if (settled.has(write)) return;
     const { change } = write;
+    let error: unknown;
     try {
       if (change.row !== undefined) {
-        await this.#pool.query({
+        await this.#write({
           name: 'warrant_create_job',
           text: CREATE_JOB,
           values: createValues(change, change.row),
         });
       } else {
-        const { rowCount } = await this.#pool.query({
+        const { rowCount } = await this.#write({
           name: 'warrant_update_job',
           text: UPDATE_JOB,
           values: updateValues(change),
         });
-        if (rowCount === 0) throw notFound(change.id);
+        if (rowCount === 0) error = notFound(change.id);
       }
-      write.resolve();
-    } catch (error) {
-      this.#writes.fail(write, error);
+    } catch (thrown) {
+      if (isTransientStoreError(thrown)) throw thrown;
+      error = thrown;
     }
+    this.#settle(write, settled, error);
+  }
+
+  /** Resolves a change (no error) or fails it, once. */
+  #settle(write: QueuedWrite, settled: Set<QueuedWrite>, error: unknown): void {
+    settled.add(write);
+    if (error === undefined) write.resolve();
+    else this.#writes.fail(write, error);
+  }
+
+  /**
+   * After a lost attempt: settles the changes it committed after all (their last event is
+   * stored with the same chain hash; a statement commits all of a change or none of it) and
+   * returns the others. A change with no event is returned: writing it again sets the same
+   * values.
+   */
+  async #unwritten(
+    writes: readonly QueuedWrite[],
+    settled: Set<QueuedWrite>,
+  ): Promise<readonly QueuedWrite[]> {
+    const ids: string[] = [];
+    const positions: number[] = [];
+    for (const { change } of writes) {
+      const last = change.events.positions.length - 1;
+      if (last < 0) continue;
+      ids.push(change.id);
+      positions.push(change.events.positions[last] as number);
+    }
+    if (ids.length === 0) return writes;
+    const { rows } = await this.#write<{ id: string; position: number; hash: string | null }>({
+      name: 'warrant_written_events',
+      text: WRITTEN_EVENTS,
+      values: [ids, positions],
+    });
+    const stored = new Map(rows.map((row) => [`${row.id}\u0000${row.position}`, row.hash]));
+    return writes.filter((write) => {
+      const { events } = write.change;
+      const last = events.positions.length - 1;
+      if (last < 0) return true;
+      const hash = stored.get(`${write.change.id}\u0000${events.positions[last]}`);
+      // Another hash at that position is not this change: writing it fails on the key.
+      if (hash === undefined || hash !== events.hashes[last]) return true;
+      this.#settle(write, settled, undefined);
+      return false;
+    });
+  }
+
+  /** A statement of the write path, through the test seam when one is set (options.faults). */
+  async #write<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    config: pg.QueryConfig,
+  ): Promise<pg.QueryResult<R>> {
+    const faults = this.#faults;
+    if (faults === undefined) return this.#pool.query<R>(config);
+    const before = faults('before');
+    if (before !== undefined) throw before;
+    const result = await this.#pool.query<R>(config);
+    const after = faults('after');
+    if (after !== undefined) throw after;
+    return result;
   }
 
   /** The last stored chain hash of a job this store did not create (none today). */
@@ -859,6 +1037,7 @@ export class PostgresJobStore implements JobStore {
         job.id,
         checked.position,
         request.stepId,
+        request.inputDigest ?? null,
         checked.hash,
         request.decision,
         decidedAt,
@@ -1036,12 +1215,25 @@ export class PostgresJobStore implements JobStore {
       const head = await client.query<{ seq: number; hash: string }>(
         'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
       );
+      const ledgerMarks = await client.query<LedgerRow & { id: string }>(
+        `SELECT u.id, ${LEDGER_COLUMNS.split(', ')
+          .map((column) => `l.${column}`)
+          .join(', ')}
+         FROM warrant_approval_ledger_unsealed u
+         JOIN warrant_approval_ledger l USING (job_id, request_position)`,
+      );
+      const approvals = ledgerMarks.rows.map((row) => ({
+        jobId: row.job_id,
+        position: row.request_position,
+        hash: ledgerLeaf(ledgerEntry(row)),
+      }));
       const next = nextCheckpoint(
         head.rows[0],
         current,
         sealed,
         new Date().toISOString(),
         this.#auditKey,
+        approvals,
       );
       if (next !== undefined) {
         const { checkpoint, entries } = next;
@@ -1066,6 +1258,22 @@ export class PostgresJobStore implements JobStore {
             entries.map((entry) => entry.hash),
           ],
         );
+        if (approvals.length > 0) {
+          await client.query(
+            `INSERT INTO warrant_checkpoint_approvals (checkpoint, job_id, request_position, hash)
+             SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])`,
+            [
+              checkpoint.seq,
+              approvals.map((leaf) => leaf.jobId),
+              approvals.map((leaf) => leaf.position),
+              approvals.map((leaf) => leaf.hash),
+            ],
+          );
+          await client.query(
+            'DELETE FROM warrant_approval_ledger_unsealed WHERE id = ANY($1::bigint[])',
+            [ledgerMarks.rows.map((row) => row.id)],
+          );
+        }
       }
       await client.query('DELETE FROM warrant_checkpoint_unsealed WHERE id = ANY($1::bigint[])', [
         ids,
@@ -1096,12 +1304,20 @@ export class PostgresJobStore implements JobStore {
       const unsealed = await client.query<{ count: number }>(
         'SELECT count(DISTINCT job_seq)::int AS count FROM warrant_checkpoint_unsealed',
       );
+      const approvals = await client.query<SealedApproval>(
+        `SELECT ${SEALED_APPROVAL_COLUMNS} FROM warrant_checkpoint_approvals`,
+      );
+      const ledger = await client.query<LedgerRow>(
+        `SELECT ${LEDGER_COLUMNS} FROM warrant_approval_ledger`,
+      );
       await client.query('COMMIT');
       return {
         checkpoints: checkpoints.rows,
         entries: entries.rows,
         jobIds: jobs.rows.map((row) => row.id),
         unsealed: unsealed.rows[0]?.count ?? 0,
+        approvals: approvals.rows,
+        ledger: ledger.rows.map(ledgerEntry),
       };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -1114,20 +1330,37 @@ export class PostgresJobStore implements JobStore {
   /** The latest checkpoint that sealed a job, with that checkpoint's entries. */
   async readSeal(
     jobId: string,
-  ): Promise<{ checkpoint: Checkpoint; entries: SealedEntry[] } | undefined> {
+  ): Promise<
+    { checkpoint: Checkpoint; entries: SealedEntry[]; approvals: SealedApproval[] } | undefined
+  > {
     await this.#whenReady();
-    const { rows } = await this.#pool.query<Checkpoint & { entries: SealedEntry[] }>(
+    const { rows } = await this.#pool.query<
+      Checkpoint & { entries: SealedEntry[]; approvals: SealedApproval[] | null }
+    >(
       `SELECT c.seq, c.previous, c.root, c.events, c.at, c.hash,
          (SELECT json_agg(json_build_object('checkpoint', e.checkpoint, 'jobId', e.job_id,
             'events', e.events, 'hash', e.hash)) FROM warrant_checkpoint_entries e
-          WHERE e.checkpoint = c.seq) AS entries
+          WHERE e.checkpoint = c.seq) AS entries,
+         (SELECT json_agg(json_build_object('checkpoint', a.checkpoint, 'jobId', a.job_id,
+            'position', a.request_position, 'hash', a.hash)) FROM warrant_checkpoint_approvals a
+          WHERE a.checkpoint = c.seq) AS approvals
        FROM warrant_checkpoints c
        WHERE c.seq = (SELECT max(checkpoint) FROM warrant_checkpoint_entries WHERE job_id = $1)`,
       [jobId],
     );
     const row = rows[0];
     if (row === undefined) return undefined;
-    const { entries, ...checkpoint } = row;
-    return { checkpoint, entries: entries ?? [] };
+    const { entries, approvals, ...checkpoint } = row;
+    return { checkpoint, entries: entries ?? [], approvals: approvals ?? [] };
+  }
+
+  /** The requests of these jobs the ledger holds as decided (a restored copy shows them pending). */
+  async consumedIn(jobIds: readonly string[]): Promise<ConsumedRequest[]> {
+    await this.#whenReady();
+    const { rows } = await this.#pool.query<{ job_id: string; request_position: number }>(
+      'SELECT job_id, request_position FROM warrant_approval_ledger WHERE job_id = ANY($1::text[])',
+      [jobIds],
+    );
+    return rows.map((row) => ({ jobId: row.job_id, position: row.request_position }));
   }
 }

@@ -19,10 +19,12 @@ import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
   ConsumedApproval,
+  ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
   JobStore,
+  OutboxEntry,
   RecordedChain,
   StoredCancel,
   StoreSeals,
@@ -35,14 +37,25 @@ import {
   type ClaimedRequest,
 } from './approval-ledger.js';
 import {
+  ledgerLeaf,
   nextCheckpoint,
   type Checkpoint,
   type CheckpointEntry,
+  type LedgerEntry,
+  type SealedApproval,
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { SqliteOutbox } from './sqlite-outbox.js';
+import {
+  isTransientStoreError,
+  retryTransient,
+  StoreHealth,
+  type StoreOutageListener,
+  type WriteFault,
+} from './write-retry.js';
 import {
   decodeEvent,
   decodeJob,
@@ -63,9 +76,11 @@ import {
  * as authorized, and each event's chain hash. Older files are migrated when they are opened:
  * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
  * verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (approval-ledger.ts), empty at migration.
+ * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
+ * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
+ * of a version 4 file are marked at migration).
  */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
 
 /** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
 const APPROVAL_LEDGER = `
@@ -76,9 +91,25 @@ CREATE TABLE IF NOT EXISTS approval_ledger (
   request_hash TEXT,
   decision TEXT NOT NULL,
   decided_at TEXT NOT NULL,
+  input_digest TEXT,
+  PRIMARY KEY (job_id, request_position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS approval_ledger_unsealed (
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
   PRIMARY KEY (job_id, request_position)
 ) WITHOUT ROWID;
 `;
+
+/** Version 4 kept no input digest in the ledger; its entries are sealed by the next checkpoint. */
+const MIGRATE_4_TO_5 = `
+ALTER TABLE approval_ledger ADD COLUMN input_digest TEXT;
+INSERT INTO approval_ledger_unsealed (job_id, request_position)
+  SELECT job_id, request_position FROM approval_ledger;
+`;
+
+const LEDGER_COLUMNS =
+  'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
 
 /** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
 const MIGRATE_1_TO_2 = `
@@ -150,6 +181,13 @@ CREATE TABLE IF NOT EXISTS checkpoint_entries (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS checkpoint_entries_by_job ON checkpoint_entries (job_id, checkpoint);
 CREATE TABLE IF NOT EXISTS checkpoint_unsealed (job_seq INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS checkpoint_approvals (
+  checkpoint INTEGER NOT NULL REFERENCES checkpoints (seq),
+  job_id TEXT NOT NULL,
+  request_position INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_position)
+) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS job_events_unsealed AFTER INSERT ON job_events
 BEGIN
   INSERT OR IGNORE INTO checkpoint_unsealed (job_seq) VALUES (NEW.job_seq);
@@ -174,6 +212,24 @@ interface SealStatements {
   readonly insertCheckpoint: Sqlite.Statement;
   readonly insertEntries: Sqlite.Statement;
   readonly clear: Sqlite.Statement;
+  readonly unsealedApprovals: Sqlite.Statement;
+  readonly insertApprovals: Sqlite.Statement;
+  readonly clearApprovals: Sqlite.Statement;
+}
+
+type LedgerRow = [
+  jobId: string,
+  position: number,
+  stepId: string,
+  inputDigest: string | null,
+  requestHash: string | null,
+  decision: string,
+  at: string,
+];
+
+function ledgerEntry(row: LedgerRow): LedgerEntry {
+  const [jobId, position, stepId, inputDigest, requestHash, decision, at] = row;
+  return { jobId, position, stepId, inputDigest, requestHash, decision, at };
 }
 
 /**
@@ -280,12 +336,15 @@ interface EncodedChange {
   readonly claims:
     | { readonly position: number; readonly status: string; readonly request: ClaimedRequest }
     | undefined;
+  /** The notifications the change's events cause (docs/api.md, "Notifications"). */
+  readonly outbox: readonly OutboxEntry[] | undefined;
 }
 
 /** The statements of the ledger of consumed approvals. */
 interface LedgerStatements {
   readonly events: Sqlite.Statement;
   readonly consume: Sqlite.Statement;
+  readonly mark: Sqlite.Statement;
   readonly consumedOf: Sqlite.Statement;
 }
 
@@ -295,6 +354,10 @@ type PendingWrite = QueuedChange<EncodedChange>;
 export interface SqliteStoreOptions {
   /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
+  /** Told when job writes start failing on a locked database, and when one succeeds again. */
+  readonly onOutage?: StoreOutageListener | undefined;
+  /** Test seam: faults injected around each transaction of the write path (write-retry.ts). */
+  readonly faults?: WriteFault | undefined;
 }
 
 function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
@@ -325,6 +388,7 @@ export class SqliteJobStore implements JobStore {
   /** The cancel statements, prepared on first use. */
   #insertCancel: Sqlite.Statement | undefined;
   #cancelsOf: Sqlite.Statement | undefined;
+  #consumedIn: Sqlite.Statement | undefined;
   /** The idempotency claim (a transaction) and its statements, made on first use. */
   #claimKey:
     Sqlite.Transaction<(claim: IdempotencyClaim) => IdempotencyHolder | undefined> | undefined;
@@ -343,10 +407,9 @@ export class SqliteJobStore implements JobStore {
    */
   readonly #writes = new GroupCommit<EncodedChange>({
     write: (writes) => {
-      this.#commit(writes);
-      let events = 0;
-      for (const pending of writes) events += pending.change.events.length;
-      this.#sealer.committed(events);
+      const retried = this.#commit(writes);
+      if (retried === undefined) return this.#committed(writes);
+      return retried.then(() => this.#committed(writes));
     },
     // The executor writes nothing more for a job whose change failed.
     forget: (change) => {
@@ -355,8 +418,15 @@ export class SqliteJobStore implements JobStore {
     },
   });
 
+  /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
+  readonly outbox: SqliteOutbox;
+
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
+  readonly #health: StoreHealth;
+  readonly #faults: WriteFault | undefined;
+  /** The chain hash of an event, by job id and position (a lost commit is looked for), on first use. */
+  #eventHash: Sqlite.Statement | undefined;
 
   /**
    * Opens (and creates or migrates) the database at `file`, or runs on a connection already
@@ -366,6 +436,8 @@ export class SqliteJobStore implements JobStore {
   constructor(file: string | Sqlite.Database, options: SqliteStoreOptions = {}) {
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
+    this.#health = new StoreHealth(options.onOutage);
+    this.#faults = options.faults;
     if (typeof file === 'string') {
       try {
         this.#db = new Database(file);
@@ -390,6 +462,7 @@ export class SqliteJobStore implements JobStore {
     this.#migrate(db.name);
     db.exec(CHECKPOINT_SCHEMA);
     db.exec(CANCEL_SCHEMA);
+    this.outbox = new SqliteOutbox(db);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -437,6 +510,8 @@ export class SqliteJobStore implements JobStore {
         try {
           this.#one((writes[index] as PendingWrite).change);
         } catch (error) {
+          // Locked: the whole batch is rolled back and tried again (write-retry.ts).
+          if (isTransientStoreError(error)) throw error;
           errors[index] = error;
           // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) roll back the whole transaction: then
           // nothing of this batch is on disk, and the rest must not run outside a transaction.
@@ -459,21 +534,94 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Commits a batch of queued changes (the group commit's write): in one transaction, or each in
-   * its own savepoint once one has failed; then settles each, in order.
+   * its own savepoint once one has failed; then settles each, in order. When the database stays
+   * locked (SQLITE_BUSY beyond the busy time-out, SQLITE_LOCKED), the batch is tried again later
+   * (write-retry.ts) and the promise returned settles once it is.
    */
-  #commit(writes: readonly PendingWrite[]): void {
-    // The error of each change, undefined for a change committed.
+  #commit(writes: readonly PendingWrite[]): Promise<void> | undefined {
+    let errors: unknown[];
+    try {
+      errors = this.#commitNow(writes);
+    } catch (error) {
+      return this.#retry(writes, error);
+    }
+    this.#settleAll(writes, errors);
+    return undefined;
+  }
+
+  /**
+   * Commits changes; returns the error of each (undefined for a change committed). Throws a
+   * transient error (write-retry.ts), after which nothing of them is committed, or may be (the
+   * test seam's `after`).
+   */
+  #commitNow(writes: readonly PendingWrite[]): unknown[] {
     const errors: unknown[] = [];
     try {
       if (writes.length === 1) this.#one((writes[0] as PendingWrite).change);
       else this.#commitBatch(writes, errors);
     } catch (error) {
+      if (isTransientStoreError(error)) throw error;
       for (let index = 0; index < writes.length; index++) errors[index] ??= error;
+      return errors;
     }
+    const after = this.#faults?.('after');
+    if (after !== undefined) throw after;
+    return errors;
+  }
+
+  #settleAll(writes: readonly PendingWrite[], errors: readonly unknown[]): void {
     writes.forEach((pending, index) => {
       if (errors[index] === undefined) pending.resolve();
       else this.#writes.fail(pending, errors[index]);
     });
+  }
+
+  /** Tries a batch again after a transient error, writing only what is not committed yet. */
+  async #retry(writes: readonly PendingWrite[], failed: unknown): Promise<void> {
+    let pending = writes;
+    try {
+      await retryTransient(
+        () => this.#settleAll(pending, this.#commitNow(pending)),
+        () => {
+          pending = this.#unwritten(pending);
+          return pending.length === 0;
+        },
+        this.#health,
+        failed,
+      );
+    } catch (error) {
+      for (const write of pending) this.#writes.fail(write, error);
+    }
+  }
+
+  /**
+   * Settles the changes a lost attempt committed after all (their last event is stored with the
+   * same chain hash) and returns the others. A change with no event is returned: writing it again
+   * sets the same values.
+   */
+  #unwritten(writes: readonly PendingWrite[]): readonly PendingWrite[] {
+    this.#eventHash ??= this.#db
+      .prepare(
+        'SELECT hash FROM job_events WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?) AND position = ?',
+      )
+      .pluck();
+    const statement = this.#eventHash;
+    return writes.filter((write) => {
+      const { change } = write;
+      const last = change.events.length - 1;
+      if (last < 0) return true;
+      const hash = statement.get(change.id, change.firstEvent + last) as string | null | undefined;
+      // Another hash at that position is not this change: writing it fails on the key.
+      if (hash === undefined || hash !== change.hashes[last]) return true;
+      write.resolve();
+      return false;
+    });
+  }
+
+  #committed(writes: readonly PendingWrite[]): void {
+    let events = 0;
+    for (const pending of writes) events += pending.change.events.length;
+    this.#sealer.committed(events);
   }
 
   /** Commits several changes: together, or each in its own savepoint once one has failed. */
@@ -481,10 +629,12 @@ export class SqliteJobStore implements JobStore {
     try {
       this.#together(writes);
       return;
-    } catch {
+    } catch (error) {
       // Rolled back as a whole: the job rows it inserted are not there.
       for (const pending of writes)
         if (pending.change.job !== undefined) this.#seqOf.delete(pending.change.id);
+      // Locked: so would be each change alone; the batch is tried again as a whole.
+      if (isTransientStoreError(error)) throw error;
     }
     this.#batch(writes, errors);
   }
@@ -500,6 +650,8 @@ export class SqliteJobStore implements JobStore {
    * statements (ROWS_PER_STATEMENT rows each), rather than one statement per row.
    */
   #writeAll(changes: readonly EncodedChange[]): void {
+    const before = this.#faults?.('before');
+    if (before !== undefined) throw before;
     const steps: (string | number | null)[] = [];
     const events: (string | number)[] = [];
     for (const change of changes) {
@@ -517,6 +669,7 @@ export class SqliteJobStore implements JobStore {
     }
     this.#runRows(this.#stepRows, steps, STEP_VALUES + 1);
     this.#runRows(this.#eventRows, events, EVENT_VALUES);
+    for (const change of changes) if (change.outbox !== undefined) this.outbox.write(change.outbox);
     for (const change of changes) if (change.finished) this.#seqOf.delete(change.id);
   }
 
@@ -579,8 +732,10 @@ export class SqliteJobStore implements JobStore {
         .prepare('SELECT event, hash FROM job_events WHERE job_seq = ? ORDER BY position')
         .raw(),
       consume: this.#db.prepare(
-        `INSERT INTO approval_ledger (job_id, request_position, step_id, request_hash, decision, decided_at)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO approval_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      mark: this.#db.prepare(
+        'INSERT INTO approval_ledger_unsealed (job_id, request_position) VALUES (?, ?)',
       ),
       consumedOf: this.#db
         .prepare(
@@ -602,15 +757,18 @@ export class SqliteJobStore implements JobStore {
       hash,
     }));
     const checked = checkStoredRequest(id, request, rows, this.#auditKey, Date.now());
+    // The insert is the claim: its primary key lets one decision on a request in, ever.
     const entered = ledger.consume.run(
       id,
       checked.position,
       request.stepId,
+      request.inputDigest ?? null,
       checked.hash,
       request.decision,
       at,
     );
     if (entered.changes !== 1) throw alreadyConsumed(id, request);
+    ledger.mark.run(id, checked.position);
   }
 
   #migrate(file: string): void {
@@ -631,6 +789,8 @@ export class SqliteJobStore implements JobStore {
         // Older versions are migrated step by step, in this one transaction.
         if (row.version < 2) db.exec(MIGRATE_1_TO_2);
         if (row.version < 3) db.exec(MIGRATE_2_TO_3);
+        // Before version 4 there was no ledger: the one just created has the column already.
+        if (row.version === 4) db.exec(MIGRATE_4_TO_5);
         db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION);
       }
     })();
@@ -670,6 +830,7 @@ export class SqliteJobStore implements JobStore {
       events: job.events.map(encode),
       hashes: this.#chain(job.id, job.events, isFinished(job)),
       claims: undefined,
+      outbox: this.outbox.entriesOf(job, job.events),
     });
   }
 
@@ -707,6 +868,7 @@ export class SqliteJobStore implements JobStore {
               status: (job.steps[claimed] as JobStep).status,
               request: claimedRequest(job, change, claimed),
             },
+      outbox: this.outbox.entriesOf(job, change.events),
     });
   }
 
@@ -842,12 +1004,18 @@ export class SqliteJobStore implements JobStore {
         ) as CheckpointEntry[];
         const sealed = new Map(before.map((entry) => [entry.jobId, entry]));
         const head = statements.head.get() as { seq: number; hash: string } | undefined;
+        const approvals = (statements.unsealedApprovals.all() as LedgerRow[]).map((row) => ({
+          jobId: row[0],
+          position: row[1],
+          hash: ledgerLeaf(ledgerEntry(row)),
+        }));
         const next = nextCheckpoint(
           head,
           current,
           sealed,
           new Date().toISOString(),
           this.#auditKey,
+          approvals,
         );
         if (next !== undefined) {
           const { checkpoint, entries } = next;
@@ -863,6 +1031,13 @@ export class SqliteJobStore implements JobStore {
             checkpoint.seq,
             JSON.stringify(entries.map((entry) => [entry.jobId, entry.events, entry.hash])),
           );
+          if (approvals.length > 0) {
+            statements.insertApprovals.run(
+              checkpoint.seq,
+              JSON.stringify(approvals.map((leaf) => [leaf.jobId, leaf.position, leaf.hash])),
+            );
+            statements.clearApprovals.run();
+          }
         }
         statements.clear.run();
         return next?.checkpoint;
@@ -895,6 +1070,17 @@ export class SqliteJobStore implements JobStore {
          FROM json_each(?)`,
       ),
       clear: db.prepare('DELETE FROM checkpoint_unsealed'),
+      unsealedApprovals: db
+        .prepare(
+          `SELECT ${LEDGER_COLUMNS} FROM approval_ledger_unsealed JOIN approval_ledger USING (job_id, request_position)`,
+        )
+        .raw(),
+      insertApprovals: db.prepare(
+        `INSERT INTO checkpoint_approvals (checkpoint, job_id, request_position, hash)
+         SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+         FROM json_each(?)`,
+      ),
+      clearApprovals: db.prepare('DELETE FROM approval_ledger_unsealed'),
     };
     return this.#sealing;
   }
@@ -921,10 +1107,37 @@ export class SqliteJobStore implements JobStore {
         .all() as SealedEntry[],
       jobIds: db.prepare('SELECT id FROM jobs ORDER BY seq').pluck().all() as string[],
       unsealed: db.prepare('SELECT count(*) FROM checkpoint_unsealed').pluck().get() as number,
+      approvals: this.#sealedApprovals(),
+      ledger: (
+        db.prepare(`SELECT ${LEDGER_COLUMNS} FROM approval_ledger`).raw().all() as LedgerRow[]
+      ).map(ledgerEntry),
     }))();
   }
 
-  readSeal(jobId: string): { checkpoint: Checkpoint; entries: SealedEntry[] } | undefined {
+  /** The ledger leaves checkpoints sealed, of one checkpoint or of all. */
+  #sealedApprovals(seq?: number): SealedApproval[] {
+    const columns = 'checkpoint, job_id AS jobId, request_position AS position, hash';
+    const statement =
+      seq === undefined
+        ? this.#db.prepare(`SELECT ${columns} FROM checkpoint_approvals`)
+        : this.#db.prepare(`SELECT ${columns} FROM checkpoint_approvals WHERE checkpoint = ?`);
+    return (seq === undefined ? statement.all() : statement.all(seq)) as SealedApproval[];
+  }
+
+  /** The requests of these jobs the ledger holds as decided (a restored copy shows them pending). */
+  consumedIn(jobIds: readonly string[]): ConsumedRequest[] {
+    this.#writes.flush();
+    const rows = (this.#consumedIn ??= this.#db
+      .prepare(
+        'SELECT job_id, request_position FROM approval_ledger WHERE job_id IN (SELECT value FROM json_each(?))',
+      )
+      .raw()).all(JSON.stringify(jobIds)) as [string, number][];
+    return rows.map(([jobId, position]) => ({ jobId, position }));
+  }
+
+  readSeal(
+    jobId: string,
+  ): { checkpoint: Checkpoint; entries: SealedEntry[]; approvals: SealedApproval[] } | undefined {
     this.#writes.flush();
     const db = this.#db;
     return db.transaction(() => {
@@ -942,7 +1155,7 @@ export class SqliteJobStore implements JobStore {
           'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries WHERE checkpoint = ?',
         )
         .all(seq) as SealedEntry[];
-      return { checkpoint, entries };
+      return { checkpoint, entries, approvals: this.#sealedApprovals(seq) };
     })();
   }
 

@@ -13,7 +13,7 @@ describe('--token', () => {
 
   it('accepts the token with the caller { id: "token" }, frozen', async () => {
     const caller = assertCaller(await auth.authenticate(request('Bearer s3cret-token')));
-    assert.deepEqual(caller, { id: 'token' });
+    assert.deepEqual(caller, { id: 'token', scopes: ['warrant:audit'] });
     assert.ok(Object.isFrozen(caller));
   });
 

@@ -1,0 +1,130 @@
+/**
+ * What a notification says (docs/api.md, "Notifications"): `{ type, jobId, stepId?, at, data }`
+ * with ids and digests only (never an input, a result, an error text or a caller beyond its
+ * id), or for `format: 'slack'` a Slack-compatible `{ text }`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Job, JobEvent } from '../jobs/job.js';
+import type { OutboxEntry, OutboxWriter } from '../jobs/job-store.js';
+import type { CheckedDestination, NotificationsConfig } from './notification-options.js';
+
+/** The body of the standard format, before it is encoded. */
+export interface NotificationBody {
+  readonly type: string;
+  readonly jobId: string;
+  readonly stepId?: string;
+  /** ISO 8601: the event's time. */
+  readonly at: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The fields of an event's data a notification may carry, by type. */
+const SAFE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  'approval.requested': ['capability', 'capabilityVersion', 'risk', 'inputDigest', 'expiresAt'],
+  'approval.granted': ['approver'],
+  'approval.rejected': ['approver'],
+  'job.completed': ['stepCount'],
+  'job.failed': [],
+  'job.cancelled': ['by'],
+  'step.interrupted': ['capability'],
+};
+
+/** The step of the job's that failed or stopped it, for `job.failed`. */
+function failedStep(job: Job): string | undefined {
+  for (const step of job.steps) if (step.status === 'failed') return step.id;
+  return undefined;
+}
+
+export function notificationBody(job: Job, event: JobEvent): NotificationBody {
+  const source = event.data ?? {};
+  const data: Record<string, unknown> = {};
+  for (const field of SAFE_FIELDS[event.type] ?? []) {
+    const value = source[field];
+    if (typeof value === 'string' || typeof value === 'number') data[field] = value;
+  }
+  const caller = job.caller?.id;
+  if (caller !== undefined) data.callerId = caller;
+  data.status = job.status;
+  data.eventId = event.id;
+  const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
+  return stepId === undefined
+    ? { type: event.type, jobId: job.id, at: event.timestamp, data }
+    : { type: event.type, jobId: job.id, stepId, at: event.timestamp, data };
+}
+
+function quoted(value: string): string {
+  return /^[A-Za-z0-9._:@/-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * A Slack-compatible message: the job, the step, the capability, the reason, and the exact
+ * command that approves the step, or a link to the job in the console (`publicUrl`).
+ */
+export function slackMessage(
+  job: Job,
+  event: JobEvent,
+  publicUrl: string | undefined,
+): { text: string } {
+  const source = event.data ?? {};
+  const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
+  const step = job.steps.find((candidate) => candidate.id === stepId);
+  const capability = text(source.capability) ?? step?.capability;
+  const lines = [`Warrant: ${event.type} for job ${job.id}`];
+  if (stepId !== undefined)
+    lines.push(`Step ${stepId}${capability === undefined ? '' : ` (${capability})`}`);
+  const reason = event.type === 'approval.requested' ? text(source.reason) : undefined;
+  if (reason !== undefined) lines.push(`Reason: ${reason}`);
+  const link =
+    publicUrl === undefined
+      ? undefined
+      : `${publicUrl.replace(/\/?$/, '/')}#/jobs/${encodeURIComponent(job.id)}`;
+  if (link !== undefined) lines.push(`Open: ${link}`);
+  else if (event.type === 'approval.requested' && stepId !== undefined) {
+    const digest = text(source.inputDigest) ?? '';
+    lines.push(
+      `Approve: warrant approvals approve ${quoted(job.id)} ${quoted(stepId)} --digest ${digest}`,
+    );
+  }
+  return { text: lines.join('\n') };
+}
+
+function bodyFor(destination: CheckedDestination, job: Job, event: JobEvent): string {
+  return JSON.stringify(
+    destination.format === 'slack'
+      ? slackMessage(job, event, destination.publicUrl)
+      : notificationBody(job, event),
+  );
+}
+
+/**
+ * The writer a store's outbox is given: the entries each change's events cause, one per event
+ * and destination that wants it. `wake` is called once they are written.
+ */
+export function outboxWriter(config: NotificationsConfig, wake: () => void): OutboxWriter {
+  const { destinations } = config;
+  return {
+    maxPending: config.delivery.maxPending,
+    written: wake,
+    entries(job, events) {
+      let entries: OutboxEntry[] | undefined;
+      for (const event of events) {
+        for (const destination of destinations) {
+          if (!destination.events.has(event.type)) continue;
+          (entries ??= []).push({
+            id: `msg_${randomUUID().replaceAll('-', '')}`,
+            destination: destination.label,
+            jobId: job.id,
+            type: event.type,
+            at: event.timestamp,
+            body: bodyFor(destination, job, event),
+          });
+        }
+      }
+      return entries;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Who may read a job (docs/api.md, "Reading and tenants"): never across tenants; its submitter
+ * (the same caller id and tenant); then the read policy, whose default allows a caller holding
+ * the scope `warrant:audit`, and a caller the approver policy lets decide one of the job's
+ * pending requests. Fails closed: a policy that throws, rejects or answers anything but `true`
+ * refuses.
+ */
+import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
+import { isExpired, requestOf, waitingSteps } from '../approvals/approval-request.js';
+import type { ExecutionCaller } from '../callers/execution-caller.js';
+import type { Job } from '../jobs/job.js';
+import { isSubmitter, tenantOf } from './cancel-policy.js';
+import type { ReadPolicy } from './runtime-options.js';
+
+/** The scope that lets a caller read every job of its tenant (default policy). */
+export const AUDIT_SCOPE = 'warrant:audit';
+
+/** True when the approver policy lets `caller` decide one of `job`'s pending requests. */
+export async function mayDecideOne(
+  caller: ExecutionCaller,
+  job: Job,
+  approvals: ApprovalsConfig | undefined,
+): Promise<boolean> {
+  if (approvals === undefined || job.status !== 'awaiting_approval') return false;
+  // Self-approval is refused before the policy is asked: the submitter reads as submitter.
+  if (job.caller?.id !== undefined && job.caller.id === caller.id) return false;
+  const now = Date.now();
+  for (const index of waitingSteps(job)) {
+    const request = requestOf(job, index);
+    if (request === undefined || isExpired(request, now)) continue;
+    if (await askApprover(approvals.approver, caller, request)) return true;
+  }
+  return false;
+}
+
+/** The default read policy of a runtime with these approvals (undefined: approvals off). */
+export function defaultReadPolicy(approvals: ApprovalsConfig | undefined): ReadPolicy {
+  return (caller, job) =>
+    (caller.scopes ?? []).includes(AUDIT_SCOPE) || mayDecideOne(caller, job, approvals);
+}
+
+/** Whether `caller` may read `job`: same tenant, then the submitter, then `policy`. */
+export async function mayRead(
+  caller: ExecutionCaller,
+  job: Job,
+  policy: ReadPolicy,
+): Promise<boolean> {
+  if (tenantOf(caller) !== tenantOf(job.caller)) return false;
+  if (isSubmitter(caller, job)) return true;
+  try {
+    return (await policy(caller, job)) === true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,297 @@
+// Notifications end to end (docs/api.md, "Notifications"): a runtime on a SQLite store (and the
+// memory store) writes its outbox with the events, and its deliverer POSTs them to a local
+// receiver that verifies each with the `standardwebhooks` library.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import {
+  OperatorRuntime,
+  type ExecutionPlan,
+  type OperatorRuntimeOptions,
+} from '../../src/index.js';
+import { register } from '../support/runtime-fixtures.js';
+import { newSecret, startReceiver, type Receiver } from '../support/webhook-receiver.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'warrant-notify-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+let files = 0;
+const sqlite = () => `sqlite:${join(directory, `jobs-${++files}.db`)}`;
+
+const approvals = { approver: { canApprove: () => true } };
+const FAST = { initialDelayMs: 20, maxDelayMs: 100, pollMs: 20, timeoutMs: 2_000 };
+
+function planOf(...steps: { id: string; capability: string; input?: unknown }[]): ExecutionPlan {
+  return { version: '1.0', goal: 'notify', steps: steps.map((s) => ({ input: {}, ...s })) };
+}
+
+async function withRuntime<T>(
+  options: OperatorRuntimeOptions,
+  use: (runtime: OperatorRuntime) => Promise<T>,
+): Promise<T> {
+  const runtime = new OperatorRuntime(options);
+  try {
+    return await use(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Approves the step waiting in `jobId`. */
+async function approve(runtime: OperatorRuntime, jobId: string, decision: 'approve' | 'reject') {
+  const [request] = await runtime.listApprovals({ jobId });
+  assert.ok(request, 'a pending request');
+  return runtime.decideApproval({
+    jobId,
+    stepId: request.stepId,
+    inputDigest: request.inputDigest,
+    approver: { id: 'bob' },
+    decision,
+  });
+}
+
+const ALICE = { id: 'alice', tenant: 'acme', scopes: ['secret-scope-SENSITIVE'] };
+
+/** Runs one job of each ending: approved and completed, rejected, failed, cancelled. */
+async function everyEnding(runtime: OperatorRuntime): Promise<string[]> {
+  const [write, broken] = register(
+    runtime,
+    { risk: 'write', execute: () => ({ token: 'result-SENSITIVE' }) },
+    {
+      risk: 'read',
+      execute: () => {
+        throw new Error('failure-SENSITIVE');
+      },
+    },
+  ) as [string, string];
+  const input = { password: 'input-SENSITIVE' };
+  const approved = await runtime.executePlan(planOf({ id: 'w', capability: write, input }), {
+    caller: ALICE,
+  });
+  assert.equal((await approve(runtime, approved.id, 'approve')).status, 'completed');
+  const rejected = await runtime.executePlan(planOf({ id: 'w', capability: write, input }), {
+    caller: ALICE,
+  });
+  assert.equal((await approve(runtime, rejected.id, 'reject')).status, 'failed');
+  const failed = await runtime.executePlan(planOf({ id: 'b', capability: broken, input }), {
+    caller: ALICE,
+  });
+  assert.equal(failed.status, 'failed');
+  const cancelled = await runtime.executePlan(planOf({ id: 'w', capability: write, input }), {
+    caller: ALICE,
+  });
+  assert.equal((await runtime.cancelJob(cancelled.id, { caller: ALICE }))?.status, 'cancelled');
+  return [approved.id, rejected.id, failed.id, cancelled.id];
+}
+
+const EXPECTED: Record<number, string[]> = {
+  0: ['approval.requested', 'approval.granted', 'job.completed'],
+  1: ['approval.requested', 'approval.rejected', 'job.failed'],
+  2: ['job.failed'],
+  3: ['approval.requested', 'job.cancelled'],
+};
+const TOTAL = Object.values(EXPECTED).flat().length;
+
+/** The types each job's deliveries had, in the order received, counting each delivery id once. */
+function typesByJob(receiver: Receiver, jobs: readonly string[]): string[][] {
+  const seen = new Set<string>();
+  const byJob = jobs.map(() => [] as string[]);
+  for (const delivery of receiver.deliveries) {
+    if (seen.has(delivery.id)) continue;
+    seen.add(delivery.id);
+    byJob[jobs.indexOf(delivery.payload.jobId as string)]?.push(delivery.payload.type as string);
+  }
+  return byJob;
+}
+
+for (const kind of ['sqlite', 'memory'] as const) {
+  describe(`notifications on the ${kind} store`, () => {
+    const store = () => (kind === 'sqlite' ? sqlite() : 'memory');
+
+    it('delivers every event type once per delivery id, each signature verifying, with nothing sensitive in a body', async () => {
+      const secret = newSecret();
+      const receiver = await startReceiver(secret);
+      const jobs = await withRuntime(
+        {
+          store: store(),
+          approvals,
+          notifications: [{ url: receiver.url, secret }],
+          notificationDelivery: FAST,
+        },
+        async (runtime) => {
+          const ids = await everyEnding(runtime);
+          await receiver.until(() => receiver.deliveries.length >= TOTAL);
+          return ids;
+        },
+      );
+      assert.equal(
+        receiver.deliveries.length,
+        TOTAL,
+        'no delivery twice when the receiver answers',
+      );
+      for (const delivery of receiver.deliveries) {
+        assert.equal(delivery.verified, true, `${delivery.id} verifies`);
+        assert.match(delivery.id, /^msg_[0-9a-f]{32}$/);
+        assert.doesNotMatch(delivery.body, /SENSITIVE/);
+        assert.deepEqual(
+          Object.keys(delivery.payload).filter((key) => key !== 'stepId'),
+          ['type', 'jobId', 'at', 'data'],
+        );
+      }
+      assert.deepEqual(typesByJob(receiver, jobs), Object.values(EXPECTED));
+      const requested = receiver.deliveries.find((d) => d.payload.type === 'approval.requested');
+      assert.equal(requested?.payload.stepId, 'w');
+      assert.match(
+        (requested?.payload.data as { inputDigest: string }).inputDigest,
+        /^sha256:[0-9a-f]{64}$/,
+      );
+      assert.equal((requested?.payload.data as { callerId: string }).callerId, 'alice');
+    });
+
+    it('a receiver down for a while then up gets everything, in order per job', async () => {
+      const secret = newSecret();
+      const receiver = await startReceiver(secret);
+      await receiver.down();
+      await withRuntime(
+        {
+          store: store(),
+          approvals,
+          notifications: [{ url: receiver.url, secret }],
+          notificationDelivery: FAST,
+        },
+        async (runtime) => {
+          const jobs = await everyEnding(runtime);
+          // Let several attempts fail while it is down.
+          const first = (await runtime.listNotifications()).filter((row) => row.attempts > 0);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const rows = await runtime.listNotifications();
+          assert.ok(rows.length >= 4, 'pending while the receiver is down');
+          assert.ok(
+            rows.some((row) => row.attempts >= 2) || first.length > 0,
+            'attempts were made while it was down',
+          );
+          await receiver.up();
+          await receiver.until(() => new Set(receiver.deliveries.map((d) => d.id)).size >= TOTAL);
+          assert.deepEqual(typesByJob(receiver, jobs), Object.values(EXPECTED));
+          assert.ok(receiver.deliveries.every((delivery) => delivery.verified));
+          await receiver.until(() => true);
+          // Delivered rows leave the outbox.
+          const deadline = Date.now() + 5_000;
+          while ((await runtime.listNotifications()).length > 0 && Date.now() < deadline)
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          assert.deepEqual(await runtime.listNotifications(), []);
+        },
+      );
+    });
+
+    it('a receiver that always fails: marked failed after the last attempt; jobs are not slowed', async () => {
+      const secret = newSecret();
+      const failing = await startReceiver(secret);
+      failing.status = 500;
+      const hanging = await startReceiver(secret);
+      hanging.hang = true;
+      const delivery = { ...FAST, attempts: 3, timeoutMs: 300 };
+      const plain = new OperatorRuntime({ store: store() });
+      const notified = new OperatorRuntime({
+        store: store(),
+        notifications: [
+          { url: failing.url, secret },
+          { url: hanging.url, secret },
+        ],
+        notificationDelivery: delivery,
+      });
+      try {
+        // A step of a few ms, as real work is: what a job costs is then the work, and whatever the
+        // deliverer does beside it (a request to a dead or hanging receiver) shows as a ratio.
+        const [cap] = register(plain, {
+          execute: () => new Promise((resolve) => setTimeout(resolve, 5, 1)),
+        }) as [string];
+        const elapsed = { plain: 0, notified: 0 };
+        // Interleaved, so both runtimes see the same machine load.
+        for (let round = 0; round < 30; round++) {
+          for (const [name, runtime] of [
+            ['plain', plain],
+            ['notified', notified],
+          ] as const) {
+            const started = performance.now();
+            const job = await runtime.executePlan(planOf({ id: 'a', capability: cap }));
+            elapsed[name] += performance.now() - started;
+            assert.equal(job.status, 'completed');
+          }
+        }
+        await failing.until(() => failing.deliveries.length >= 30 * 3, 30_000);
+        const deadline = Date.now() + 10_000;
+        let rows = await notified.listNotifications({ limit: 1000 });
+        while (rows.filter((row) => row.status === 'failed').length < 60 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          rows = await notified.listNotifications({ limit: 1000 });
+        }
+        assert.equal(rows.length, 60);
+        for (const row of rows) {
+          assert.equal(row.status, 'failed');
+          assert.equal(row.attempts, 3);
+          assert.match(row.error ?? '', /^attempt 3: (HTTP 500|no answer within 300 ms)$/);
+        }
+        // Each notification was tried exactly three times, under one webhook-id.
+        const attemptsById = new Map<string, number>();
+        for (const d of failing.deliveries)
+          attemptsById.set(d.id, (attemptsById.get(d.id) ?? 0) + 1);
+        assert.deepEqual(new Set(attemptsById.values()), new Set([3]));
+        assert.ok(
+          elapsed.notified < elapsed.plain * 2,
+          `jobs with a dead receiver took ${elapsed.notified.toFixed(1)} ms against ${elapsed.plain.toFixed(1)} ms`,
+        );
+      } finally {
+        await plain.close();
+        await notified.close();
+      }
+    });
+  });
+}
+
+describe('notifications: the outbox is bounded per destination', () => {
+  it('drops the oldest pending notification beyond maxPending, with a record of it', async () => {
+    const secret = newSecret();
+    const receiver = await startReceiver(secret);
+    await receiver.down();
+    await withRuntime(
+      {
+        store: sqlite(),
+        notifications: [{ url: receiver.url, secret, events: ['job.completed'] }],
+        notificationDelivery: { ...FAST, initialDelayMs: 60_000, maxPending: 3 },
+      },
+      async (runtime) => {
+        const [cap] = register(runtime, { execute: () => 1 }) as [string];
+        const jobs: string[] = [];
+        for (let index = 0; index < 5; index++)
+          jobs.push((await runtime.executePlan(planOf({ id: 'a', capability: cap }))).id);
+        const rows = await runtime.listNotifications();
+        assert.deepEqual(
+          rows.map((row) => [row.jobId, row.status]),
+          jobs.map((id, index) => [id, index < 2 ? 'dropped' : 'pending']),
+        );
+        assert.match(rows[0]?.error ?? '', /more than 3 notifications pending/);
+      },
+    );
+  });
+
+  it('writes no outbox table and nothing to deliver without notifications', async () => {
+    const store = sqlite();
+    await withRuntime({ store }, async (runtime) => {
+      const [cap] = register(runtime, { execute: () => 1 }) as [string];
+      await runtime.executePlan(planOf({ id: 'a', capability: cap }));
+      assert.deepEqual(await runtime.listNotifications(), []);
+    });
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(store.slice('sqlite:'.length), { readonly: true });
+    try {
+      const table = db
+        .prepare("SELECT name FROM sqlite_master WHERE name = 'notification_outbox'")
+        .get();
+      assert.equal(table, undefined);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,123 @@
+// The read policy in the library (docs/api.md, "Reading and tenants"): getJob/listJobs without a
+// caller are unfiltered; with one they answer only what it may read, pages stay full, tenants
+// never cross, a custom policy fails closed, and decisions never cross tenants.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { OperatorRuntime, type ExecutionCaller } from '../../src/index.js';
+import { AUDIT_SCOPE } from '../../src/runtime/read-policy.js';
+import { register } from '../support/runtime-fixtures.js';
+
+const plan = (capability: string) => ({
+  version: '1.0' as const,
+  steps: [{ id: 's', capability, input: {} }],
+});
+
+describe('readPolicy', () => {
+  it('listJobs({ caller }) keeps its pages full of what the caller may read', async () => {
+    const runtime = new OperatorRuntime();
+    try {
+      const [read] = register(runtime, { execute: () => 1 }) as [string];
+      const mine: string[] = [];
+      for (let index = 0; index < 30; index++) {
+        const owner = index % 5 === 0 ? 'alice' : 'bob';
+        const job = await runtime.executePlan(plan(read), { caller: { id: owner } });
+        if (owner === 'alice') mine.unshift(job.id);
+      }
+      assert.equal((await runtime.listJobs()).length, 30, 'no caller: unfiltered');
+      const alice = { id: 'alice' };
+      assert.deepEqual(
+        (await runtime.listJobs({ caller: alice, limit: 4 })).map((job) => job.id),
+        mine.slice(0, 4),
+      );
+      assert.deepEqual(
+        (await runtime.listJobs({ caller: alice })).map((job) => job.id),
+        mine,
+      );
+      assert.equal((await runtime.listJobs({ caller: { id: 'carol' }, limit: 10 })).length, 0);
+      const auditor = { id: 'carol', scopes: [AUDIT_SCOPE] };
+      assert.equal((await runtime.listJobs({ caller: auditor, limit: 25 })).length, 25);
+      const [other] = await runtime.listJobs({ caller: { id: 'bob' }, limit: 1 });
+      assert.equal(await runtime.getJob(other?.id as string, { caller: alice }), undefined);
+      assert.equal((await runtime.getJob(other?.id as string))?.id, other?.id);
+      await assert.rejects(runtime.listJobs({ caller: { id: '' } }), {
+        code: 'JOB_FILTER_INVALID',
+      });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('tenants confine reads: a caller without a tenant sees only jobs without one', async () => {
+    const runtime = new OperatorRuntime();
+    try {
+      const [read] = register(runtime, { execute: () => 1 }) as [string];
+      const a = await runtime.executePlan(plan(read), { caller: { id: 'u', tenant: 'a' } });
+      const none = await runtime.executePlan(plan(read), { caller: { id: 'u' } });
+      assert.equal(a.caller?.tenant, 'a');
+      const ids = async (caller: ExecutionCaller) =>
+        (await runtime.listJobs({ caller })).map((job) => job.id);
+      assert.deepEqual(await ids({ id: 'u', tenant: 'a' }), [a.id]);
+      assert.deepEqual(await ids({ id: 'u' }), [none.id]);
+      assert.deepEqual(await ids({ id: 'u', tenant: 'b' }), []);
+      assert.deepEqual(await ids({ id: 'x', tenant: 'b', scopes: [AUDIT_SCOPE] }), []);
+      assert.deepEqual(await ids({ id: 'x', tenant: 'a', scopes: [AUDIT_SCOPE] }), [a.id]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('a custom readPolicy decides besides the submitter, fails closed, never crosses tenants', async () => {
+    const asked: string[] = [];
+    const runtime = new OperatorRuntime({
+      readPolicy: (caller) => {
+        asked.push(caller.id as string);
+        if (caller.id === 'thrower') throw new Error('no');
+        if (caller.id === 'truthy') return 1 as unknown as boolean;
+        return caller.id === 'ops';
+      },
+    });
+    try {
+      const [read] = register(runtime, { execute: () => 1 }) as [string];
+      const job = await runtime.executePlan(plan(read), { caller: { id: 'u', tenant: 't' } });
+      const may = async (caller: ExecutionCaller) =>
+        (await runtime.getJob(job.id, { caller })) !== undefined;
+      assert.equal(await may({ id: 'u', tenant: 't' }), true);
+      assert.equal(await may({ id: 'ops', tenant: 't' }), true);
+      assert.equal(await may({ id: 'ops', tenant: 'other' }), false);
+      assert.equal(await may({ id: 'thrower', tenant: 't' }), false);
+      assert.equal(await may({ id: 'truthy', tenant: 't' }), false);
+      assert.equal(await may({ id: 'auditor', tenant: 't', scopes: [AUDIT_SCOPE] }), false);
+      assert.ok(!asked.includes('u'), 'the submitter is not asked about');
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('approvals: an approver of another tenant neither lists nor decides (APPROVAL_FORBIDDEN)', async () => {
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    try {
+      const [write] = register(runtime, { risk: 'write', execute: () => 1 }) as [string];
+      const job = await runtime.executePlan(plan(write), { caller: { id: 'u', tenant: 'a' } });
+      assert.equal(job.status, 'awaiting_approval');
+      assert.equal((await runtime.listApprovals()).length, 1, 'no caller: unfiltered');
+      assert.deepEqual(await runtime.listApprovals({ caller: { id: 'v', tenant: 'b' } }), []);
+      const [request] = await runtime.listApprovals({ caller: { id: 'v', tenant: 'a' } });
+      assert.equal(request?.jobId, job.id);
+      const decide = (approver: ExecutionCaller) =>
+        runtime.decideApproval({
+          jobId: job.id,
+          stepId: 's',
+          inputDigest: request?.inputDigest as string,
+          approver,
+          decision: 'approve',
+        });
+      await assert.rejects(decide({ id: 'v', tenant: 'b' }), { code: 'APPROVAL_FORBIDDEN' });
+      await assert.rejects(decide({ id: 'v' }), { code: 'APPROVAL_FORBIDDEN' });
+      assert.equal((await decide({ id: 'v', tenant: 'a' })).status, 'completed');
+      const page = await runtime.approvalPage({ limit: 0 });
+      assert.deepEqual(page, { requests: [], total: 0 });
+    } finally {
+      await runtime.close();
+    }
+  });
+});
