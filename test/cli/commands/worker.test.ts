@@ -76,7 +76,11 @@ async function stopWorker(worker: Worker): Promise<void> {
 const notes = (jobIndex: number): ExecutionPlan => ({
   version: '1.0',
   goal: `job ${jobIndex}`,
-  steps: ['a', 'b', 'c'].map((id) => ({ id, capability: 'ledger.note', input: { entry: id } })),
+  steps: [
+    ...['a', 'b', 'c'].map((id) => ({ id, capability: 'ledger.note', input: { entry: id } })),
+    // Long enough that one worker (2 at a time) cannot drain the queue before the other polls.
+    { id: 'pause', capability: 'ledger.wait', input: { ms: 100 } },
+  ],
 });
 
 describe('warrant worker', { timeout: 240_000 }, () => {
