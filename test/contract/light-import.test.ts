@@ -171,6 +171,20 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(run, isMcpOrZod, '`warrant run`');
   });
 
+  test('loads no DBOS Transact: the root, the SQLite store and the programs load it only for a PostgreSQL queue', () => {
+    // docs/api.md, "Workers": startWorker() and submitPlan with queue: { engine: 'dbos' } load it.
+    const isDbos = (name: string) => name.startsWith('@dbos-inc/');
+    assertNotLoaded(loaded.esm as Set<string>, isDbos, 'ESM root');
+    assertNotLoaded(loaded.cjs as Set<string>, isDbos, 'CommonJS root');
+    const programs = packagesLoadedByImport([
+      repo('dist/esm/jobs/stores/sqlite-store.js'),
+      repo('dist/esm/cli/commands/serve.js'),
+      repo('dist/esm/cli/commands/worker.js'),
+      repo('dist/esm/cli/commands/run.js'),
+    ]);
+    assertNotLoaded(programs, isDbos, 'the SQLite store, serve, worker and run');
+  });
+
   test('loads no MCP SDK and no zod, ESM and CommonJS', () => {
     assertNotLoaded(loaded.esm as Set<string>, isMcpOrZod, 'ESM root');
     assertNotLoaded(loaded.cjs as Set<string>, isMcpOrZod, 'CommonJS root');
