@@ -28,6 +28,11 @@ export interface McpRouteOptions {
   readonly onInternalError: (error: unknown, where: string) => void;
   /** Serve the built-in capabilities as tools too (`warrant serve --builtins`). Default false. */
   readonly builtins?: boolean;
+  /**
+   * Calls are queued for workers (`warrant serve --queue`): each waits up to this long for its
+   * job, then answers it queued or executing with its id (the adapter's `waitMs`).
+   */
+  readonly queuedWaitMs?: number;
 }
 
 /**
@@ -97,6 +102,7 @@ export function registerMcpRoute(
   const adapter = new McpAdapter(runtime, {
     include: programTools(options.builtins === true),
     resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
+    ...(options.queuedWaitMs !== undefined && { waitMs: options.queuedWaitMs }),
     onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),
   });
   // The server SDK (with zod) loads with the first request to /mcp, not with `warrant serve`

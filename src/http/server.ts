@@ -54,6 +54,12 @@ export interface HttpServerOptions {
   readonly mcp?: boolean;
   /** Serve the built-in capabilities as MCP tools at `/mcp` too (default false). */
   readonly mcpBuiltins?: boolean;
+  /**
+   * Plans are queued for workers (`warrant serve --queue`, docs/api.md "Workers"): `POST
+   * /api/plans` submits and waits for the job (or answers 202 at once with `Prefer:
+   * respond-async`); an MCP call waits up to 30 s, then answers its job queued or executing.
+   */
+  readonly queuePlans?: boolean;
   /** Serve the audit console at `/` (default true; README "Audit console"). */
   readonly console?: boolean;
   /** Host names answered besides `localhost`, `127.0.0.1` and `[::1]` while the server is bound
@@ -276,7 +282,7 @@ export function createHttpServer(
 
   registerHealthRoute(app);
   registerCapabilityRoutes(app, runtime, caller);
-  registerPlanRoute(app, runtime, caller);
+  registerPlanRoute(app, runtime, caller, options.queuePlans === true);
   registerJobRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
@@ -289,6 +295,7 @@ export function createHttpServer(
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,
+      ...(options.queuePlans === true && { queuedWaitMs: 30_000 }),
       callerOf: caller,
       onInternalError: (error, where) => {
         try {

@@ -56,6 +56,9 @@ Options:
                         reaches it runs plans as { id: 'http' })
   --legacy-routes       enable the two ungoverned legacy routes, known bypasses of the
                         authorizer or of admission (SECURITY.md, in the package)
+  --queue               plans (HTTP and MCP) are queued for \`warrant worker\` processes on the
+                        PostgreSQL store (README "Many machines"): this server runs none;
+                        a plan waits for its job (Prefer: respond-async answers 202 at once)
   --builtins            also serve the built-in capabilities as MCP tools at /mcp (the HTTP
                         routes always reach them); system.status is never a tool
 ${runtimeOptionsHelp}
@@ -160,6 +163,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     'insecure-no-auth': { type: 'boolean' },
     'legacy-routes': { type: 'boolean' },
     builtins: { type: 'boolean' },
+    queue: { type: 'boolean' },
   });
   if (values.help) {
     console.log(serveHelp);
@@ -178,7 +182,14 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   if (!unauthenticatedAllowed && !(await addressesOf(host)).every(isLoopbackAddress))
     throw refusal(host);
 
-  const runtime = await createProgramRuntime(values as RuntimeFlags);
+  const queue = values.queue === true;
+  const store = text(values, 'store');
+  if (queue && (store === undefined || !/^postgres(ql)?:\/\//.test(store)))
+    throw new UsageError('--queue needs --store <postgres://...>: workers share PostgreSQL');
+  const runtime = await createProgramRuntime(
+    values as RuntimeFlags,
+    queue ? { queue: { engine: 'dbos' } } : {},
+  );
   const failures = createRateLimitedLog(log, {
     suppressed: (count) =>
       `${count} more internal ${count === 1 ? 'error' : 'errors'} suppressed (at most one line per second)`,
@@ -197,6 +208,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
       allowedHosts: hosts,
       legacyRoutes: values['legacy-routes'] === true,
       mcpBuiltins: values.builtins === true,
+      queuePlans: queue,
       ...(legacyAuthorizer !== undefined && { legacyAuthorizer }),
       onInternalError: (error, route) =>
         failures.write(`internal error on ${route}: ${describeInternalError(error)}`),

@@ -3,7 +3,7 @@
  * job, 202 when it stopped for approval, else the failed job's status; with `Prefer:
  * respond-async`, 202 with the queued job and its `Location`; a repeated idempotency key 200 with
  * the first job and `Idempotent-Replayed: true`, a key used for another plan 409 (README "HTTP
- * routes"). `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
+ * routes"). With `queued` (`warrant serve --queue`) every plan goes through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
  * "runtime.previewPlan").
  */
 import type { FastifyInstance } from 'fastify';
@@ -23,6 +23,7 @@ export function registerPlanRoute(
   app: FastifyInstance,
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
+  queued = false,
 ): void {
   app.post<{ Body: unknown }>('/api/plans/preview', async (request, reply) => {
     try {
@@ -51,8 +52,9 @@ export function registerPlanRoute(
         String(request.headers.prefer ?? ''),
       );
       let job: Job;
-      if (respondAsync || hasIdempotencyKey(plan)) {
-        // Through the queue, so that a repeated key is told apart (200, Idempotent-Replayed).
+      if (respondAsync || queued || hasIdempotencyKey(plan)) {
+        // Through the queue, so that a repeated key is told apart (200, Idempotent-Replayed);
+        // always with `warrant serve --queue`, where workers run every plan.
         const submitted = await inRequestTraceContext(request.headers, () =>
           runtime.submitPlan(plan, { caller }),
         );

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionPlan } from '../../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
+import { serveChild } from '../../support/serve-child.js';
 import ledgerModule from '../../workers/fixtures/ledger-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -137,6 +138,39 @@ describe('warrant worker', { timeout: 240_000 }, () => {
     const job = await runtime.waitForJob(jobId, { timeoutMs: 10_000 });
     assert.equal(job?.status, 'cancelled');
     assert.equal(job?.steps[0]?.status, 'cancelled');
+  });
+
+  it('serve --queue runs none of its plans: workers do (201 once done, 202 with respond-async)', async () => {
+    const served = serveChild(['--store', url, '--queue', '--module', MODULE], {
+      WARRANT_TEST_LEDGER: ledger,
+    });
+    try {
+      const address = await served.listening;
+      const post = (headers: Record<string, string> = {}) =>
+        fetch(`${address}/api/plans`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(notes(1000)),
+        });
+      const done = await post();
+      assert.equal(done.status, 201);
+      const job = (await done.json()) as { id: string; status: string };
+      assert.equal(job.status, 'completed');
+      const queued = await post({ prefer: 'respond-async' });
+      assert.equal(queued.status, 202);
+      const location = queued.headers.get('location') as string;
+      const waited = await fetch(`${address}${location}?waitMs=30000`);
+      assert.equal(((await waited.json()) as { status: string }).status, 'completed');
+      const lines = readFileSync(ledger, 'utf8').trim().split('\n');
+      const ran = lines.filter((line) => line.includes(job.id));
+      assert.equal(ran.length, 3);
+      assert.ok(
+        ran.every((line) => line.split(' ')[0] !== String(served.child.pid)),
+        'the server ran no step',
+      );
+    } finally {
+      await served.stop();
+    }
   });
 
   it('fails a job a worker with other capabilities cannot admit, saying why', async () => {
