@@ -1,0 +1,25 @@
+// A capability module for trying workers (README "Many machines"): `work.step` takes `ms`
+// milliseconds (its signal cancels it) and answers which process ran it. A plain module, as
+// `warrant worker --module` and `warrant serve --module` load it.
+const step = {
+  name: 'work.step',
+  version: '1.0.0',
+  description: 'Works for ms milliseconds and says which process did',
+  risk: 'read',
+  inputSchema: {
+    ms: { type: 'number', required: true, description: 'How long to work' },
+  },
+  execute: (input, context) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => resolve({ pid: process.pid, ms: input.ms }), input.ms);
+      context.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        reject(context.signal.reason);
+      });
+    }),
+};
+
+export default {
+  manifest: { name: 'workers-example', version: '1.0.0', capabilities: ['work.step'] },
+  capabilities: [step],
+};
