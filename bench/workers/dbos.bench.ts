@@ -1,0 +1,180 @@
+// Queued one-step jobs through workers (docs/api.md, "Workers"), against bare DBOS Transact
+// workflows doing the same step without Warrant, in the same run on one embedded PostgreSQL:
+// jobs per second with 1 and 2 worker processes (a backlog of JOBS queued at once, timed until
+// the last one ended), and the latency from submit to completed at a steady offered rate.
+// Run: npm run bench bench/workers/dbos.bench.ts (BENCH_JOBS, BENCH_ROUNDS).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import { OperatorRuntime, createCapability } from '../../src/index.js';
+import { startTestPostgres } from '../../test/support/postgres.js';
+import { fmt, machine, median, percentile } from '../support/measure.js';
+
+const JOBS = Number(process.env.BENCH_JOBS ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const RATE = 40; // offered jobs per second for the latency part
+const LATENCY_JOBS = 120;
+const WORKER = resolve(import.meta.dirname, '../fixtures/dbos-worker.ts');
+
+const postgres = await startTestPostgres();
+const children: ChildProcess[] = [];
+// Workers never outlive the benchmark, whatever ends it.
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function workers(mode: 'bare' | 'warrant', url: string, count: number): Promise<void> {
+  for (let index = 0; index < count; index++) {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', WORKER, mode, url, `${mode}-${index}`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    children.push(child);
+    await new Promise<void>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error('worker did not start')), 120_000);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready')) {
+          clearTimeout(timer);
+          done();
+        }
+      });
+    });
+  }
+}
+
+function stopWorkers(): void {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+}
+
+interface Subject {
+  /** Queues one job; resolves a function that resolves once it ended. */
+  submit(n: number): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+async function bareSubject(url: string): Promise<Subject> {
+  const client = await DBOSClient.create({
+    systemDatabaseUrl: url,
+    systemDatabaseSchemaName: 'bench_dbos',
+  });
+  let seq = 0;
+  return {
+    async submit(n) {
+      const handle = await client.enqueue(
+        {
+          queueName: 'bench',
+          workflowName: 'bench.echo',
+          workflowID: `bare-${process.pid}-${seq++}`,
+        },
+        { n },
+      );
+      return async () => void (await handle.getResult());
+    },
+    close: () => client.destroy(),
+  };
+}
+
+let registered = false;
+
+async function warrantSubject(url: string): Promise<Subject> {
+  const runtime = new OperatorRuntime({ store: url, queue: { engine: 'dbos' } });
+  // The inventory is the process's: the capability is registered once, for every round.
+  if (!registered) registered = true;
+  else return subjectOf(runtime);
+  runtime.use({
+    manifest: { name: 'bench-workers', version: '1', capabilities: ['bench.workers.echo'] },
+    capabilities: [
+      createCapability({
+        name: 'bench.workers.echo',
+        version: '1',
+        description: 'returns its input',
+        risk: 'read',
+        lifecycleLogging: false,
+        execute: ({ input }) => input,
+      }),
+    ],
+  });
+  return subjectOf(runtime);
+}
+
+function subjectOf(runtime: OperatorRuntime): Subject {
+  return {
+    async submit(n) {
+      const { jobId } = await runtime.submitPlan({
+        version: '1.0',
+        steps: [{ id: 'only', capability: 'bench.workers.echo', input: { n } }],
+      });
+      return async () => {
+        const job = await runtime.waitForJob(jobId, { timeoutMs: 120_000 });
+        if (job?.status !== 'completed') throw new Error(`job ${jobId} ${job?.status}`);
+      };
+    },
+    close: () => runtime.close(),
+  };
+}
+
+/** Jobs per second: JOBS queued at once, until the last ended. */
+async function throughput(subject: Subject): Promise<number> {
+  const start = performance.now();
+  const waits = [];
+  for (let n = 0; n < JOBS; n++) waits.push(await subject.submit(n));
+  await Promise.all(waits.map((wait) => wait()));
+  return JOBS / ((performance.now() - start) / 1000);
+}
+
+/** Submit-to-ended milliseconds at RATE jobs per second. */
+async function latency(subject: Subject): Promise<number[]> {
+  const times: Promise<number>[] = [];
+  for (let n = 0; n < LATENCY_JOBS; n++) {
+    const start = performance.now();
+    const wait = await subject.submit(n);
+    times.push(wait().then(() => performance.now() - start));
+    await sleep(1000 / RATE);
+  }
+  return Promise.all(times);
+}
+
+const rows: string[] = [];
+for (const count of [1, 2]) {
+  const perSecond: Record<'bare' | 'warrant', number[]> = { bare: [], warrant: [] };
+  const latencies: Record<'bare' | 'warrant', number[]> = { bare: [], warrant: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const mode of round % 2 === 0
+      ? (['bare', 'warrant'] as const)
+      : (['warrant', 'bare'] as const)) {
+      const url = await postgres.createDatabase();
+      await workers(mode, url, count);
+      const subject = mode === 'bare' ? await bareSubject(url) : await warrantSubject(url);
+      await throughput(subject); // warm-up: the first jobs pay for connections and caches
+      perSecond[mode].push(await throughput(subject));
+      latencies[mode].push(...(await latency(subject)));
+      await subject.close();
+      stopWorkers();
+    }
+  }
+  const ratio = median(perSecond.warrant) / median(perSecond.bare);
+  rows.push(
+    `| ${count} | ${fmt(median(perSecond.bare), 0)} | ${fmt(median(perSecond.warrant), 0)} | ${fmt(ratio)}x | ` +
+      `${fmt(percentile(latencies.bare, 50), 0)} / ${fmt(percentile(latencies.bare, 99), 0)} | ` +
+      `${fmt(percentile(latencies.warrant, 50), 0)} / ${fmt(percentile(latencies.warrant, 99), 0)} |`,
+  );
+}
+await postgres.stop();
+
+console.log(`\n### Workers on DBOS: queued one-step jobs (${machine()}, ${cpus().length} cores)\n`);
+console.log(
+  `${JOBS} jobs queued at once per round, ${ROUNDS} rounds per variant alternating; latency at ${RATE} jobs/s offered, ms.\n`,
+);
+console.log(
+  '| workers | bare DBOS jobs/s | Warrant jobs/s | ratio | bare p50 / p99 | Warrant p50 / p99 |',
+);
+console.log(
+  '| ------- | ---------------- | -------------- | ----- | -------------- | ----------------- |',
+);
+for (const row of rows) console.log(row);
+process.exit(0);
