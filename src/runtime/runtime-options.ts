@@ -70,6 +70,13 @@ export interface OperatorRuntimeOptions {
    * How long an idempotency key stays taken (docs/api.md, "Idempotency"), in ms. Default 24 h.
    */
   idempotencyTtlMs?: number;
+  /**
+   * Recover when the store opens (docs/api.md, "Recovery"): the queued and executing jobs of
+   * owners that are gone (SQLite: processes that ended; PostgreSQL: sessions whose owner lock is
+   * free) are taken up and run here. Default false (`warrant serve` sets it); the memory store
+   * has nothing to recover.
+   */
+  recover?: boolean;
 }
 
 /** Decides whether `caller` may cancel `job` (the submitter always may). */
@@ -102,6 +109,7 @@ export interface RuntimeSettings {
   readonly queueConcurrency: number;
   readonly cancelPolicy: CancelPolicy | undefined;
   readonly idempotencyTtlMs: number;
+  readonly recover: boolean;
 }
 
 function invalidOption(message: string): TypeError {
@@ -179,6 +187,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const queue = option('queue');
   const cancelPolicy = option('cancelPolicy');
   const idempotencyTtlMs = option('idempotencyTtlMs');
+  const recover = option('recover');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -216,6 +225,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedTtl = positiveInteger(idempotencyTtlMs, 'idempotencyTtlMs', 86_400_000);
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
+  if (recover !== undefined && typeof recover !== 'boolean')
+    throw invalidOption(`options.recover must be a boolean, got ${describeValue(recover)}`);
   return {
     authorizer,
     store,
@@ -230,6 +241,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     queueConcurrency,
     cancelPolicy: cancelPolicy as CancelPolicy | undefined,
     idempotencyTtlMs: checkedTtl,
+    recover: recover === true,
   };
 }
 
