@@ -220,6 +220,9 @@ WITH taken AS (
 )
 SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
 
+/** pg's Client has ref() and unref() (its pool uses them); its types do not declare them. */
+type RefClient = pg.Client & { ref(): void; unref(): void };
+
 /** The advisory lock key of an owner: the first 64 bits of its random id, as a signed bigint. */
 function lockKeyOf(owner: string): string {
   const hex = owner
@@ -689,6 +692,8 @@ export class PostgresJobStore implements JobStore {
    * life: while it holds it, no other process takes this owner's jobs.
    */
   #ownerClient: pg.Client | undefined;
+  /** Taking the owner lock: before the first write that can make a job queued or executing. */
+  #owning: Promise<void> | undefined;
   /** Set when that connection ended: this store writes nothing more (its jobs may be taken). */
   #ownerLost: Error | undefined;
   #ready: Promise<void> | undefined;
@@ -745,12 +750,10 @@ export class PostgresJobStore implements JobStore {
 
   /** Creates or checks the schema once; a failure is reported again on the next call. */
   #whenReady(): Promise<void> {
-    this.#ready ??= this.#migrate()
-      .then(() => this.#holdOwner())
-      .catch((error: unknown) => {
-        this.#ready = undefined;
-        throw error;
-      });
+    this.#ready ??= this.#migrate().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
     return this.#ready;
   }
 
@@ -821,6 +824,16 @@ export class PostgresJobStore implements JobStore {
    * the connection ends) and records the owner. Should that connection end, the store stops
    * writing: another process may then take its jobs.
    */
+  #whenOwner(): Promise<void> {
+    this.#owning ??= this.#whenReady()
+      .then(() => this.#holdOwner())
+      .catch((error: unknown) => {
+        this.#owning = undefined;
+        throw error;
+      });
+    return this.#owning;
+  }
+
   async #holdOwner(): Promise<void> {
     const client = new pg.Client({
       connectionString: this.#url,
@@ -847,6 +860,9 @@ export class PostgresJobStore implements JobStore {
         error,
       );
     }
+    // Held for the store's life, it does not keep the process alive by itself (as the pool's
+    // idle connections do not); a recovery holds it while it uses it.
+    (client as RefClient).unref();
     this.#ownerClient = client;
   }
 
@@ -857,8 +873,17 @@ export class PostgresJobStore implements JobStore {
    * oldest first.
    */
   async claimOrphans(): Promise<string[]> {
-    await this.#whenReady();
-    const client = this.#ownerClient as pg.Client;
+    await this.#whenOwner();
+    const client = this.#ownerClient as RefClient;
+    client.ref();
+    try {
+      return await this.#claimWith(client);
+    } finally {
+      client.unref();
+    }
+  }
+
+  async #claimWith(client: pg.Client): Promise<string[]> {
     const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
       OWNERS_ELSEWHERE,
       [this.owner],
@@ -917,7 +942,7 @@ export class PostgresJobStore implements JobStore {
   /** Writes a batch; settles every change of it, never rejects. */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
-      await this.#whenReady();
+      await this.#whenOwner();
     } catch (error) {
       for (const write of writes) this.#writes.fail(write, error);
       return;
@@ -1010,7 +1035,8 @@ export class PostgresJobStore implements JobStore {
     const first = job.events.length - change.events.length;
     const request = claimedRequest(job, change, position);
     const decidedAt = job.updatedAt;
-    await this.#whenReady();
+    // A granted request makes the job executing again: this owner's from then on.
+    await this.#whenOwner();
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
@@ -1174,7 +1200,9 @@ export class PostgresJobStore implements JobStore {
     const owner = this.#ownerClient;
     this.#ownerClient = undefined;
     if (owner !== undefined) {
-      // Its jobs have ended: the record goes, and the lock with the connection.
+      // Its jobs have ended: the record goes, and the lock with the connection (held by the
+      // process while it does: nothing else may be left to).
+      (owner as RefClient).ref();
       await owner
         .query('DELETE FROM warrant_owners WHERE owner = $1', [this.owner])
         .catch(() => {});
