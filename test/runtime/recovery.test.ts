@@ -16,6 +16,7 @@ import {
   type ExecutionPlan,
   type Job,
 } from '../../src/index.js';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import recoveryModule from './fixtures/recovery-capabilities.js';
 
@@ -210,6 +211,18 @@ function scenarios(storeOf: () => Promise<string>): void {
       assert.ok(first.events.some((event) => event.type === 'step.interrupted'));
     } finally {
       await runtime.close();
+    }
+    if (store.startsWith('sqlite:')) {
+      // An edit of what recovery recorded is caught: the interrupted step shown as completed.
+      const db = new Database(store.slice('sqlite:'.length));
+      db.prepare(
+        "UPDATE job_steps SET status = 'completed' WHERE position = 1 AND job_seq = (SELECT seq FROM jobs WHERE id = ?)",
+      ).run(interrupted);
+      db.close();
+      const reader = new OperatorRuntime({ store });
+      const verdict = await reader.verifyJob(interrupted);
+      await reader.close();
+      assert.equal(verdict?.ok, false);
     }
     // Taken once: a second recovering runtime finds nothing to take.
     const again = new OperatorRuntime({ store, recover: true, authorizer: ledgerAuthorizer });
