@@ -157,6 +157,17 @@ export interface JobStore {
   claimIdempotency?(
     claim: IdempotencyClaim,
   ): IdempotencyHolder | undefined | Promise<IdempotencyHolder | undefined>;
+  /**
+   * This store's owner id (docs/api.md, "Recovery"): stores shared by several processes have
+   * one; each queued or executing job they write is recorded as this owner's.
+   */
+  readonly owner?: string;
+  /**
+   * Takes the queued and executing jobs whose owner is gone, each by a conditional write (so of
+   * processes recovering together exactly one takes a job), and resolves their ids, oldest
+   * first. With `owner`.
+   */
+  claimOrphans?(): string[] | Promise<string[]>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   close(): void | Promise<void>;

@@ -132,7 +132,8 @@ function replay(
       for (const step of expected.values()) if (step.status === 'pending') step.status = 'skipped';
       continue;
     }
-    if (event.type === 'job.created') continue;
+    // A recovery changes nothing a reader sees by itself; what it decides follows as events.
+    if (event.type === 'job.created' || event.type === 'job.recovered') continue;
     const stepId = data.stepId;
     const step = typeof stepId === 'string' ? expected.get(stepId) : undefined;
     if (step === undefined)
@@ -169,6 +170,10 @@ function replay(
       case 'approval.granted':
         step.status = 'pending';
         status = 'executing';
+        break;
+      case 'step.interrupted':
+        // Started, never ended, and its process gone: it may have run (docs/api.md, "Recovery").
+        step.status = 'interrupted';
         break;
       default:
         // approval.rejected: its step's end and the job's follow in the same change;

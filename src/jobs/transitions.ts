@@ -630,3 +630,27 @@ export function expireApproval(running: RunningJob, index: number, at: string): 
     failJob(running, at, error),
   );
 }
+
+/**
+ * A runtime took up the job after its owner was gone (docs/api.md, "Recovery"):
+ * `job.recovered { by }`, `by` the recovering owner's id. Nothing else changes.
+ */
+export function recoverJob(running: RunningJob, at: string, by: string): JobChange {
+  touch(running, at);
+  return { steps: NO_STEPS, events: [append(running, 'job.recovered', at, { by })] };
+}
+
+/**
+ * A step started and never ended, its process gone: it may have run. `interrupted`, with
+ * `step.interrupted { stepId, capability }`; it is never invoked again without an approval.
+ */
+export function interruptStep(running: RunningJob, index: number, at: string): JobChange {
+  const step = running.job.steps[index] as JobStep;
+  setStatus(running, index, 'interrupted');
+  touch(running, at);
+  const event = append(running, 'step.interrupted', at, {
+    stepId: step.id,
+    capability: step.capability,
+  });
+  return { steps: [index], events: [event] };
+}

@@ -77,7 +77,7 @@ export async function loadRunningJob(
 }
 
 /** The plan of a stored job, admitted again against what is registered now. */
-function admitRecorded(record: Job, lookup: ApprovalHost['lookup']): AdmittedPlan {
+export function admitRecorded(record: Job, lookup: ApprovalHost['lookup']): AdmittedPlan {
   const plan: Record<string, unknown> = {
     version: record.planVersion ?? '1.0',
     goal: record.goal,

@@ -629,3 +629,27 @@ export async function commitChange(
   const pending = new JobRun(running, deps).commit(change);
   if (pending !== undefined) await pending;
 }
+
+/**
+ * Goes on with a recovered job (docs/api.md, "Recovery") from step `from`, `results` holding the
+ * results of the steps before it: every step runs through the same path as every other,
+ * authorized again; `approval` is a grant recorded for step `from` before the crash, given to
+ * the new decision as `context.approval` and nothing more. Cancellable through `control`.
+ */
+export async function resumeRecoveredJob(
+  running: RunningJob,
+  plan: AdmittedPlan,
+  from: number,
+  results: unknown[],
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  control: JobControl,
+  approval: StepApproval | undefined,
+): Promise<Job> {
+  const loading = telemetryLoading();
+  if (loading !== undefined) await loading;
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry, control);
+  const resumed = () => runSteps(run, plan, from, results, caller, deps, approval);
+  return telemetry === undefined ? resumed() : telemetry.job(resumed);
+}

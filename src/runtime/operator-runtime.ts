@@ -41,11 +41,13 @@ import {
   executeAdmittedPlan,
   queueAdmittedPlan,
   recordCancel,
+  resumeRecoveredJob,
   runQueuedJob,
   type ExecutorDependencies,
   type JobControl,
 } from './executor.js';
 import { JobQueue } from './job-queue.js';
+import { recoverStoredJob, type Recovery } from './recovery.js';
 import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
@@ -248,6 +250,8 @@ export class OperatorRuntime {
   /** Delivers the store's outbox, from the moment the store is open. */
   #deliverer: NotificationDeliverer | undefined;
   readonly #readPolicy: ReadPolicy;
+  /** Take up the jobs of gone owners when the store opens (docs/api.md, "Recovery"). */
+  readonly #recover: boolean;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
@@ -279,6 +283,7 @@ export class OperatorRuntime {
     this.#idempotencyTtlMs = settings.idempotencyTtlMs;
     this.#notifications = settings.notifications;
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
+    this.#recover = settings.recover;
   }
 
   /**
@@ -889,9 +894,15 @@ export class OperatorRuntime {
     });
     if (!(opened instanceof Promise)) return this.#opened(opened);
     this.#opening = opened.then(
-      (store) => {
+      async (store) => {
+        this.#opened(store);
+        if (this.#recover) {
+          await this.#recoverOrphans(store).catch((error: unknown) => {
+            this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
+          });
+        }
         this.#opening = undefined;
-        return this.#opened(store);
+        return store;
       },
       (error: unknown) => {
         this.#opening = undefined;
@@ -940,6 +951,70 @@ export class OperatorRuntime {
       );
     const rows = await this.#withStore((store) => store.outbox?.listNotifications(limit) ?? []);
     return rows.map((row) => ({ ...row }));
+  }
+
+  /**
+   * Takes up the jobs of owners that are gone (docs/api.md, "Recovery"): each is claimed by a
+   * conditional write in the store, gets `job.recovered`, and what its record says happens next
+   * (recovery.ts); the ones with steps left run through this runtime's queue and executor, in
+   * the order they were created. A job that cannot be taken up is reported on the logger and
+   * left to its record.
+   */
+  async #recoverOrphans(store: JobStore): Promise<void> {
+    const owner = store.owner;
+    if (owner === undefined || store.claimOrphans === undefined) return;
+    const ids = await store.claimOrphans();
+    if (ids.length === 0) return;
+    const deps = this.#dependenciesOn(store);
+    const inventory = capabilityInventory();
+    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
+    const cancels = (await store.cancelRequests?.(ids)) ?? [];
+    for (const id of ids) {
+      const stored = cancels.find((request) => request.jobId === id);
+      const cancel: CancelRequest | undefined =
+        stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
+      let recovery: Recovery | undefined;
+      try {
+        recovery = await recoverStoredJob(host, id, cancel);
+      } catch (error) {
+        this.#logger.warn(`warrant: recovering job ${id} failed: ${describeThrown(error)}`, {});
+        continue;
+      }
+      if (recovery !== undefined && recovery.kind !== 'settled') this.#runRecovered(recovery, deps);
+    }
+  }
+
+  /** Queues a recovered job whose steps go on; it counts as live (cancellable) until it ends. */
+  #runRecovered(recovery: Exclude<Recovery, { kind: 'settled' }>, deps: ExecutorDependencies) {
+    // Closing already: the job stays this owner's until the store closes, then the next owner's.
+    if (this.#closed) return;
+    const { running, plan, caller } = recovery;
+    const jobId = running.job.id;
+    const live = liveJob(jobId);
+    if (recovery.kind === 'queued') live.queued = { running, plan, caller };
+    this.#active++;
+    this.#goLive(live);
+    this.#queue.add(jobId, () => {
+      live.queued = undefined;
+      const ran =
+        recovery.kind === 'queued'
+          ? runQueuedJob(running, plan, caller, deps, live)
+          : resumeRecoveredJob(
+              running,
+              plan,
+              recovery.from,
+              recovery.results,
+              caller,
+              deps,
+              live,
+              recovery.approval,
+            );
+      ran.then(
+        () => this.#endLive(live),
+        () => this.#endLive(live),
+      );
+      return ran;
+    });
   }
 
   /**

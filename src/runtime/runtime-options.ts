@@ -90,6 +90,13 @@ export interface OperatorRuntimeOptions {
    * `warrant:audit`, or one the approver policy lets decide a pending request of the job.
    */
   readPolicy?: ReadPolicy;
+  /**
+   * Recover when the store opens (docs/api.md, "Recovery"): the queued and executing jobs of
+   * owners that are gone (SQLite: processes that ended; PostgreSQL: sessions whose owner lock is
+   * free) are taken up and run here. Default false (`warrant serve` sets it); the memory store
+   * has nothing to recover.
+   */
+  recover?: boolean;
 }
 
 /** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
@@ -128,6 +135,7 @@ export interface RuntimeSettings {
   /** Undefined without destinations. */
   readonly notifications: NotificationsConfig | undefined;
   readonly readPolicy: ReadPolicy | undefined;
+  readonly recover: boolean;
 }
 
 function invalidOption(message: string): TypeError {
@@ -208,6 +216,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const notifications = option('notifications');
   const notificationDelivery = option('notificationDelivery');
   const readPolicy = option('readPolicy');
+  const recover = option('recover');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -252,6 +261,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     );
   if (readPolicy !== undefined && typeof readPolicy !== 'function')
     throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
+  if (recover !== undefined && typeof recover !== 'boolean')
+    throw invalidOption(`options.recover must be a boolean, got ${describeValue(recover)}`);
   return {
     authorizer,
     store,
@@ -268,6 +279,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     idempotencyTtlMs: checkedTtl,
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
+    recover: recover === true,
   };
 }
 

@@ -18,6 +18,8 @@ describe('new OperatorRuntime(options)', () => {
       { logger: { info() {} } },
       { onObserverError: 'x' },
       { auditKey: '' },
+      { recover: 'yes' },
+      { recover: 1 },
       { auditKey: 42 },
       { readPolicy: 'audit' },
       { readPolicy: {} },

@@ -178,7 +178,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   if (!unauthenticatedAllowed && !(await addressesOf(host)).every(isLoopbackAddress))
     throw refusal(host);
 
-  const runtime = await createProgramRuntime(values as RuntimeFlags);
+  // A server takes up the jobs of processes that ended on its store (README "Recovery").
+  const runtime = await createProgramRuntime(values as RuntimeFlags, { recover: true });
   const failures = createRateLimitedLog(log, {
     suppressed: (count) =>
       `${count} more internal ${count === 1 ? 'error' : 'errors'} suppressed (at most one line per second)`,

@@ -54,6 +54,7 @@ import {
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { newOwnerId } from './owner-identity.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import {
@@ -180,6 +181,10 @@ async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
     "SELECT to_regclass('warrant_schema_version') IS NOT NULL AS present",
   );
   if (rows[0]?.present !== true) return false;
+  const owners = await client.query<{ present: boolean }>(
+    "SELECT to_regclass('warrant_owners') IS NOT NULL AS present",
+  );
+  if (owners.rows[0]?.present !== true) return false;
   const version = await client.query<{ version: number }>(
     'SELECT version FROM warrant_schema_version',
   );
@@ -218,6 +223,73 @@ ON CONFLICT (scope, key) DO UPDATE SET job_id = excluded.job_id, digest = exclud
   expires_at = excluded.expires_at
 WHERE warrant_idempotency.expires_at <= $6
 RETURNING job_id`;
+
+/**
+ * Job owners (docs/api.md, "Recovery"): the owner (one per store opened) of each queued or
+ * executing job, and each live owner's advisory lock key. A job's owner is set by a trigger in
+ * the very statement that makes it queued or executing (its creation, or the decision that
+ * resumes it after an approval), from the connection's `warrant.owner` setting, which this
+ * store's pool sets on every connection it opens.
+ */
+const OWNER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS warrant_job_owners (
+  job_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS warrant_job_owners_by_owner ON warrant_job_owners (owner);
+CREATE TABLE IF NOT EXISTS warrant_owners (
+  owner TEXT PRIMARY KEY,
+  lock_key BIGINT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE OR REPLACE FUNCTION warrant_take_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  me TEXT := current_setting('warrant.owner', true);
+BEGIN
+  IF me IS NOT NULL AND me <> '' AND NEW.status IN ('queued', 'executing')
+      AND (TG_OP = 'INSERT' OR OLD.status NOT IN ('queued', 'executing')) THEN
+    INSERT INTO warrant_job_owners (job_id, owner) VALUES (NEW.id, me)
+      ON CONFLICT (job_id) DO UPDATE SET owner = excluded.owner;
+  END IF;
+  RETURN NULL;
+END $$;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'warrant_jobs_owner'
+      AND tgrelid = 'warrant_jobs'::regclass) THEN
+    CREATE TRIGGER warrant_jobs_owner AFTER INSERT OR UPDATE OF status ON warrant_jobs
+      FOR EACH ROW EXECUTE FUNCTION warrant_take_owner();
+  END IF;
+END $$;
+`;
+
+/** The other owners of queued and executing jobs, with their lock keys (NULL: owner record gone). */
+const OWNERS_ELSEWHERE = `
+SELECT DISTINCT o.owner, w.lock_key::text AS lock_key FROM warrant_job_owners o
+  JOIN warrant_jobs j ON j.id = o.job_id
+  LEFT JOIN warrant_owners w ON w.owner = o.owner
+WHERE j.status IN ('queued', 'executing') AND o.owner <> $1`;
+
+/** Takes a gone owner's queued and executing jobs (conditional: still that owner's); oldest first. */
+const TAKE_JOBS = `
+WITH taken AS (
+  UPDATE warrant_job_owners SET owner = $1
+  WHERE owner = $2 AND job_id IN (
+    SELECT id FROM warrant_jobs WHERE status IN ('queued', 'executing'))
+  RETURNING job_id
+)
+SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
+
+/** pg's Client has ref() and unref() (its pool uses them); its types do not declare them. */
+type RefClient = pg.Client & { ref(): void; unref(): void };
+
+/** The advisory lock key of an owner: the first 64 bits of its random id, as a signed bigint. */
+function lockKeyOf(owner: string): string {
+  const hex = owner
+    .replace(/^owner-/, '')
+    .slice(0, 16)
+    .padEnd(16, '0');
+  return BigInt.asIntN(64, BigInt(`0x${hex}`)).toString();
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS warrant_schema_version (version INTEGER NOT NULL);
@@ -689,6 +761,19 @@ export interface PostgresStoreOptions {
 export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
+  /** This store's owner id (docs/api.md, "Recovery"). */
+  readonly owner: string = newOwnerId();
+  readonly #url: string;
+  readonly #connectMs: number | undefined;
+  /**
+   * The dedicated connection holding this owner's session-level advisory lock for the store's
+   * life: while it holds it, no other process takes this owner's jobs.
+   */
+  #ownerClient: pg.Client | undefined;
+  /** Taking the owner lock: before the first write that can make a job queued or executing. */
+  #owning: Promise<void> | undefined;
+  /** Set when that connection ended: this store writes nothing more (its jobs may be taken). */
+  #ownerLost: Error | undefined;
   #ready: Promise<void> | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
@@ -716,6 +801,7 @@ export class PostgresJobStore implements JobStore {
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
+    this.#url = url;
     const fromUrl = statementTimeoutOf(url);
     const timeout = isTimeout(fromUrl)
       ? fromUrl
@@ -727,11 +813,14 @@ export class PostgresJobStore implements JobStore {
       max: options.poolSize ?? 4,
       // Sent to the server at connection (pg lets the URL's own parameter take precedence).
       statement_timeout: timeout,
+      // Names this store's owner on every connection: the owner trigger reads it.
+      options: `-c warrant.owner=${this.owner}`,
       ...(timeout > 0 && {
         query_timeout: timeout + CLIENT_MARGIN_MS,
         connectionTimeoutMillis: timeout + CLIENT_MARGIN_MS,
       }),
     });
+    this.#connectMs = timeout > 0 ? timeout + CLIENT_MARGIN_MS : undefined;
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
     this.#health = new StoreHealth(options.onOutage);
@@ -775,6 +864,7 @@ export class PostgresJobStore implements JobStore {
       await client.query(APPROVAL_LEDGER);
       await client.query(CHECKPOINT_SCHEMA);
       await client.query(LIFE_SCHEMA);
+      await client.query(OWNER_SCHEMA);
       const { rows } = await client.query<{ version: number }>(
         'SELECT version FROM warrant_schema_version',
       );
@@ -813,7 +903,103 @@ export class PostgresJobStore implements JobStore {
     }
   }
 
+  /**
+   * Opens the owner's dedicated connection, takes its advisory lock (session-level, held until
+   * the connection ends) and records the owner. Should that connection end, the store stops
+   * writing: another process may then take its jobs.
+   */
+  #whenOwner(): Promise<void> {
+    this.#owning ??= this.#whenReady()
+      .then(() => this.#holdOwner())
+      .catch((error: unknown) => {
+        this.#owning = undefined;
+        throw error;
+      });
+    return this.#owning;
+  }
+
+  async #holdOwner(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.#url,
+      ...(this.#connectMs !== undefined && { connectionTimeoutMillis: this.#connectMs }),
+    });
+    client.on('error', (error: Error) => {
+      this.#ownerLost ??= error;
+    });
+    client.on('end', () => {
+      this.#ownerLost ??= new Error('the connection holding its owner lock ended');
+    });
+    try {
+      await client.connect();
+      await client.query('SELECT pg_advisory_lock($1::bigint)', [lockKeyOf(this.owner)]);
+      await client.query(
+        'INSERT INTO warrant_owners (owner, lock_key, at) VALUES ($1, $2::bigint, $3) ON CONFLICT (owner) DO NOTHING',
+        [this.owner, lockKeyOf(this.owner), new Date().toISOString()],
+      );
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw storeError(
+        ErrorCode.STORE_OPEN_FAILED,
+        `Cannot take the owner lock on the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
+        error,
+      );
+    }
+    // Held for the store's life, it does not keep the process alive by itself (as the pool's
+    // idle connections do not); a recovery holds it while it uses it.
+    (client as RefClient).unref();
+    this.#ownerClient = client;
+  }
+
+  /**
+   * Takes the queued and executing jobs of owners that are gone: an owner whose advisory lock
+   * this store can take has no live session (it is released at once), and one with no owner
+   * record closed. Each owner's jobs are taken by one conditional update. Resolves their ids,
+   * oldest first.
+   */
+  async claimOrphans(): Promise<string[]> {
+    await this.#whenOwner();
+    const client = this.#ownerClient as RefClient;
+    client.ref();
+    try {
+      return await this.#claimWith(client);
+    } finally {
+      client.unref();
+    }
+  }
+
+  async #claimWith(client: pg.Client): Promise<string[]> {
+    const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
+      OWNERS_ELSEWHERE,
+      [this.owner],
+    );
+    const taken: string[] = [];
+    for (const { owner, lock_key: key } of rows) {
+      if (key !== null) {
+        const tried = await client.query<{ locked: boolean }>(
+          'SELECT pg_try_advisory_lock($1::bigint) AS locked',
+          [key],
+        );
+        // Held: that owner's session is alive.
+        if (tried.rows[0]?.locked !== true) continue;
+      }
+      try {
+        await client.query('BEGIN');
+        const jobs = await client.query<{ id: string }>(TAKE_JOBS, [this.owner, owner]);
+        await client.query('DELETE FROM warrant_owners WHERE owner = $1', [owner]);
+        await client.query('COMMIT');
+        for (const row of jobs.rows) taken.push(row.id);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        if (key !== null) await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+      }
+    }
+    return taken;
+  }
+
   create(job: Job): Promise<void> {
+    if (this.#ownerLost !== undefined) return Promise.reject(this.#lostOwner());
     // Encoded now, before anything is awaited: the job as it is when it is created.
     const hashes = this.#heads.append(job.id, '', job.events, isFinished(job));
     return this.#enqueue({
@@ -844,7 +1030,7 @@ export class PostgresJobStore implements JobStore {
    */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
-      await this.#whenReady();
+      await this.#whenOwner();
     } catch (error) {
       for (const write of writes) this.#writes.fail(write, error);
       return;
@@ -996,7 +1182,17 @@ export class PostgresJobStore implements JobStore {
     return rows[0]?.hash ?? '';
   }
 
+  /** The failure of a write after the owner lock was lost. */
+  #lostOwner(): Error {
+    return storeError(
+      ErrorCode.JOB_STORE_FAILED,
+      `The PostgreSQL store at ${this.#label} lost its owner lock (${describeThrown(this.#ownerLost)}): it writes no more`,
+      this.#ownerLost,
+    );
+  }
+
   async update(job: Job, change: JobChange): Promise<void> {
+    if (this.#ownerLost !== undefined) throw this.#lostOwner();
     if (change.claims !== undefined) return this.#claim(job, change, change.claims);
     // Encoded now, before anything is awaited: the change as it is when it happens.
     const steps = stepColumns(job, change.steps, change.decided);
@@ -1017,7 +1213,8 @@ export class PostgresJobStore implements JobStore {
     const first = job.events.length - change.events.length;
     const request = claimedRequest(job, change, position);
     const decidedAt = job.updatedAt;
-    await this.#whenReady();
+    // A granted request makes the job executing again: this owner's from then on.
+    await this.#whenOwner();
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
@@ -1178,6 +1375,18 @@ export class PostgresJobStore implements JobStore {
     if (!this.#pool.ended) {
       await this.#sealer.close();
       await this.#pool.end();
+    }
+    const owner = this.#ownerClient;
+    this.#ownerClient = undefined;
+    if (owner !== undefined) {
+      // Its jobs have ended: the record goes, and the lock with the connection (held by the
+      // process while it does: nothing else may be left to).
+      (owner as RefClient).ref();
+      await owner
+        .query('DELETE FROM warrant_owners WHERE owner = $1', [this.owner])
+        .catch(() => {});
+      this.#ownerLost ??= new Error('the store is closed');
+      await owner.end().catch(() => {});
     }
   }
 

@@ -46,6 +46,7 @@ import {
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { newOwnerId, processAlive, thisProcess, type OwnerProcess } from './owner-identity.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
@@ -253,6 +254,46 @@ CREATE TABLE IF NOT EXISTS job_idempotency (
 ) WITHOUT ROWID;
 `;
 
+/**
+ * Job owners (docs/api.md, "Recovery"): which owner (one per store opened, owner-identity.ts) has
+ * each queued or executing job, and the process each owner lives in. Tables of their own,
+ * created when missing. A job's owner is set by this connection's own triggers (OWNER_TRIGGERS)
+ * in the very transaction that makes it queued or executing: its creation, or the decision that
+ * resumes it after an approval.
+ */
+const OWNER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS job_owners (
+  job_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS job_owners_by_owner ON job_owners (owner);
+CREATE TABLE IF NOT EXISTS runtime_owners (
+  owner TEXT PRIMARY KEY,
+  process TEXT NOT NULL,
+  at TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+/** TEMP triggers: they live on this connection only, so they name this store's owner. */
+function ownerTriggers(owner: string): string {
+  // The owner id is ours (owner-identity.ts: letters, digits, '-'), safe inside a literal.
+  const take = `BEGIN INSERT OR REPLACE INTO job_owners (job_id, owner) VALUES (NEW.id, '${owner}'); END`;
+  return `
+CREATE TEMP TRIGGER warrant_owner_created AFTER INSERT ON main.jobs
+  WHEN NEW.status IN ('queued', 'executing') ${take};
+CREATE TEMP TRIGGER warrant_owner_taken AFTER UPDATE OF status ON main.jobs
+  WHEN NEW.status IN ('queued', 'executing') AND OLD.status NOT IN ('queued', 'executing') ${take};
+`;
+}
+
+/** The queued and executing jobs of other owners, oldest first, with their owner's process. */
+const OWNED_ELSEWHERE = `
+SELECT o.job_id, o.owner, r.process FROM job_owners o
+  JOIN jobs j ON j.id = o.job_id
+  LEFT JOIN runtime_owners r ON r.owner = o.owner
+WHERE j.status IN ('queued', 'executing') AND o.owner <> ?
+ORDER BY j.seq`;
+
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
 // than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
 const JOB_COLUMNS =
@@ -360,6 +401,16 @@ export interface SqliteStoreOptions {
   readonly faults?: WriteFault | undefined;
 }
 
+/** An owner's recorded process; anything unreadable is a process that cannot be alive. */
+function parseProcess(text: string): OwnerProcess {
+  try {
+    const parsed = JSON.parse(text) as Partial<OwnerProcess> | null;
+    return typeof parsed?.pid === 'number' ? (parsed as OwnerProcess) : { pid: 0 };
+  } catch {
+    return { pid: 0 };
+  }
+}
+
 function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
@@ -394,6 +445,8 @@ export class SqliteJobStore implements JobStore {
     Sqlite.Transaction<(claim: IdempotencyClaim) => IdempotencyHolder | undefined> | undefined;
   #heldKey: Sqlite.Statement | undefined;
   #putKey: Sqlite.Statement | undefined;
+  /** This store's owner id (docs/api.md, "Recovery"). */
+  readonly owner: string = newOwnerId();
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
   readonly #eventStatements: Sqlite.Statement[] = [];
@@ -463,6 +516,7 @@ export class SqliteJobStore implements JobStore {
     db.exec(CHECKPOINT_SCHEMA);
     db.exec(CANCEL_SCHEMA);
     this.outbox = new SqliteOutbox(db);
+    this.#registerOwner();
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -872,6 +926,53 @@ export class SqliteJobStore implements JobStore {
     });
   }
 
+  /** Records this store's owner and its process, and the triggers that name it on its jobs. */
+  #registerOwner(): void {
+    const db = this.#db;
+    db.transaction(() => {
+      db.exec(OWNER_SCHEMA);
+      db.prepare('INSERT INTO runtime_owners (owner, process, at) VALUES (?, ?, ?)').run(
+        this.owner,
+        JSON.stringify(thisProcess()),
+        new Date().toISOString(),
+      );
+    }).immediate();
+    db.exec(ownerTriggers(this.owner));
+  }
+
+  /**
+   * Takes the queued and executing jobs whose owner is gone (its process ended, by pid, start
+   * time and boot id; or its owner record was removed), each by a conditional update, in one
+   * IMMEDIATE transaction: of processes recovering together, one takes each job. Resolves their
+   * ids, oldest first. Owners in this very process are alive.
+   */
+  claimOrphans(): string[] {
+    this.#writes.flush();
+    const db = this.#db;
+    const take = db.prepare('UPDATE job_owners SET owner = ? WHERE job_id = ? AND owner = ?');
+    const forget = db.prepare('DELETE FROM runtime_owners WHERE owner = ?');
+    const claim = db.transaction(() => {
+      const rows = db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
+        string,
+        string,
+        string | null,
+      ][];
+      const gone = new Map<string, boolean>();
+      const taken: string[] = [];
+      for (const [jobId, owner, recorded] of rows) {
+        let dead = gone.get(owner);
+        if (dead === undefined) {
+          dead = recorded === null || !processAlive(parseProcess(recorded));
+          gone.set(owner, dead);
+        }
+        if (dead && take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
+      }
+      for (const [owner, dead] of gone) if (dead) forget.run(owner);
+      return taken;
+    });
+    return claim.immediate();
+  }
+
   requestCancel(cancel: StoredCancel): void {
     (this.#insertCancel ??= this.#db.prepare(
       'INSERT INTO job_cancels (job_id, request) VALUES (?, ?) ON CONFLICT (job_id) DO NOTHING',
@@ -971,6 +1072,11 @@ export class SqliteJobStore implements JobStore {
   close(): void {
     if (!this.#db.open) return;
     this.#writes.flush();
+    try {
+      this.#db.prepare('DELETE FROM runtime_owners WHERE owner = ?').run(this.owner);
+    } catch {
+      // Left behind, the record names a process that has ended: the next owner removes it.
+    }
     if (this.#sealer.stop()) {
       try {
         this.#sealNow();
