@@ -918,7 +918,7 @@ export class OperatorRuntime {
       throw createError(
         TypeError,
         ErrorCode.RUNTIME_OPTIONS_INVALID,
-        'options.notifications need a store with an outbox (memory or SQLite)',
+        'options.notifications need a store with an outbox (memory, SQLite or PostgreSQL)',
       );
     const deliverer = new NotificationDeliverer(outbox, config);
     outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
