@@ -36,6 +36,7 @@ import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCapabilityRoutes } from './routes/capabilities.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerPlanRoute } from './routes/plans.js';
 import type { RequestCaller } from './routes/request-caller.js';
 
@@ -281,6 +282,13 @@ export function createHttpServer(
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
   registerApprovalRoutes(
+    app,
+    runtime,
+    caller,
+    authenticator !== undefined || options.resolveCaller !== undefined,
+  );
+  // Only for an auditor: never without a mode (docs/api.md, "HTTP: notifications").
+  registerNotificationRoutes(
     app,
     runtime,
     caller,

@@ -251,6 +251,6 @@ export interface JobStoreOutbox {
       | { readonly delivered: true }
       | { readonly delivered: false; readonly error: string; readonly nextAt?: number },
   ): void | Promise<void>;
-  /** The rows not delivered, oldest first, at most `limit`. */
-  listNotifications(limit: number): OutboxRecord[] | Promise<OutboxRecord[]>;
+  /** The rows not delivered, oldest first, at most `limit`; only those after seq `after` if given. */
+  listNotifications(limit: number, after?: number): OutboxRecord[] | Promise<OutboxRecord[]>;
 }

@@ -929,7 +929,7 @@ export class OperatorRuntime {
       throw createError(
         TypeError,
         ErrorCode.RUNTIME_OPTIONS_INVALID,
-        'options.notifications need a store with an outbox (memory or SQLite)',
+        'options.notifications need a store with an outbox (memory, SQLite or PostgreSQL)',
       );
     const deliverer = new NotificationDeliverer(outbox, config);
     outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
@@ -939,17 +939,26 @@ export class OperatorRuntime {
 
   /**
    * The notifications of the store not delivered yet, pending, failed or dropped, oldest first
-   * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100).
+   * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100), only those
+   * written after the row `after` (a `seq`) when given: the next page.
    */
-  async listNotifications(options: { limit?: number } = {}): Promise<NotificationRecord[]> {
-    const limit = options.limit ?? 100;
-    if (!Number.isSafeInteger(limit) || limit < 0)
-      throw createError(
-        TypeError,
-        ErrorCode.JOB_FILTER_INVALID,
-        `listNotifications limit must be a non-negative integer, got ${describeValue(limit)}`,
-      );
-    const rows = await this.#withStore((store) => store.outbox?.listNotifications(limit) ?? []);
+  async listNotifications(
+    options: { limit?: number; after?: number } = {},
+  ): Promise<NotificationRecord[]> {
+    const { limit = 100, after = 0 } = options;
+    for (const [name, value] of [
+      ['limit', limit],
+      ['after', after],
+    ] as const)
+      if (!Number.isSafeInteger(value) || value < 0)
+        throw createError(
+          TypeError,
+          ErrorCode.JOB_FILTER_INVALID,
+          `listNotifications ${name} must be a non-negative integer, got ${describeValue(value)}`,
+        );
+    const rows = await this.#withStore(
+      (store) => store.outbox?.listNotifications(limit, after) ?? [],
+    );
     return rows.map((row) => ({ ...row }));
   }
 

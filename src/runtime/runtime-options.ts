@@ -255,10 +255,6 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
   const checkedNotifications = checkNotificationsOption(notifications, notificationDelivery);
-  if (checkedNotifications !== undefined && store !== undefined && /^postgres/.test(store))
-    throw invalidOption(
-      'options.notifications need the memory or a SQLite store: the PostgreSQL store has no outbox yet',
-    );
   if (readPolicy !== undefined && typeof readPolicy !== 'function')
     throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
   if (recover !== undefined && typeof recover !== 'boolean')

@@ -220,6 +220,7 @@
     else if (job !== null) shown = jobView(current, decodeURIComponent(job[1]));
     else if (path === '/approvals') shown = approvalsView(current);
     else if (path === '/capabilities') shown = capabilitiesView(current);
+    else if (path === '/notifications') shown = notificationsView(current);
     else
       shown = Promise.resolve(show(h('p', {}, 'No such page. '), h('a', { href: '#/' }, 'Jobs')));
     shown.catch(failure);
@@ -648,6 +649,11 @@
     const goals = new Map(waiting.map((job) => [job.id, job.goal]));
     show(
       h('h1', {}, 'Pending approvals'),
+      h(
+        'p',
+        { class: 'muted small' },
+        h('a', { href: '#/notifications' }, 'Notifications not delivered'),
+      ),
       requests.length === 0
         ? h('p', { class: 'muted' }, 'Nothing awaits approval.')
         : h(
@@ -687,6 +693,64 @@
       if (typing) refreshLater(current, IDLE_MS * 3, again);
       else render();
     });
+  }
+
+  /**
+   * Notifications not delivered (docs/api.md, "HTTP: notifications"): pending, failed or
+   * dropped, oldest first, the first 200. Only an auditor (`warrant:audit`) may see them; anyone
+   * else is told so.
+   */
+  async function notificationsView(current) {
+    const answer = await api('api/notifications?limit=200');
+    if (!isCurrent(current)) return;
+    if (answer.status === 403) {
+      show(
+        h('h1', {}, 'Notifications'),
+        h('p', { class: 'muted' }, 'Shown to a caller with the scope warrant:audit.'),
+      );
+      return;
+    }
+    if (!answer.ok) throw new Error(errorOf(answer));
+    const rows = answer.body;
+    show(
+      h('h1', {}, 'Notifications'),
+      h('p', { class: 'muted' }, 'Not delivered yet; delivered ones leave the list.'),
+      rows.length === 0
+        ? h('p', { class: 'muted' }, 'No notifications pending or failed.')
+        : h(
+            'table',
+            { class: 'list', id: 'notifications' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Status', 'Event', 'Job', 'Attempts', 'Next attempt', 'Destination', 'Error'].map(
+                  (name) => h('th', {}, name),
+                ),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              rows.map((row) =>
+                h(
+                  'tr',
+                  { 'data-status': row.status },
+                  h('td', {}, badge(row.status)),
+                  h('td', {}, h('code', {}, row.type)),
+                  h('td', {}, jobLink(row.jobId, row.jobId)),
+                  h('td', {}, String(row.attempts)),
+                  h('td', { class: 'nowrap' }, row.status === 'pending' ? time(row.nextAt) : '—'),
+                  h('td', {}, h('code', {}, row.destination)),
+                  h('td', {}, row.error ?? ''),
+                ),
+              ),
+            ),
+          ),
+    );
+    refreshLater(current, IDLE_MS, render);
   }
 
   function schemaTable(schema) {

@@ -38,6 +38,7 @@ import type {
   IdempotencyHolder,
   JobChange,
   JobStore,
+  OutboxEntry,
   RecordedChain,
   StoredCancel,
   StoreSeals,
@@ -57,6 +58,7 @@ import { ChainHeads } from './chain-heads.js';
 import { newOwnerId } from './owner-identity.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { outboxRows, PostgresOutbox } from './postgres-outbox.js';
 import {
   isTransientStoreError,
   retryTransient,
@@ -462,6 +464,15 @@ WITH created AS (
 )
 SELECT id FROM changed`;
 
+/**
+ * WRITE_BATCH with the notification outbox rows of its changes (postgres-outbox.ts), in the
+ * same statement: written with their change or not at all. Used only for batches with such rows.
+ */
+const WRITE_BATCH_OUTBOX = WRITE_BATCH.replace(
+  '\nSELECT id FROM changed',
+  `, ${outboxRows(23)}\nSELECT id FROM changed`,
+);
+
 /** Of changes' last events (job id, position), those stored, with their chain hashes. */
 const WRITTEN_EVENTS = `
 SELECT j.id, e.position, e.hash FROM unnest($1::text[], $2::int[]) AS k (id, position)
@@ -544,6 +555,8 @@ interface EncodedChange {
   readonly state: string;
   readonly steps: StepColumns;
   readonly events: EventColumns;
+  /** The notifications the change's events cause (docs/api.md, "Notifications"). */
+  readonly outbox: readonly OutboxEntry[] | undefined;
 }
 
 function stepColumns(job: Job, positions: Iterable<number>, decided?: number): StepColumns {
@@ -585,6 +598,7 @@ function encodedUpdate(
   events: readonly JobEvent[],
   first: number,
   hashes: string[],
+  outbox: readonly OutboxEntry[] | undefined,
 ): EncodedChange {
   return {
     id: job.id,
@@ -594,6 +608,7 @@ function encodedUpdate(
     state: jobState(job),
     steps,
     events: eventColumns(events, first, hashes),
+    outbox,
   };
 }
 
@@ -790,6 +805,9 @@ export class PostgresJobStore implements JobStore {
       let events = 0;
       for (const write of writes) events += write.change.events.positions.length;
       this.#sealer.committed(events);
+      // Notifications written: the deliverer wakes (only then, not after every batch).
+      if (this.outbox.attached && writes.some((write) => write.change.outbox !== undefined))
+        this.outbox.written();
     },
     keyOf: (change) => change.id,
     // After a failed change the executor writes nothing more for that job.
@@ -798,6 +816,9 @@ export class PostgresJobStore implements JobStore {
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.seal());
+
+  /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
+  readonly outbox: PostgresOutbox;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
@@ -828,6 +849,7 @@ export class PostgresJobStore implements JobStore {
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
+    this.outbox = new PostgresOutbox(this.#pool, () => this.#whenReady(), SCHEMA_LOCK);
   }
 
   /** Creates or checks the schema once; a failure is reported again on the next call. */
@@ -1010,6 +1032,7 @@ export class PostgresJobStore implements JobStore {
       state: '',
       steps: stepColumns(job, job.steps.keys()),
       events: eventColumns(job.events, 0, hashes),
+      outbox: this.outbox.entriesOf(job, job.events),
     });
   }
 
@@ -1031,6 +1054,8 @@ export class PostgresJobStore implements JobStore {
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
       await this.#whenOwner();
+      // The outbox table, when notifications are attached (created once, at attach).
+      if (this.outbox.attached) await this.outbox.ready();
     } catch (error) {
       for (const write of writes) this.#writes.fail(write, error);
       return;
@@ -1064,11 +1089,16 @@ export class PostgresJobStore implements JobStore {
     if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite, settled);
     let found: Set<string>;
     try {
-      const { rows } = await this.#write<{ id: string }>({
-        name: 'warrant_write_batch',
-        text: WRITE_BATCH,
-        values: batchValues(writes.map((write) => write.change)),
-      });
+      const changes = writes.map((write) => write.change);
+      const { rows } = await this.#write<{ id: string }>(
+        this.outbox.attached && changes.some((change) => change.outbox !== undefined)
+          ? this.#batchWithOutbox(changes)
+          : {
+              name: 'warrant_write_batch',
+              text: WRITE_BATCH,
+              values: batchValues(changes),
+            },
+      );
       found = new Set(rows.map((row) => row.id));
     } catch (error) {
       if (isTransientStoreError(error)) throw error;
@@ -1096,7 +1126,11 @@ export class PostgresJobStore implements JobStore {
     const { change } = write;
     let error: unknown;
     try {
-      if (change.row !== undefined) {
+      if (change.outbox !== undefined) {
+        // With its outbox rows: the batch statement, for this change alone.
+        const { rows } = await this.#write<{ id: string }>(this.#batchWithOutbox([change]));
+        if (change.row === undefined && rows.length === 0) error = notFound(change.id);
+      } else if (change.row !== undefined) {
         await this.#write({
           name: 'warrant_create_job',
           text: CREATE_JOB,
@@ -1115,6 +1149,17 @@ export class PostgresJobStore implements JobStore {
       error = thrown;
     }
     this.#settle(write, settled, error);
+  }
+
+  /** WRITE_BATCH_OUTBOX for `changes`: their rows, then the outbox rows of them all. */
+  #batchWithOutbox(changes: readonly EncodedChange[]): pg.QueryConfig {
+    const entries: OutboxEntry[] = [];
+    for (const change of changes) if (change.outbox !== undefined) entries.push(...change.outbox);
+    return {
+      name: 'warrant_write_batch_outbox',
+      text: WRITE_BATCH_OUTBOX,
+      values: [...batchValues(changes), ...this.outbox.values(entries)],
+    };
   }
 
   /** Resolves a change (no error) or fails it, once. */
@@ -1199,7 +1244,16 @@ export class PostgresJobStore implements JobStore {
     const first = job.events.length - change.events.length;
     const previous = this.#heads.last(job.id) ?? (await this.#storedHead(job.id));
     const hashes = this.#heads.append(job.id, previous, change.events, isFinished(job));
-    return this.#enqueue(encodedUpdate(job, steps, change.events, first, hashes));
+    return this.#enqueue(
+      encodedUpdate(
+        job,
+        steps,
+        change.events,
+        first,
+        hashes,
+        this.outbox.entriesOf(job, change.events),
+      ),
+    );
   }
 
   /**
@@ -1213,8 +1267,10 @@ export class PostgresJobStore implements JobStore {
     const first = job.events.length - change.events.length;
     const request = claimedRequest(job, change, position);
     const decidedAt = job.updatedAt;
+    const outbox = this.outbox.entriesOf(job, change.events);
     // A granted request makes the job executing again: this owner's from then on.
     await this.#whenOwner();
+    if (outbox !== undefined) await this.outbox.ready();
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
@@ -1248,10 +1304,14 @@ export class PostgresJobStore implements JobStore {
         change.events,
         isFinished(job),
       );
-      const values = updateValues(encodedUpdate(job, steps, change.events, first, hashes));
+      const values = updateValues(
+        encodedUpdate(job, steps, change.events, first, hashes, undefined),
+      );
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
+      if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
       await client.query('COMMIT');
       this.#sealer.committed(change.events.length);
+      if (outbox !== undefined) this.outbox.written();
     } catch (error) {
       this.#heads.forget(job.id);
       await client.query('ROLLBACK').catch(() => {});
