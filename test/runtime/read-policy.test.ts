@@ -42,6 +42,14 @@ describe('readPolicy', () => {
       await assert.rejects(runtime.listJobs({ caller: { id: '' } }), {
         code: 'JOB_FILTER_INVALID',
       });
+      // A tenant that is not a string would read as no tenant: refused, never widened.
+      await assert.rejects(runtime.listJobs({ caller: { id: 'alice', tenant: 1 } as never }), {
+        code: 'JOB_FILTER_INVALID',
+        message: /caller\.tenant must be a string/,
+      });
+      await assert.rejects(runtime.listApprovals({ caller: { id: 'x', tenant: false } as never }), {
+        code: 'JOB_FILTER_INVALID',
+      });
     } finally {
       await runtime.close();
     }
