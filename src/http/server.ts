@@ -280,15 +280,13 @@ export function createHttpServer(
   registerJobRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
-  registerApprovalRoutes(
-    app,
-    runtime,
-    caller,
-    authenticator !== undefined || options.resolveCaller !== undefined,
-  );
+  const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
+  registerApprovalRoutes(app, runtime, caller, callersKnown);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,
+      // Callers told apart, so the read policy protects it: else every client is `http`.
+      jobTools: callersKnown,
       callerOf: caller,
       onInternalError: (error, where) => {
         try {
