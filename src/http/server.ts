@@ -33,6 +33,7 @@ import {
   type GateRefusal,
 } from './request-gate.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
+import { registerCallerRoute } from './routes/caller.js';
 import { registerCapabilityRoutes } from './routes/capabilities.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
@@ -282,6 +283,7 @@ export function createHttpServer(
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
   const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
   registerApprovalRoutes(app, runtime, caller, callersKnown);
+  registerCallerRoute(app, caller, callersKnown);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,
