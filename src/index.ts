@@ -8,6 +8,7 @@ export type {
   OperatorRuntimeOptions,
   ExecutePlanOptions,
   ApprovalListFilter,
+  ApprovalCountFilter,
   ApprovalPage,
   CancelJobOptions,
   CancelPolicy,

@@ -28,6 +28,11 @@ export interface McpRouteOptions {
   readonly onInternalError: (error: unknown, where: string) => void;
   /** Serve the built-in capabilities as tools too (`warrant serve --builtins`). Default false. */
   readonly builtins?: boolean;
+  /**
+   * Serve the tool `warrant_job_status` too: the server does when it has an authentication mode
+   * (or `resolveCaller`), whose callers the read policy tells apart (docs/api.md, "MCP").
+   */
+  readonly jobTools?: boolean;
 }
 
 /**
@@ -96,6 +101,7 @@ export function registerMcpRoute(
   // Built here, so two capabilities with one tool name stop the server before it listens.
   const adapter = new McpAdapter(runtime, {
     include: programTools(options.builtins === true),
+    jobTools: options.jobTools === true,
     resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
     onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),
   });

@@ -33,6 +33,7 @@ import {
   type GateRefusal,
 } from './request-gate.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
+import { registerCallerRoute } from './routes/caller.js';
 import { registerCapabilityRoutes } from './routes/capabilities.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
@@ -281,22 +282,16 @@ export function createHttpServer(
   registerJobRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
-  registerApprovalRoutes(
-    app,
-    runtime,
-    caller,
-    authenticator !== undefined || options.resolveCaller !== undefined,
-  );
+  const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
+  registerApprovalRoutes(app, runtime, caller, callersKnown);
+  registerCallerRoute(app, caller, callersKnown);
   // Only for an auditor: never without a mode (docs/api.md, "HTTP: notifications").
-  registerNotificationRoutes(
-    app,
-    runtime,
-    caller,
-    authenticator !== undefined || options.resolveCaller !== undefined,
-  );
+  registerNotificationRoutes(app, runtime, caller, callersKnown);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,
+      // Callers told apart, so the read policy protects it: else every client is `http`.
+      jobTools: callersKnown,
       callerOf: caller,
       onInternalError: (error, where) => {
         try {

@@ -69,6 +69,15 @@ export interface IdempotencyHolder {
   readonly digest: string;
 }
 
+/**
+ * A job awaiting approval with its place in the store's order of such jobs (`listAwaiting`):
+ * `position` is opaque outside the store that wrote it (docs/api.md, "runtime.approvalPage").
+ */
+export interface AwaitingJob {
+  readonly job: Job;
+  readonly position: string;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
@@ -170,6 +179,16 @@ export interface JobStore {
   claimOrphans?(): string[] | Promise<string[]>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
+  /**
+   * At most `limit` jobs `awaiting_approval`, oldest first in an order the store keeps stable
+   * (an index, in SQL), after the job at `after` (a `position` it answered before; undefined:
+   * from the start), each with its position: a page of approvals reads one page of rows.
+   * @throws TypeError (JOB_FILTER_INVALID) for a position this store did not write.
+   */
+  listAwaiting?(
+    after: string | undefined,
+    limit: number,
+  ): readonly AwaitingJob[] | Promise<readonly AwaitingJob[]>;
   close(): void | Promise<void>;
   /** The notification outbox (docs/api.md, "Notifications"); stores without one leave it out. */
   readonly outbox?: JobStoreOutbox;

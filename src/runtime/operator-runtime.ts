@@ -20,7 +20,7 @@ import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
-import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
+import type { AwaitingJob, JobStore, NotificationRecord } from '../jobs/job-store.js';
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';
@@ -139,32 +139,28 @@ export interface ApprovalListFilter {
 /** One page of `runtime.approvalPage()`. */
 export interface ApprovalPage {
   readonly requests: ApprovalRequest[];
-  /** Every request the filter matches (all pages). */
-  readonly total: number;
-  /** The cursor of the next page; absent on the last one. */
+  /** The cursor of the next page; absent when no request can follow. */
   readonly nextCursor?: string;
 }
 
-/** The order of a page of approvals: oldest request first, then job id, then step id. */
-function approvalKey(request: ApprovalRequest): [string, string, string] {
-  return [request.requestedAt, request.jobId, request.stepId];
+/** Filter of `runtime.countApprovals()`. */
+export interface ApprovalCountFilter {
+  jobId?: string;
+  caller?: ExecutionCaller;
 }
 
-function compareKeys(a: readonly string[], b: readonly string[]): number {
-  for (let index = 0; index < a.length; index++) {
-    const x = a[index] as string;
-    const y = b[index] as string;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
+/** The most jobs awaiting approval read from the store at once, for a page or a count. */
+const AWAITING_BATCH_MAX = 1000;
 
-/** A cursor's key, or undefined when it is not one this runtime wrote. */
-function cursorKey(cursor: string): string[] | undefined {
+/** Where to read awaiting jobs from: after a position, at most `limit`. */
+type AwaitingSource = (after: string | undefined, limit: number) => Promise<readonly AwaitingJob[]>;
+
+/** A cursor's key `[position, jobId, stepId]`, or undefined when it is not one this runtime wrote. */
+function cursorKey(cursor: string): [string, string, string] | undefined {
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     return Array.isArray(key) && key.length === 3 && key.every((part) => typeof part === 'string')
-      ? (key as string[])
+      ? (key as [string, string, string])
       : undefined;
   } catch {
     return undefined;
@@ -758,9 +754,11 @@ export class OperatorRuntime {
   }
 
   /**
-   * A page of pending approval requests (docs/api.md, "Approvals"): with `caller`, only those
-   * whose jobs it may read; with `limit` or `cursor`, oldest request first, at most `limit`,
-   * after `cursor`. `total` counts every request the filter matches.
+   * A page of pending approval requests (docs/api.md, "Reading and tenants"): with `caller`,
+   * only those whose jobs it may read; with `limit` or `cursor`, in the store's order of jobs
+   * awaiting approval (oldest first, then by step), at most `limit`, after `cursor`, reading
+   * from the store about one page of jobs (not every pending one). Without either, as
+   * `listApprovals`.
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter or a cursor this runtime did
    * not write.
    */
@@ -774,10 +772,12 @@ export class OperatorRuntime {
         ErrorCode.JOB_FILTER_INVALID,
         'listApprovals() filter.cursor is not a cursor of this list',
       );
-    if (this.#desk === undefined) return { requests: [], total: 0 };
+    const desk = this.#desk;
+    if (desk === undefined || limit === 0) return { requests: [] };
     const host = await this.#approvalHost();
-    let requests = await this.#desk.list(host, jobId);
-    if (caller !== undefined) {
+    if (limit === undefined && after === undefined) {
+      const requests = await desk.list(host, jobId);
+      if (caller === undefined) return { requests };
       const readable = new Map<string, boolean>();
       const kept: ApprovalRequest[] = [];
       for (const request of requests) {
@@ -789,26 +789,94 @@ export class OperatorRuntime {
         }
         if (may) kept.push(request);
       }
-      requests = kept;
+      return { requests: kept };
     }
-    const total = requests.length;
-    if (limit === undefined && after === undefined) return { requests, total };
-    requests.sort((a, b) => compareKeys(approvalKey(a), approvalKey(b)));
-    const start =
-      after === undefined
-        ? 0
-        : requests.findIndex((request) => compareKeys(approvalKey(request), after) > 0);
-    const rest = start < 0 ? [] : requests.slice(start);
-    if (limit === undefined || rest.length <= limit) return { requests: rest, total };
-    const page = rest.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor =
-      last === undefined
-        ? undefined
-        : Buffer.from(JSON.stringify(approvalKey(last)), 'utf8').toString('base64url');
-    return nextCursor === undefined
-      ? { requests: page, total }
-      : { requests: page, total, nextCursor };
+    const wanted = limit ?? Infinity;
+    const source = awaitingSource(host.deps.store, jobId);
+    const requests: ApprovalRequest[] = [];
+    let lastPosition: string | undefined;
+    let more = false;
+    const take = (found: readonly ApprovalRequest[], position: (jobId: string) => string) => {
+      for (const request of found) {
+        if (requests.length >= wanted) return (more = true);
+        requests.push(request);
+        lastPosition = position(request.jobId);
+      }
+      return false;
+    };
+    let position = after?.[0];
+    if (after !== undefined) {
+      // The rest of the job the previous page ended in (its later steps), then the jobs after it.
+      const [at, resumeId, stepId] = after;
+      const job = await host.deps.store.get(resumeId);
+      if (
+        job?.status === 'awaiting_approval' &&
+        (caller === undefined || (await this.#readable(caller, job)))
+      ) {
+        const from = job.steps.findIndex((step) => step.id === stepId);
+        const rest = (await desk.requestsOf(host, [job])).filter(
+          (request) => job.steps.findIndex((step) => step.id === request.stepId) > from,
+        );
+        take(rest, () => at);
+      }
+    }
+    let batch = Math.min(
+      Math.max(wanted === Infinity ? AWAITING_BATCH_MAX : wanted + 1, 1),
+      AWAITING_BATCH_MAX,
+    );
+    while (!more) {
+      const page = await source(position, batch);
+      const readable: Job[] = [];
+      const positions = new Map<string, string>();
+      for (const entry of page) {
+        if (caller !== undefined && !(await this.#readable(caller, entry.job))) continue;
+        readable.push(entry.job);
+        positions.set(entry.job.id, entry.position);
+      }
+      if (take(await desk.requestsOf(host, readable), (id) => positions.get(id) as string)) break;
+      if (page.length < batch) break;
+      position = page[page.length - 1]?.position;
+      // A full page and more jobs in the store: a next page may hold requests (or be empty).
+      if (requests.length >= wanted) {
+        more = true;
+        break;
+      }
+      batch = Math.min(batch * 4, AWAITING_BATCH_MAX);
+    }
+    const last = requests[requests.length - 1];
+    if (!more || last === undefined || lastPosition === undefined) return { requests };
+    const nextCursor = Buffer.from(
+      JSON.stringify([lastPosition, last.jobId, last.stepId]),
+      'utf8',
+    ).toString('base64url');
+    return { requests, nextCursor };
+  }
+
+  /**
+   * How many pending approval requests the filter matches (docs/api.md, "Reading and tenants"):
+   * with `caller`, only those whose jobs it may read. Walks the jobs awaiting approval in
+   * batches, holding one batch at a time.
+   * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
+   */
+  async countApprovals(filter: ApprovalCountFilter = {}): Promise<number> {
+    this.#assertOpen();
+    const { jobId, caller } = checkApprovalFilter(filter);
+    const desk = this.#desk;
+    if (desk === undefined) return 0;
+    const host = await this.#approvalHost();
+    const source = awaitingSource(host.deps.store, jobId);
+    let count = 0;
+    let position: string | undefined;
+    for (;;) {
+      const page = await source(position, AWAITING_BATCH_MAX);
+      const readable: Job[] = [];
+      for (const entry of page)
+        if (caller === undefined || (await this.#readable(caller, entry.job)))
+          readable.push(entry.job);
+      count += (await desk.requestsOf(host, readable)).length;
+      if (page.length < AWAITING_BATCH_MAX) return count;
+      position = page[page.length - 1]?.position;
+    }
   }
 
   /**
@@ -1077,3 +1145,23 @@ export const operatorRuntime: OperatorRuntime = processGlobal(DEFAULT_RUNTIME_KE
   Object.freeze(runtime);
   return { runtime: (): OperatorRuntime => runtime };
 }).runtime();
+
+/**
+ * The jobs awaiting approval to page through: one job (`jobId`), or the store's `listAwaiting`;
+ * a store without it is read whole, oldest first, positioned by job id.
+ */
+function awaitingSource(store: JobStore, jobId: string | undefined): AwaitingSource {
+  if (jobId !== undefined)
+    return async (after) => {
+      if (after !== undefined) return [];
+      const job = await store.get(jobId);
+      return job?.status === 'awaiting_approval' ? [{ job, position: '' }] : [];
+    };
+  const listAwaiting = store.listAwaiting?.bind(store);
+  if (listAwaiting !== undefined) return async (after, limit) => listAwaiting(after, limit);
+  return async (after, limit) => {
+    const all = (await store.list({ status: 'awaiting_approval' })).reverse();
+    const start = after === undefined ? 0 : all.findIndex((job) => job.id === after) + 1;
+    return all.slice(start, start + limit).map((job) => ({ job, position: job.id }));
+  };
+}

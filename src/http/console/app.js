@@ -103,6 +103,8 @@
 
   function askForToken(rejected) {
     stopRefresh();
+    callerShownFor = undefined;
+    byId('signed-in').textContent = '';
     byId('token-message').textContent = rejected
       ? 'The token was not accepted. Enter another one.'
       : 'This server needs a bearer token.';
@@ -212,6 +214,7 @@
       ['nav-jobs', path === '/' || job !== null],
       ['nav-approvals', path === '/approvals'],
       ['nav-capabilities', path === '/capabilities'],
+      ['nav-notifications', path === '/notifications'],
     ])
       byId(id).classList.toggle('active', active);
     byId('forget-token').hidden = token.get() === null;
@@ -225,6 +228,27 @@
       shown = Promise.resolve(show(h('p', {}, 'No such page. '), h('a', { href: '#/' }, 'Jobs')));
     shown.catch(failure);
     updateApprovalCount().catch(() => {});
+    updateCaller().catch(() => {});
+  }
+
+  /** The token (or null) the header's caller was read with; undefined: none shown. */
+  let callerShownFor;
+
+  /** Who the server takes this tab for (GET /api/caller): read again when the token changes. */
+  async function updateCaller() {
+    const current = token.get();
+    if (callerShownFor === current) return;
+    const who = await apiData('api/caller');
+    callerShownFor = current;
+    byId('signed-in').textContent = callerText(who);
+  }
+
+  function callerText(who) {
+    if (who?.authenticated !== true) return 'Not signed in (no authentication mode)';
+    if (typeof who.id !== 'string') return 'No caller';
+    const tenant = typeof who.tenant === 'string' ? ` · tenant ${who.tenant}` : '';
+    const count = typeof who.scopes === 'number' ? who.scopes : 0;
+    return `Signed in as ${who.id}${tenant} · ${count} ${count === 1 ? 'scope' : 'scopes'}`;
   }
 
   async function updateApprovalCount() {

@@ -32,6 +32,7 @@ import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
+  AwaitingJob,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
@@ -1429,6 +1430,38 @@ export class PostgresJobStore implements JobStore {
     return rows.map(toJob);
   }
 
+  /**
+   * Jobs awaiting approval by `(created_at, seq)`, through the index warrant_jobs_by_status
+   * (status, created_at, seq); a position is `[created_at, seq]` as JSON.
+   */
+  async listAwaiting(after: string | undefined, limit: number): Promise<AwaitingJob[]> {
+    const from = after === undefined ? undefined : postgresPosition(after);
+    if (after !== undefined && from === undefined)
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        'listAwaiting(): not a position of this store',
+      );
+    if (limit <= 0) return [];
+    await this.#whenReady();
+    const select = `${JOB_COLUMNS}, j.seq::text AS position_seq
+FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
+    const order = 'ORDER BY j.created_at, j.seq';
+    const { rows } = await this.#pool.query<JobRow & { position_seq: string }>(
+      from === undefined
+        ? { name: 'warrant_awaiting', text: `${select} ${order} LIMIT $1`, values: [limit] }
+        : {
+            name: 'warrant_awaiting_after',
+            text: `${select} AND (j.created_at, j.seq) > ($1, $2::bigint) ${order} LIMIT $3`,
+            values: [from[0], from[1], limit],
+          },
+    );
+    return rows.map((row) => ({
+      job: toJob(row),
+      position: JSON.stringify([row.created_at, row.position_seq]),
+    }));
+  }
+
   async close(): Promise<void> {
     // Changes already reported are written first (each write is bounded by the time-outs).
     while (this.#writes.busy) await new Promise(setImmediate);
@@ -1631,5 +1664,21 @@ export class PostgresJobStore implements JobStore {
       [jobIds],
     );
     return rows.map((row) => ({ jobId: row.job_id, position: row.request_position }));
+  }
+}
+
+/** A PostgreSQL store position, `[created_at, seq]` (seq in decimal), or undefined. */
+function postgresPosition(position: string): [string, string] | undefined {
+  try {
+    const value: unknown = JSON.parse(position);
+    return Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === 'string' &&
+      typeof value[1] === 'string' &&
+      /^\d{1,18}$/.test(value[1])
+      ? (value as [string, string])
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -18,6 +18,7 @@ import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
+  AwaitingJob,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
@@ -1071,6 +1072,35 @@ export class SqliteJobStore implements JobStore {
     }
     const query = statement;
     return this.#snapshot(() => this.#toJobs(query.all(...values, filter.limit ?? -1) as JobRow[]));
+  }
+
+  /**
+   * Jobs awaiting approval by `seq` (creation order), through the index jobs_by_status
+   * (status, seq); a position is the job's seq in decimal.
+   */
+  listAwaiting(after: string | undefined, limit: number): AwaitingJob[] {
+    if (after !== undefined && !/^\d{1,15}$/.test(after))
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        'listAwaiting(): not a position of this store',
+      );
+    if (limit <= 0) return [];
+    this.#writes.flush();
+    const sql = `SELECT ${JOB_COLUMNS} FROM jobs WHERE jobs.status = 'awaiting_approval' AND jobs.seq > ? ORDER BY jobs.seq LIMIT ?`;
+    let statement = this.#listQueries.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql).raw();
+      this.#listQueries.set(sql, statement);
+    }
+    const query = statement;
+    let seqs: number[] = [];
+    const jobs = this.#snapshot(() => {
+      const rows = query.all(after === undefined ? 0 : Number(after), limit) as JobRow[];
+      seqs = rows.map((row) => row[0]);
+      return this.#toJobs(rows);
+    });
+    return jobs.map((job, index) => ({ job, position: String(seqs[index]) }));
   }
 
   close(): void {
