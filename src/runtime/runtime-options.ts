@@ -28,6 +28,11 @@ import {
   type NotificationDestination,
   type NotificationsConfig,
 } from '../notifications/notification-options.js';
+import {
+  checkLimitsOption,
+  type CheckedLimit,
+  type LimitDefinition,
+} from '../limits/limit-options.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
@@ -90,6 +95,11 @@ export interface OperatorRuntimeOptions {
    * `warrant:audit`, or one the approver policy lets decide a pending request of the job.
    */
   readPolicy?: ReadPolicy;
+  /**
+   * Rate and cost limits (docs/api.md, "Limits"): counted in the store after each allow and
+   * before the invocation; a step over one is denied. At most 100, distinct names.
+   */
+  limits?: readonly LimitDefinition[];
 }
 
 /** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
@@ -128,6 +138,8 @@ export interface RuntimeSettings {
   /** Undefined without destinations. */
   readonly notifications: NotificationsConfig | undefined;
   readonly readPolicy: ReadPolicy | undefined;
+  /** Undefined without limits (an empty list is none). */
+  readonly limits: readonly CheckedLimit[] | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -208,6 +220,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const notifications = option('notifications');
   const notificationDelivery = option('notificationDelivery');
   const readPolicy = option('readPolicy');
+  const limits = option('limits');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -252,6 +265,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     );
   if (readPolicy !== undefined && typeof readPolicy !== 'function')
     throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
+  const checkedLimits = checkLimitsOption(limits);
   return {
     authorizer,
     store,
@@ -268,6 +282,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     idempotencyTtlMs: checkedTtl,
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
+    limits: checkedLimits,
   };
 }
 

@@ -28,6 +28,7 @@
 import { ErrorCode } from '../../errors/error-codes.js';
 import pg from 'pg';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js';
+import { createLimitTables, limitCounters, takeLimits } from './postgres-limits.js';
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
@@ -38,6 +39,9 @@ import type {
   IdempotencyHolder,
   JobChange,
   JobStore,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
   RecordedChain,
   StoredCancel,
   StoreSeals,
@@ -690,6 +694,7 @@ export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
   #ready: Promise<void> | undefined;
+  #limitsReady: Promise<void> | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
   readonly #auditKey: string | undefined;
@@ -1084,6 +1089,39 @@ export class PostgresJobStore implements JobStore {
       const held = rows[0];
       if (held !== undefined) return { jobId: held.job_id, digest: held.digest };
     }
+  }
+
+  async takeLimits(takes: readonly LimitTake[], at: number): Promise<LimitVerdict> {
+    await this.#limitTables();
+    const client = await this.#pool.connect();
+    try {
+      return await takeLimits(client, takes, at);
+    } finally {
+      client.release();
+    }
+  }
+
+  async limitCounters(at: number): Promise<LimitCounter[]> {
+    await this.#limitTables();
+    return limitCounters(this.#pool, at);
+  }
+
+  /** The limit tables, created on first use (docs/api.md, "Limits"). */
+  #limitTables(): Promise<void> {
+    this.#limitsReady ??= this.#whenReady()
+      .then(async () => {
+        const client = await this.#pool.connect();
+        try {
+          await createLimitTables(client, SCHEMA_LOCK);
+        } finally {
+          client.release();
+        }
+      })
+      .catch((error: unknown) => {
+        this.#limitsReady = undefined;
+        throw error;
+      });
+    return this.#limitsReady;
   }
 
   async requestCancel(cancel: StoredCancel): Promise<void> {

@@ -24,6 +24,9 @@ import type {
   IdempotencyHolder,
   JobChange,
   JobStore,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
   OutboxEntry,
   RecordedChain,
   StoredCancel,
@@ -48,6 +51,7 @@ import {
 import { ChainHeads } from './chain-heads.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import {
   isTransientStoreError,
@@ -420,6 +424,8 @@ export class SqliteJobStore implements JobStore {
 
   /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
   readonly outbox: SqliteOutbox;
+  /** Limit counters (docs/api.md, "Limits"): their table is created when first used. */
+  readonly #limits: SqliteLimits;
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
@@ -463,6 +469,7 @@ export class SqliteJobStore implements JobStore {
     db.exec(CHECKPOINT_SCHEMA);
     db.exec(CANCEL_SCHEMA);
     this.outbox = new SqliteOutbox(db);
+    this.#limits = new SqliteLimits(db);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -894,6 +901,14 @@ export class SqliteJobStore implements JobStore {
     // IMMEDIATE: the write lock is taken before the read, so of processes claiming one key
     // together exactly one finds it free (busy_timeout makes the others wait their turn).
     return this.#claimKey.immediate(claim);
+  }
+
+  takeLimits(takes: readonly LimitTake[], at: number): LimitVerdict {
+    return this.#limits.take(takes, at);
+  }
+
+  limitCounters(at: number): LimitCounter[] {
+    return this.#limits.counters(at);
   }
 
   cancelRequests(jobIds: readonly string[]): StoredCancel[] {
