@@ -75,7 +75,9 @@ export function createCapability<Input, Output>(
   const retry = checkRetry(read(definition, 'retry', 'retry'), label, read);
   const cost = read(definition, 'cost', 'cost');
   if (cost !== undefined && !isCost(cost))
-    throw invalid(`${label}: cost must be a finite non-negative number, got ${describeValue(cost)}`);
+    throw invalid(
+      `${label}: cost must be a finite non-negative number, got ${describeValue(cost)}`,
+    );
   const middleware = read(definition, 'middleware', 'middleware');
   const logging = read(definition, 'lifecycleLogging', 'lifecycleLogging');
   if (logging !== undefined && typeof logging !== 'boolean') {

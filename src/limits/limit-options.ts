@@ -53,6 +53,15 @@ const MATCH_KEYS = new Set(['capability', 'risk']);
 const SCOPES = new Set(['caller', 'tenant', 'global']);
 const RISKS = new Set(['read', 'write', 'destructive']);
 
+/** True when `text` holds a C0 control character or DEL (a name is printed in one line). */
+function hasControl(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 function invalid(message: string): TypeError {
   return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }
@@ -100,12 +109,7 @@ function checkLimit(entry: unknown, at: string): CheckedLimit {
   const field = (key: string) =>
     readField(entry, key, (problem) => invalid(`${at}.${key} ${problem}`));
   const name = field('name');
-  if (
-    typeof name !== 'string' ||
-    name.length === 0 ||
-    name.length > MAX_NAME ||
-    /[\u0000-\u001f\u007f]/.test(name)
-  )
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME || hasControl(name))
     throw invalid(
       `${at}.name must be a non-empty string of at most ${MAX_NAME} characters without control characters, got ${describeValue(name)}`,
     );
@@ -158,6 +162,8 @@ function checkMatch(
     throw invalid(`${at}.capability must be a non-empty string, got ${describeValue(capability)}`);
   const risk = readField(match, 'risk', (problem) => invalid(`${at}.risk ${problem}`));
   if (risk !== undefined && (typeof risk !== 'string' || !RISKS.has(risk)))
-    throw invalid(`${at}.risk must be "read", "write" or "destructive", got ${describeValue(risk)}`);
+    throw invalid(
+      `${at}.risk must be "read", "write" or "destructive", got ${describeValue(risk)}`,
+    );
   return { capability: capability as string | undefined, risk: risk as string | undefined };
 }
