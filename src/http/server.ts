@@ -34,6 +34,7 @@ import {
 } from './request-gate.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCapabilityRoutes } from './routes/capabilities.js';
+import { registerLimitRoutes } from './routes/limits.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerPlanRoute } from './routes/plans.js';
@@ -278,6 +279,7 @@ export function createHttpServer(
   registerCapabilityRoutes(app, runtime, caller);
   registerPlanRoute(app, runtime, caller);
   registerJobRoutes(app, runtime, caller);
+  registerLimitRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
   registerApprovalRoutes(
