@@ -3,13 +3,17 @@ import type { LimitCounter, LimitTake, LimitVerdict } from '../job-store.js';
 
 /**
  * Limit counters (docs/api.md, "Limits"): one row per counted invocation (a sliding window over
- * recorded times), and one row per counter that a take locks, so takes of one counter, in any
- * number of processes, run one after the other. Tables of their own, created when first used.
+ * recorded times), and one row per counter, holding the sum and number of the rows its window
+ * held when last taken, that a take locks: takes of one counter, in any number of processes, run
+ * one after the other, and each reads only what expired since. Tables of their own, created
+ * when first used.
  */
 const LIMITS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS warrant_limit_counters (
   name TEXT NOT NULL,
   key TEXT NOT NULL,
+  used DOUBLE PRECISION NOT NULL DEFAULT 0,
+  rows BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (name, key)
 );
 CREATE TABLE IF NOT EXISTS warrant_limit_usage (
@@ -28,19 +32,22 @@ CREATE INDEX IF NOT EXISTS warrant_limit_usage_by_counter ON warrant_limit_usage
  */
 const LOCK_COUNTERS = `INSERT INTO warrant_limit_counters (name, key)
 SELECT name, key FROM unnest($1::text[], $2::text[]) AS t(name, key) ORDER BY name, key
-ON CONFLICT (name, key) DO UPDATE SET name = excluded.name`;
+ON CONFLICT (name, key) DO UPDATE SET name = excluded.name
+RETURNING name, key, used, rows`;
 
-/** Deletes what the windows no longer hold, then sums what they do (one row per take, in order). */
-const EXPIRE = `DELETE FROM warrant_limit_usage u
+/** Deletes what the windows no longer hold; answers the sum and number deleted per counter. */
+const EXPIRE = `WITH gone AS (DELETE FROM warrant_limit_usage u
 USING unnest($1::text[], $2::text[], $3::bigint[]) AS t(name, key, after)
-WHERE u.name = t.name AND u.key = t.key AND u.at <= t.after`;
-const USED = `SELECT t.i, coalesce((SELECT sum(u.amount) FROM warrant_limit_usage u
-  WHERE u.name = t.name AND u.key = t.key), 0) AS used
-FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(name, key, i) ORDER BY t.i`;
+WHERE u.name = t.name AND u.key = t.key AND u.at <= t.after
+RETURNING u.name, u.key, u.amount)
+SELECT name, key, sum(amount) AS amount, count(*) AS rows FROM gone GROUP BY name, key`;
 const INSERT = `INSERT INTO warrant_limit_usage (name, key, at, amount, window_ms)
 SELECT name, key, $3, amount, window_ms
 FROM unnest($1::text[], $2::text[], $4::float8[], $5::bigint[]) AS t(name, key, amount, window_ms)
 WHERE amount > 0`;
+const PUT = `UPDATE warrant_limit_counters c SET used = t.used, rows = t.rows
+FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[]) AS t(name, key, used, rows)
+WHERE c.name = t.name AND c.key = t.key`;
 const COUNTERS = `SELECT name, key, sum(amount) AS used, max(window_ms) AS window_ms
 FROM warrant_limit_usage WHERE at > $1 - window_ms GROUP BY name, key ORDER BY name, key`;
 
@@ -74,20 +81,30 @@ export async function takeLimits(
   const keys = takes.map((take) => take.key);
   await client.query('BEGIN');
   try {
-    await client.query({ name: 'warrant_limit_lock', text: LOCK_COUNTERS, values: [names, keys] });
-    await client.query({
+    const locked = await client.query<{ name: string; key: string; used: number; rows: string }>({
+      name: 'warrant_limit_lock',
+      text: LOCK_COUNTERS,
+      values: [names, keys],
+    });
+    const held = new Map<string, [number, number]>(
+      locked.rows.map((row) => [`${row.name}\u0000${row.key}`, [row.used, Number(row.rows)]]),
+    );
+    const gone = await client.query<{ name: string; key: string; amount: number; rows: string }>({
       name: 'warrant_limit_expire',
       text: EXPIRE,
       values: [names, keys, takes.map((take) => at - take.windowMs)],
     });
-    const { rows } = await client.query<{ used: number }>({
-      name: 'warrant_limit_used',
-      text: USED,
-      values: [names, keys],
-    });
+    for (const row of gone.rows) {
+      const id = `${row.name}\u0000${row.key}`;
+      const [used, rows] = held.get(id) ?? [0, 0];
+      const left = rows - Number(row.rows);
+      // An empty window sums to exactly 0, whatever fractions were added and taken away.
+      held.set(id, [left <= 0 ? 0 : used - row.amount, Math.max(left, 0)]);
+    }
+    const sums = takes.map((take) => held.get(`${take.name}\u0000${take.key}`));
     for (const [index, take] of takes.entries()) {
-      const count = Number(rows[index]?.used ?? Number.NaN) + take.amount;
-      // NaN (a row missing) is never within the limit: fail closed.
+      const count = Number(sums[index]?.[0] ?? Number.NaN) + take.amount;
+      // NaN (a counter not locked) is never within the limit: fail closed.
       if (!(count <= take.max)) {
         await client.query('ROLLBACK');
         return { taken: false, index, count };
@@ -102,6 +119,16 @@ export async function takeLimits(
         at,
         takes.map((take) => take.amount),
         takes.map((take) => take.windowMs),
+      ],
+    });
+    await client.query({
+      name: 'warrant_limit_put',
+      text: PUT,
+      values: [
+        names,
+        keys,
+        takes.map((take, index) => (sums[index]?.[0] ?? 0) + take.amount),
+        takes.map((take, index) => (sums[index]?.[1] ?? 0) + (take.amount > 0 ? 1 : 0)),
       ],
     });
     await client.query('COMMIT');

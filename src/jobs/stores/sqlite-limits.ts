@@ -3,8 +3,9 @@ import type { LimitCounter, LimitTake, LimitVerdict } from '../job-store.js';
 
 /**
  * Limit counters (docs/api.md, "Limits"): one row per counted invocation, its time and amount,
- * so a counter is a sliding window over recorded times. A table of its own, created when first
- * used. Rows a counter's window no longer holds are deleted whenever that counter is taken.
+ * so a counter is a sliding window over recorded times; and per counter the sum and number of
+ * the rows its window held when last taken, so a take reads only what expired since. Tables of
+ * their own, created when first used. Expired rows are deleted whenever their counter is taken.
  */
 const LIMITS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS limit_usage (
@@ -15,12 +16,16 @@ CREATE TABLE IF NOT EXISTS limit_usage (
   window_ms INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS limit_usage_by_counter ON limit_usage (name, key, at);
+CREATE TABLE IF NOT EXISTS limit_counters (
+  name TEXT NOT NULL,
+  key TEXT NOT NULL,
+  used REAL NOT NULL,
+  rows INTEGER NOT NULL,
+  PRIMARY KEY (name, key)
+) WITHOUT ROWID;
 `;
 
 interface Statements {
-  readonly expire: Sqlite.Statement;
-  readonly used: Sqlite.Statement;
-  readonly insert: Sqlite.Statement;
   readonly counters: Sqlite.Statement;
   readonly take: Sqlite.Transaction<(takes: readonly LimitTake[], at: number) => LimitVerdict>;
 }
@@ -55,10 +60,18 @@ export class SqliteLimits {
   #prepare(): Statements {
     const db = this.#db;
     db.exec(LIMITS_SCHEMA);
+    const held = db
+      .prepare('SELECT used, rows FROM limit_counters WHERE name = ? AND key = ?')
+      .raw();
+    const expired = db
+      .prepare(
+        'SELECT coalesce(sum(amount), 0), count(*) FROM limit_usage WHERE name = ? AND key = ? AND at <= ?',
+      )
+      .raw();
     const expire = db.prepare('DELETE FROM limit_usage WHERE name = ? AND key = ? AND at <= ?');
-    const used = db
-      .prepare('SELECT coalesce(sum(amount), 0) FROM limit_usage WHERE name = ? AND key = ?')
-      .pluck();
+    const put = db.prepare(
+      'INSERT INTO limit_counters (name, key, used, rows) VALUES (?, ?, ?, ?) ON CONFLICT (name, key) DO UPDATE SET used = excluded.used, rows = excluded.rows',
+    );
     const insert = db.prepare(
       'INSERT INTO limit_usage (name, key, at, amount, window_ms) VALUES (?, ?, ?, ?, ?)',
     );
@@ -68,15 +81,30 @@ export class SqliteLimits {
       )
       .raw();
     const take = db.transaction((takes: readonly LimitTake[], now: number): LimitVerdict => {
+      const sums: [used: number, rows: number][] = [];
       for (const [index, { name, key, max, windowMs, amount }] of takes.entries()) {
-        expire.run(name, key, now - windowMs);
-        const count = (used.get(name, key) as number) + amount;
+        const after = now - windowMs;
+        let [used, rows] = (held.get(name, key) as [number, number] | undefined) ?? [0, 0];
+        const [gone, goneRows] = expired.get(name, key, after) as [number, number];
+        if (goneRows > 0) {
+          expire.run(name, key, after);
+          rows -= goneRows;
+          // An empty window sums to exactly 0, whatever fractions were added and taken away.
+          used = rows === 0 ? 0 : used - gone;
+          put.run(name, key, used, rows);
+        }
+        const count = used + amount;
         if (count > max) return { taken: false, index, count };
+        sums.push([used, rows]);
       }
-      for (const { name, key, windowMs, amount } of takes)
-        if (amount > 0) insert.run(name, key, now, amount, windowMs);
+      for (const [index, { name, key, windowMs, amount }] of takes.entries()) {
+        if (amount === 0) continue;
+        const [used, rows] = sums[index] as [number, number];
+        insert.run(name, key, now, amount, windowMs);
+        put.run(name, key, used + amount, rows + 1);
+      }
       return { taken: true };
     });
-    return { expire, used, insert, counters, take };
+    return { counters, take };
   }
 }
