@@ -114,6 +114,34 @@ describe('limits: the step check', () => {
     }
   });
 
+  it('takes nothing while a step waits for approval, and counts it when it runs', async () => {
+    let invoked = 0;
+    const runtime = new OperatorRuntime({
+      approvals: { approver: { canApprove: () => true } },
+      limits: [{ name: 'writes', per: 'global', max: 1, windowMs: 60_000 }],
+    });
+    const [write] = register(runtime, { risk: 'write', execute: () => ++invoked });
+    try {
+      const waiting = await runtime.executePlan(plan(write as string), { caller: { id: 'a' } });
+      assert.equal(waiting.status, 'awaiting_approval');
+      assert.deepEqual((await runtime.listLimits()).counters, []);
+      const done = await runtime.decideApproval({
+        jobId: waiting.id,
+        stepId: 's',
+        inputDigest: waiting.steps[0]?.decision?.inputDigest as string,
+        approver: { id: 'b' },
+        decision: 'approve',
+      });
+      assert.equal(done.status, 'completed');
+      assert.equal(invoked, 1);
+      assert.deepEqual((await runtime.listLimits()).counters, [
+        { limit: 'writes', per: 'global', used: 1, max: 1, windowMs: 60_000 },
+      ]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it('counts each retry: the attempt over the limit is denied', async () => {
     let invoked = 0;
     const runtime = new OperatorRuntime({
