@@ -35,6 +35,7 @@ import {
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCallerRoute } from './routes/caller.js';
 import { registerCapabilityRoutes } from './routes/capabilities.js';
+import { registerLimitRoutes } from './routes/limits.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
@@ -280,6 +281,7 @@ export function createHttpServer(
   registerCapabilityRoutes(app, runtime, caller);
   registerPlanRoute(app, runtime, caller);
   registerJobRoutes(app, runtime, caller);
+  registerLimitRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
   const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;

@@ -78,6 +78,38 @@ export interface AwaitingJob {
   readonly position: string;
 }
 
+/**
+ * What a step takes of one limit (docs/api.md, "Limits"): `amount` (1, or the capability's
+ * `cost`) counted under `name` and `key` (the caller, the tenant, or all), at most `max` in any
+ * `windowMs` ending now.
+ */
+export interface LimitTake {
+  readonly name: string;
+  /** JSON: `[]` (global), `[tenant]` or `[tenant, callerId]` (null where there is none). */
+  readonly key: string;
+  readonly max: number;
+  readonly windowMs: number;
+  readonly amount: number;
+}
+
+/**
+ * How `takeLimits` answered: every take counted, or none, because the take at `index` would
+ * have brought its counter to `count` (over its `max`).
+ */
+export type LimitVerdict =
+  | { readonly taken: true }
+  | { readonly taken: false; readonly index: number; readonly count: number };
+
+/** A counter as the store holds it: what was taken under `name` and `key` in its last window. */
+export interface LimitCounter {
+  readonly name: string;
+  readonly key: string;
+  /** The sum of the amounts taken in the window ending now. */
+  readonly used: number;
+  /** The window the counter was last taken with (ms). */
+  readonly windowMs: number;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
@@ -177,6 +209,15 @@ export interface JobStore {
    * first. With `owner`.
    */
   claimOrphans?(): string[] | Promise<string[]>;
+  /**
+   * Takes every one of `takes` at `at` (ms since the epoch), or none: atomically, so that across
+   * processes sharing the store no counter ever holds more than its `max` in any window (one
+   * IMMEDIATE transaction in SQLite, row locks in PostgreSQL). A store without it cannot count,
+   * and the runtime denies steps under a limit (docs/api.md, "Limits").
+   */
+  takeLimits?(takes: readonly LimitTake[], at: number): LimitVerdict | Promise<LimitVerdict>;
+  /** Every counter with something taken in its window ending at `at`. With `takeLimits`. */
+  limitCounters?(at: number): LimitCounter[] | Promise<LimitCounter[]>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
   /**

@@ -91,6 +91,8 @@ export interface StepDecision {
    * policy authorizer (`cedarAuthorizer`), empty when no policy permits.
    */
   readonly policies?: readonly string[];
+  /** The name of the limit that denied the step (docs/api.md, "Limits"). */
+  readonly limit?: string;
 }
 
 export interface JobStep {

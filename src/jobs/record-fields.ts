@@ -76,6 +76,7 @@ function decisionOf(event: JobEvent, outcome: unknown, reason: unknown): Record<
   if (reason !== undefined) decision.reason = reason;
   if (data.authorizer !== undefined) decision.authorizer = data.authorizer;
   if (data.policies !== undefined) decision.policies = data.policies;
+  if (data.limit !== undefined) decision.limit = data.limit;
   return decision;
 }
 

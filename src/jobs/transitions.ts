@@ -70,6 +70,8 @@ export interface Decided {
   readonly authorizer: string | undefined;
   /** A policy authorizer's determining policy ids, in text order (docs/api.md, "Policy as code: Cedar"). */
   readonly policies?: readonly string[] | undefined;
+  /** The limit that denied the step (docs/api.md, "Limits"). */
+  readonly limit?: string | undefined;
   /** The registered version of the capability. */
   readonly capabilityVersion: string;
   readonly at: string;
@@ -351,6 +353,7 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
   data.capabilityVersion = decided.capabilityVersion;
   if (decided.authorizer !== undefined) data.authorizer = decided.authorizer;
   if (decided.policies !== undefined) data.policies = decided.policies;
+  if (decided.limit !== undefined) data.limit = decided.limit;
   if (ended) data.decidedAt = decided.at;
 }
 
@@ -372,6 +375,7 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
   if (decided.reason !== undefined) decision.reason = decided.reason;
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
   if (decided.policies !== undefined) decision.policies = decided.policies;
+  if (decided.limit !== undefined) decision.limit = decided.limit;
   step.decision = recorded.decision = Object.freeze(decision);
   if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
     step.resolvedInput = decided.input;

@@ -35,8 +35,10 @@ import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
-import { defaultReadPolicy, mayRead } from './read-policy.js';
+import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
+import type { CheckedLimit } from '../limits/limit-options.js';
+import { limitsView, type LimitsView } from '../limits/limits-view.js';
 import {
   executeAdmittedPlan,
   queueAdmittedPlan,
@@ -248,6 +250,7 @@ export class OperatorRuntime {
   readonly #readPolicy: ReadPolicy;
   /** Take up the jobs of gone owners when the store opens (docs/api.md, "Recovery"). */
   readonly #recover: boolean;
+  readonly #limits: readonly CheckedLimit[] | undefined;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
@@ -280,6 +283,7 @@ export class OperatorRuntime {
     this.#notifications = settings.notifications;
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
     this.#recover = settings.recover;
+    this.#limits = settings.limits;
   }
 
   /**
@@ -1095,6 +1099,18 @@ export class OperatorRuntime {
   }
 
   /**
+   * The limits and their counters (docs/api.md, "runtime.listLimits"): with `caller`, only the
+   * counters it may see (its own, its tenant's and the global ones; every counter of its tenant
+   * with the scope `warrant:audit`); without, all (the host is trusted).
+   */
+  async listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
+    const caller = options.caller === undefined ? undefined : snapshotCaller(options.caller);
+    const counters = await this.#withStore((store) => store.limitCounters?.(Date.now()) ?? []);
+    const audit = (caller?.scopes ?? []).includes(AUDIT_SCOPE);
+    return limitsView(this.#limits ?? [], counters, caller, audit);
+  }
+
+  /**
    * Calls `use` on the store: at once when it is open (a read begun before `close()` reaches an
    * open store), else once it has opened.
    */
@@ -1116,10 +1132,12 @@ export class OperatorRuntime {
         logger: this.#logger,
         signal: this.#signal,
       };
-      this.#dependencies =
+      const approving =
         this.#approvals === undefined
           ? dependencies
           : { ...dependencies, approvals: { ttlMs: this.#approvals.ttlMs } };
+      this.#dependencies =
+        this.#limits === undefined ? approving : { ...approving, limits: this.#limits };
     }
     return this.#dependencies;
   }

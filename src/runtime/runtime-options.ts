@@ -28,6 +28,11 @@ import {
   type NotificationDestination,
   type NotificationsConfig,
 } from '../notifications/notification-options.js';
+import {
+  checkLimitsOption,
+  type CheckedLimit,
+  type LimitDefinition,
+} from '../limits/limit-options.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
@@ -97,6 +102,11 @@ export interface OperatorRuntimeOptions {
    * has nothing to recover.
    */
   recover?: boolean;
+  /**
+   * Rate and cost limits (docs/api.md, "Limits"): counted in the store after each allow and
+   * before the invocation; a step over one is denied. At most 100, distinct names.
+   */
+  limits?: readonly LimitDefinition[];
 }
 
 /** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
@@ -136,6 +146,8 @@ export interface RuntimeSettings {
   readonly notifications: NotificationsConfig | undefined;
   readonly readPolicy: ReadPolicy | undefined;
   readonly recover: boolean;
+  /** Undefined without limits (an empty list is none). */
+  readonly limits: readonly CheckedLimit[] | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -217,6 +229,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const notificationDelivery = option('notificationDelivery');
   const readPolicy = option('readPolicy');
   const recover = option('recover');
+  const limits = option('limits');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -259,6 +272,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
   if (recover !== undefined && typeof recover !== 'boolean')
     throw invalidOption(`options.recover must be a boolean, got ${describeValue(recover)}`);
+  const checkedLimits = checkLimitsOption(limits);
   return {
     authorizer,
     store,
@@ -276,6 +290,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
     recover: recover === true,
+    limits: checkedLimits,
   };
 }
 

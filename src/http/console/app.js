@@ -519,6 +519,8 @@
               : decision.policies.join(', ')
             : undefined,
         ],
+        // The limit that denied the step (docs/api.md, "Limits"); its reason is the decision's.
+        ['Limit', decision?.limit],
         ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
         ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
         ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],

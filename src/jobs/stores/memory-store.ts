@@ -7,8 +7,12 @@ import type {
   IdempotencyHolder,
   JobChange,
   JobStore,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
 } from '../job-store.js';
 import { alreadyConsumed, claimedRequest } from './approval-ledger.js';
+import { MemoryLimits } from './memory-limits.js';
 import { MemoryOutbox } from './memory-outbox.js';
 
 /**
@@ -56,9 +60,19 @@ export class MemoryJobStore implements JobStore {
 
   /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
   readonly outbox = new MemoryOutbox();
+  /** Limit counters (docs/api.md, "Limits"): in process, as the store is. */
+  readonly #limits = new MemoryLimits();
 
   constructor(maxJobs: number) {
     this.#maxJobs = maxJobs;
+  }
+
+  takeLimits(takes: readonly LimitTake[], at: number): LimitVerdict {
+    return this.#limits.take(takes, at);
+  }
+
+  limitCounters(at: number): LimitCounter[] {
+    return this.#limits.counters(at);
   }
 
   create(job: Job): void {

@@ -28,6 +28,7 @@
 import { ErrorCode } from '../../errors/error-codes.js';
 import pg from 'pg';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js';
+import { createLimitTables, limitCounters, takeLimits } from './postgres-limits.js';
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
@@ -40,6 +41,9 @@ import type {
   JobChange,
   JobStore,
   OutboxEntry,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
   RecordedChain,
   StoredCancel,
   StoreSeals,
@@ -791,6 +795,7 @@ export class PostgresJobStore implements JobStore {
   /** Set when that connection ended: this store writes nothing more (its jobs may be taken). */
   #ownerLost: Error | undefined;
   #ready: Promise<void> | undefined;
+  #limitsReady: Promise<void> | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
   readonly #auditKey: string | undefined;
@@ -1342,6 +1347,39 @@ export class PostgresJobStore implements JobStore {
       const held = rows[0];
       if (held !== undefined) return { jobId: held.job_id, digest: held.digest };
     }
+  }
+
+  async takeLimits(takes: readonly LimitTake[], at: number): Promise<LimitVerdict> {
+    await this.#limitTables();
+    const client = await this.#pool.connect();
+    try {
+      return await takeLimits(client, takes, at);
+    } finally {
+      client.release();
+    }
+  }
+
+  async limitCounters(at: number): Promise<LimitCounter[]> {
+    await this.#limitTables();
+    return limitCounters(this.#pool, at);
+  }
+
+  /** The limit tables, created on first use (docs/api.md, "Limits"). */
+  #limitTables(): Promise<void> {
+    this.#limitsReady ??= this.#whenReady()
+      .then(async () => {
+        const client = await this.#pool.connect();
+        try {
+          await createLimitTables(client, SCHEMA_LOCK);
+        } finally {
+          client.release();
+        }
+      })
+      .catch((error: unknown) => {
+        this.#limitsReady = undefined;
+        throw error;
+      });
+    return this.#limitsReady;
   }
 
   async requestCancel(cancel: StoredCancel): Promise<void> {

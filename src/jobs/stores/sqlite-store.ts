@@ -25,6 +25,9 @@ import type {
   IdempotencyHolder,
   JobChange,
   JobStore,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
   OutboxEntry,
   RecordedChain,
   StoredCancel,
@@ -50,6 +53,7 @@ import { ChainHeads } from './chain-heads.js';
 import { newOwnerId, processAlive, thisProcess, type OwnerProcess } from './owner-identity.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import {
   isTransientStoreError,
@@ -478,6 +482,8 @@ export class SqliteJobStore implements JobStore {
 
   /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
   readonly outbox: SqliteOutbox;
+  /** Limit counters (docs/api.md, "Limits"): their table is created when first used. */
+  readonly #limits: SqliteLimits;
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
@@ -522,6 +528,7 @@ export class SqliteJobStore implements JobStore {
     db.exec(CANCEL_SCHEMA);
     this.outbox = new SqliteOutbox(db);
     this.#registerOwner();
+    this.#limits = new SqliteLimits(db);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -1000,6 +1007,14 @@ export class SqliteJobStore implements JobStore {
     // IMMEDIATE: the write lock is taken before the read, so of processes claiming one key
     // together exactly one finds it free (busy_timeout makes the others wait their turn).
     return this.#claimKey.immediate(claim);
+  }
+
+  takeLimits(takes: readonly LimitTake[], at: number): LimitVerdict {
+    return this.#limits.take(takes, at);
+  }
+
+  limitCounters(at: number): LimitCounter[] {
+    return this.#limits.counters(at);
   }
 
   cancelRequests(jobIds: readonly string[]): StoredCancel[] {
