@@ -8,6 +8,7 @@ export type {
   OperatorRuntimeOptions,
   ExecutePlanOptions,
   ApprovalListFilter,
+  ApprovalCountFilter,
   ApprovalPage,
   CancelJobOptions,
   CancelPolicy,
@@ -23,6 +24,8 @@ export type {
   NotificationEvent,
 } from './notifications/notification-options.js';
 export type { NotificationRecord } from './jobs/job-store.js';
+export type { LimitDefinition, LimitScope } from './limits/limit-options.js';
+export type { LimitCounterShown, LimitShown, LimitsView } from './limits/limits-view.js';
 export type { ApprovalRequest } from './approvals/approval-request.js';
 export type { ApprovalDecision } from './approvals/decision-arguments.js';
 export { createCapability } from './capabilities/create-capability.js';

@@ -3,7 +3,7 @@
  * checked and copied once, by the same checker as the runtime's snapshot, so a caller an edge
  * admits is one the runtime admits: JSON data only, at most MAX_CALLER_DEPTH levels and
  * MAX_CALLER_VALUES values, no `"__proto__"` key, a non-empty string `id`, `scopes` an array of
- * strings, `metadata` an object. The copy is deeply frozen, so nothing the source does later
+ * strings, `metadata` an object, `tenant` a string. The copy is deeply frozen, so nothing the source does later
  * changes it (docs/decisions.md, "Callers"). This file only gives the edges their
  * `{ ok, reason }` shape and wording.
  */
@@ -37,6 +37,7 @@ const FIELD_REASON = {
   id: 'id must be a non-empty string',
   scopes: 'scopes must be an array of strings',
   metadata: 'metadata must be an object',
+  tenant: 'tenant must be a string',
 } as const;
 
 /**

@@ -217,13 +217,14 @@ export function copyCallerData(
 
 /**
  * The first malformed field of copied caller data: `id` a string (non-empty when `idRequired`),
- * `scopes` an array of strings, `metadata` an object; undefined when all hold.
+ * `scopes` an array of strings, `metadata` an object, `tenant` a string (a tenant of any other type
+ * would read as no tenant, docs/api.md "Reading and tenants"); undefined when all hold.
  */
 export function malformedField(
   caller: Readonly<Record<string, unknown>>,
   idRequired: boolean,
-): 'id' | 'scopes' | 'metadata' | undefined {
-  const { id, scopes, metadata } = caller;
+): 'id' | 'scopes' | 'metadata' | 'tenant' | undefined {
+  const { id, scopes, metadata, tenant } = caller;
   if (idRequired ? typeof id !== 'string' || id === '' : id !== undefined && typeof id !== 'string')
     return 'id';
   if (
@@ -236,6 +237,7 @@ export function malformedField(
     (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
   )
     return 'metadata';
+  if (tenant !== undefined && typeof tenant !== 'string') return 'tenant';
   return undefined;
 }
 
@@ -279,6 +281,8 @@ export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
       throw invalid(
         `options.caller.metadata must be an object, got ${describeValue(fields.metadata)}`,
       );
+    case 'tenant':
+      throw invalid(`options.caller.tenant must be a string, got ${describeValue(fields.tenant)}`);
   }
   const snapshot = copy as ExecutionCaller;
   // A snapshot cannot change, and neither can a caller that was deeply frozen data: given again,

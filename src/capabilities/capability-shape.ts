@@ -53,6 +53,27 @@ function retryOf(candidate: object): RetryPolicy | undefined {
   }
 }
 
+/**
+ * Where `createCapability` keeps its checked `cost` (docs/api.md, "Limits"), as it keeps
+ * `retry`: a non-enumerable property, one key for both builds.
+ */
+export const COST_KEY: unique symbol = Symbol.for('warrant.capability.cost');
+
+/** A declared cost: a finite non-negative number. */
+export function isCost(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+/** The `cost` createCapability left on a capability; anything else is none. */
+function costOf(candidate: object): number | undefined {
+  try {
+    const cost: unknown = (candidate as { [COST_KEY]?: unknown })[COST_KEY];
+    return isCost(cost) ? cost : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The risks a capability may declare. */
 export const RISKS: ReadonlySet<string> = new Set(['read', 'write', 'destructive']);
 
@@ -249,6 +270,7 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
     standard,
     timeoutMs: timeoutOf(candidate),
     retry: retryOf(candidate),
+    cost: costOf(candidate),
     ...(outputSchema !== undefined && { outputSchema }),
     execute: execute as Capability['execute'],
     /** `execute` is written in createCapability's `({ input, context })` form (a best guess). */

@@ -203,6 +203,11 @@ export interface CapabilityDefinitionBase<Input = unknown, Output = unknown> {
    * (`context.idempotencyKey` is the same each time).
    */
   retry?: { attempts: number; backoffMs?: number; idempotent: true };
+  /**
+   * What one invocation counts under a limit with `cost: true` (docs/api.md, "Limits"): a finite
+   * non-negative number. Without it such a limit counts 1.
+   */
+  cost?: number;
   /** Innermost layers; lifecycle logging and timeout wrap them (docs/api.md, "createCapability"). */
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */

@@ -18,6 +18,8 @@ import type { CompiledSchema } from './input-schema.js';
 import {
   checkCapabilityShape,
   RETRY_KEY,
+  COST_KEY,
+  isCost,
   TIMEOUT_KEY,
   type RetryPolicy,
 } from './capability-shape.js';
@@ -71,6 +73,11 @@ export function createCapability<Input, Output>(
     readField(target, key, (problem) => invalid(`${label}: ${what} ${problem}`));
   const timeoutMs = read(definition, 'timeoutMs', 'timeoutMs');
   const retry = checkRetry(read(definition, 'retry', 'retry'), label, read);
+  const cost = read(definition, 'cost', 'cost');
+  if (cost !== undefined && !isCost(cost))
+    throw invalid(
+      `${label}: cost must be a finite non-negative number, got ${describeValue(cost)}`,
+    );
   const middleware = read(definition, 'middleware', 'middleware');
   const logging = read(definition, 'lifecycleLogging', 'lifecycleLogging');
   if (logging !== undefined && typeof logging !== 'boolean') {
@@ -171,6 +178,9 @@ export function createCapability<Input, Output>(
   }
   if (retry !== undefined) {
     Object.defineProperty(capability, RETRY_KEY, { value: retry, enumerable: false });
+  }
+  if (cost !== undefined) {
+    Object.defineProperty(capability, COST_KEY, { value: cost, enumerable: false });
   }
   return Object.freeze(capability);
 }

@@ -37,6 +37,8 @@ export interface RegisteredCapability {
   readonly timeoutMs: number | undefined;
   /** `createCapability`'s `retry` (docs/api.md, "Retries"); undefined: one invocation. */
   readonly retry: RetryPolicy | undefined;
+  /** `createCapability`'s `cost` (docs/api.md, "Limits"); undefined: a cost limit counts 1. */
+  readonly cost?: number | undefined;
   /** Frozen `{ name, version, risk }`, handed to authorizers as is. */
   readonly identity: Readonly<{ name: string; version: string; risk: CapabilityRisk }>;
   readonly target: Capability;
@@ -73,6 +75,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
     standard,
     timeoutMs,
     retry,
+    cost,
     target,
     execute,
     module,
@@ -98,6 +101,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
     standard,
     timeoutMs,
     retry,
+    ...(cost !== undefined && { cost }),
     identity: Object.freeze({ name, version, risk }),
     target,
     execute,

@@ -11,6 +11,7 @@ import { capabilitiesCommand } from './commands/capabilities.js';
 import { evidenceCommand } from './commands/evidence.js';
 import { jobsCommand } from './commands/jobs.js';
 import { notificationsCommand } from './commands/notifications.js';
+import { limitsCommand } from './commands/limits.js';
 import { policyCommand } from './commands/policy.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -30,6 +31,7 @@ Commands:
   approvals [approve|reject <jobId> <stepId> --digest <d>]
                          pending approval requests, and deciding one
   notifications          notifications not delivered: pending, failed, dropped
+  limits                 limit counters: what each caller, tenant or all used in the window
   capabilities [name]    what is registered (introspection)
   policy schema|validate <file.cedar>
                          the Cedar schema of what is registered; check policies against it
@@ -56,6 +58,7 @@ const commands: Record<string, Command> = {
   jobs: jobsCommand,
   approvals: approvalsCommand,
   notifications: notificationsCommand,
+  limits: limitsCommand,
   capabilities: capabilitiesCommand,
   policy: policyCommand,
   evidence: evidenceCommand,

@@ -22,6 +22,7 @@ import { writeErr } from './output.js';
 import { loadPolicyAuthorizer } from './policy-file.js';
 import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
+import { parseJson } from '../json/parse-json.js';
 
 /** The embedded default store of the program (README "Stores"). */
 export const DEFAULT_STORE = 'sqlite:./.warrant/jobs.db';
@@ -42,6 +43,7 @@ export const runtimeOptions = {
   'notify-secret-file': { type: 'string' },
   'notify-format': { type: 'string' },
   'public-url': { type: 'string' },
+  limits: { type: 'string' },
 } as const;
 
 export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
@@ -70,6 +72,8 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
                         the secret, whsec_<base64>, read from <file> (never a flag)
   --notify-format slack post Slack-compatible messages instead (no secret needed)
   --public-url <url>    the console's public URL, linked from Slack messages
+  --limits <file.json>  rate and cost limits (README "Limits"): a JSON array of
+                        { name, match?, per, max, windowMs, cost? }, counted in the store
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
   --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
                         host allows ports 80 and 443, host:port (or [::1]:port) that port
@@ -95,6 +99,32 @@ export interface RuntimeFlags {
   'notify-secret-file'?: string;
   'notify-format'?: string;
   'public-url'?: string;
+  limits?: string;
+}
+
+/** The largest limits file read. */
+const MAX_LIMITS_FILE = 1024 * 1024;
+
+/**
+ * `--limits <file.json>`: the runtime's `limits`, parsed here and checked by the runtime (a bad
+ * limit is a usage error naming the file and the limit).
+ */
+function limitsOf(flags: RuntimeFlags): unknown {
+  const file = flags.limits;
+  if (file === undefined) return undefined;
+  let text: string;
+  try {
+    if (statSync(file).size > MAX_LIMITS_FILE)
+      throw new Error(`larger than ${MAX_LIMITS_FILE} bytes`);
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--limits ${file}: cannot read it (${firstLine(error)})`);
+  }
+  try {
+    return parseJson(text);
+  } catch (error) {
+    throw new UsageError(`--limits ${file}: not JSON (${firstLine(error)})`);
+  }
 }
 
 /** The largest secret file read (a secret is a line of at most a few hundred bytes). */
@@ -183,7 +213,7 @@ function storeLabel(store: string): string {
   return store.startsWith('postgres') ? 'the PostgreSQL store' : `the store ${store}`;
 }
 
-function createRuntime(options: OperatorRuntimeOptions): OperatorRuntime {
+function createRuntime(options: OperatorRuntimeOptions, limitsFile?: string): OperatorRuntime {
   try {
     return new OperatorRuntime(options);
   } catch (error) {
@@ -195,7 +225,8 @@ function createRuntime(options: OperatorRuntimeOptions): OperatorRuntime {
         .replace(/^options\.notifications\[0\]\.url/, '--notify')
         .replace(/^options\.notifications\[0\]\.secret/, '--notify-secret-file')
         .replace(/^options\.notifications\[0\]\.publicUrl/, '--public-url')
-        .replace(/^options\.notifications/, '--notify'),
+        .replace(/^options\.notifications/, '--notify')
+        .replace(/^options\.limits/, `--limits ${limitsFile ?? ''}: limits`),
     );
   }
 }
@@ -262,7 +293,9 @@ export async function createProgramRuntime(
   if (notifications !== undefined) options.notifications = notifications;
   const modules = await loadCapabilityModules(flags.module ?? []);
   // The constructor checks the options and opens nothing.
-  const runtime = createRuntime(options);
+  const limits = limitsOf(flags);
+  if (limits !== undefined) options.limits = limits as OperatorRuntimeOptions['limits'];
+  const runtime = createRuntime(options, flags.limits);
   runtime.use(createSystemModule());
   const allowHosts = (flags['http-allow'] ?? '')
     .split(',')

@@ -18,7 +18,7 @@ export const THROWN_ERRORS = {
   RUNTIME_CLOSED:
     '`executePlan`, `getJob`, `listJobs`, `listApprovals` or `decideApproval` after `runtime.close()`',
   RUNTIME_OPTIONS_INVALID:
-    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals, planVersions, queue, cancelPolicy, idempotencyTtlMs)',
+    '`new OperatorRuntime(options)` got a malformed option (authorizer, store, maxJobs, maxPlanSteps, logger, onObserverError, auditKey, approvals, planVersions, queue, cancelPolicy, idempotencyTtlMs, recover)',
   JOB_FILTER_INVALID:
     '`listJobs(filter)` (or `listApprovals(filter)`, a non-string `jobId`) got a filter that is not an object, a non-string field or a bad `limit`',
   SUBSCRIPTION_INVALID:
@@ -80,6 +80,8 @@ export const STEP_FAILURES = {
   CAPABILITY_TIMEOUT:
     'a capability with `timeoutMs` (or `TimeoutMiddleware`) took longer; the step fails with `Capability execution timed out after <ms>ms` and `context.signal` is aborted',
   MIDDLEWARE_NEXT_CALLED_TWICE: 'a middleware called `next()` more than once; the step fails',
+  STEP_INTERRUPTED:
+    'recovery found a step started and never ended (its process was gone): it may have run; its capability is not declared `retry: { idempotent: true }` and the runtime has no approvals, so the step is `interrupted` and the job fails with an error starting `STEP_INTERRUPTED:`',
 } as const;
 
 /** Outbound MCP capabilities (`createMcpCapability`, not exported): the first two thrown at definition, the rest fail the step. */

@@ -33,6 +33,11 @@ export interface McpRouteOptions {
    * job, then answers it queued or executing with its id (the adapter's `waitMs`).
    */
   readonly queuedWaitMs?: number;
+  /**
+   * Serve the tool `warrant_job_status` too: the server does when it has an authentication mode
+   * (or `resolveCaller`), whose callers the read policy tells apart (docs/api.md, "MCP").
+   */
+  readonly jobTools?: boolean;
 }
 
 /**
@@ -101,6 +106,7 @@ export function registerMcpRoute(
   // Built here, so two capabilities with one tool name stop the server before it listens.
   const adapter = new McpAdapter(runtime, {
     include: programTools(options.builtins === true),
+    jobTools: options.jobTools === true,
     resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
     ...(options.queuedWaitMs !== undefined && { waitMs: options.queuedWaitMs }),
     onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),

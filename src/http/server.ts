@@ -33,9 +33,12 @@ import {
   type GateRefusal,
 } from './request-gate.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
+import { registerCallerRoute } from './routes/caller.js';
 import { registerCapabilityRoutes } from './routes/capabilities.js';
+import { registerLimitRoutes } from './routes/limits.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerPlanRoute } from './routes/plans.js';
 import type { RequestCaller } from './routes/request-caller.js';
 
@@ -284,18 +287,20 @@ export function createHttpServer(
   registerCapabilityRoutes(app, runtime, caller);
   registerPlanRoute(app, runtime, caller, options.queuePlans === true);
   registerJobRoutes(app, runtime, caller);
+  registerLimitRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
-  registerApprovalRoutes(
-    app,
-    runtime,
-    caller,
-    authenticator !== undefined || options.resolveCaller !== undefined,
-  );
+  const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
+  registerApprovalRoutes(app, runtime, caller, callersKnown);
+  registerCallerRoute(app, caller, callersKnown);
+  // Only for an auditor: never without a mode (docs/api.md, "HTTP: notifications").
+  registerNotificationRoutes(app, runtime, caller, callersKnown);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,
       ...(options.queuePlans === true && { queuedWaitMs: 30_000 }),
+      // Callers told apart, so the read policy protects it: else every client is `http`.
+      jobTools: callersKnown,
       callerOf: caller,
       onInternalError: (error, where) => {
         try {

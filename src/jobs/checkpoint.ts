@@ -22,7 +22,7 @@
  * (jobId, position) order. A checkpoint with no approvals has the root it had before the ledger was
  * sealed, so earlier checkpoints and evidence bundles verify as they did.
  */
-import { createHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
 import { canonicalJson, hmacSha256Digest, sha256Digest } from '../json/canonical-json.js';
 
 /** What a checkpoint seals and chains; `hash` is computed over the other fields. */
@@ -63,10 +63,14 @@ export function checkpointHash(
   return auditKey === undefined ? sha256Digest(text) : hmacSha256Digest(auditKey, text);
 }
 
-function sha256Hex(prefix: number, ...parts: string[]): string {
-  const hash = createHash('sha256').update(Buffer.of(prefix));
-  for (const part of parts) hash.update(part, 'utf8');
-  return hash.digest('hex');
+/** The leaf hash of a text: SHA-256(0x00 || UTF-8 of text), hex (one-shot: no hash object). */
+function leafHex(text: string): string {
+  return oneShotHash('sha256', `\u0000${text}`, 'hex');
+}
+
+/** The hash of an inner node over its children's hex: SHA-256(0x01 || left || right), hex. */
+function nodeHex(left: string, right: string): string {
+  return oneShotHash('sha256', `\u0001${left}${right}`, 'hex');
 }
 
 /** One consumed approval as the ledger holds it (approval-ledger.ts). */
@@ -99,7 +103,7 @@ export interface SealedApproval extends ApprovalLeaf {
 /** The leaf of one ledger entry ('sha256:' + hex). */
 export function ledgerLeaf(entry: LedgerEntry): string {
   const { jobId, position, stepId, inputDigest, requestHash, decision, at } = entry;
-  return `sha256:${sha256Hex(0, canonicalJson(['approval', jobId, position, stepId, inputDigest, requestHash, decision, at]))}`;
+  return `sha256:${leafHex(canonicalJson(['approval', jobId, position, stepId, inputDigest, requestHash, decision, at]))}`;
 }
 
 /** The leaves of ledger entries in tree order (jobId, then position), without their prefix. */
@@ -111,7 +115,14 @@ function approvalLeaves(approvals: readonly ApprovalLeaf[]): string[] {
 
 /** The Merkle leaf of one entry. */
 export function entryLeaf(entry: CheckpointEntry): string {
-  return sha256Hex(0, canonicalJson([entry.jobId, entry.events, entry.hash]));
+  const { jobId, events, hash } = entry;
+  // JCS of two strings and an integer is JSON.stringify's text (canonical-json.ts): the same
+  // leaf, without walking the array; anything else (a malformed bundle) goes through JCS.
+  const text =
+    typeof jobId === 'string' && typeof hash === 'string' && Number.isSafeInteger(events)
+      ? JSON.stringify([jobId, events, hash])
+      : canonicalJson([jobId, events, hash]);
+  return leafHex(text);
 }
 
 /** Entries in leaf order: by job id (UTF-16 code units, as JavaScript sorts). */
@@ -128,7 +139,7 @@ function levels(leaves: readonly string[]): string[][] {
     for (let index = 0; index < level.length; index += 2) {
       const left = level[index] as string;
       const right = level[index + 1];
-      next.push(right === undefined ? left : sha256Hex(1, left, right));
+      next.push(right === undefined ? left : nodeHex(left, right));
     }
     all.push(next);
     level = next;
@@ -146,7 +157,7 @@ export function merkleRoot(
 ): string {
   const leaves = sortEntries(entries).map(entryLeaf);
   if (approvals.length > 0) leaves.push(...approvalLeaves(approvals));
-  if (leaves.length === 0) return `sha256:${sha256Hex(0)}`;
+  if (leaves.length === 0) return `sha256:${leafHex('')}`;
   return `sha256:${(levels(leaves).at(-1) as string[])[0] as string}`;
 }
 
@@ -174,8 +185,7 @@ export function merkleProof(
 /** The root an entry and its proof lead to. */
 export function rootOfProof(entry: CheckpointEntry, proof: readonly ProofStep[]): string {
   let hash = entryLeaf(entry);
-  for (const step of proof)
-    hash = step.left ? sha256Hex(1, step.hash, hash) : sha256Hex(1, hash, step.hash);
+  for (const step of proof) hash = step.left ? nodeHex(step.hash, hash) : nodeHex(hash, step.hash);
   return `sha256:${hash}`;
 }
 

@@ -69,6 +69,47 @@ export interface IdempotencyHolder {
   readonly digest: string;
 }
 
+/**
+ * A job awaiting approval with its place in the store's order of such jobs (`listAwaiting`):
+ * `position` is opaque outside the store that wrote it (docs/api.md, "runtime.approvalPage").
+ */
+export interface AwaitingJob {
+  readonly job: Job;
+  readonly position: string;
+}
+
+/**
+ * What a step takes of one limit (docs/api.md, "Limits"): `amount` (1, or the capability's
+ * `cost`) counted under `name` and `key` (the caller, the tenant, or all), at most `max` in any
+ * `windowMs` ending now.
+ */
+export interface LimitTake {
+  readonly name: string;
+  /** JSON: `[]` (global), `[tenant]` or `[tenant, callerId]` (null where there is none). */
+  readonly key: string;
+  readonly max: number;
+  readonly windowMs: number;
+  readonly amount: number;
+}
+
+/**
+ * How `takeLimits` answered: every take counted, or none, because the take at `index` would
+ * have brought its counter to `count` (over its `max`).
+ */
+export type LimitVerdict =
+  | { readonly taken: true }
+  | { readonly taken: false; readonly index: number; readonly count: number };
+
+/** A counter as the store holds it: what was taken under `name` and `key` in its last window. */
+export interface LimitCounter {
+  readonly name: string;
+  readonly key: string;
+  /** The sum of the amounts taken in the window ending now. */
+  readonly used: number;
+  /** The window the counter was last taken with (ms). */
+  readonly windowMs: number;
+}
+
 /** A stored job and its event chain (event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
@@ -157,8 +198,44 @@ export interface JobStore {
   claimIdempotency?(
     claim: IdempotencyClaim,
   ): IdempotencyHolder | undefined | Promise<IdempotencyHolder | undefined>;
+  /**
+   * This store's owner id (docs/api.md, "Recovery"): stores shared by several processes have
+   * one; each queued or executing job they write is recorded as this owner's.
+   */
+  readonly owner?: string;
+  /**
+   * Takes the queued and executing jobs whose owner is gone, each by a conditional write (so of
+   * processes recovering together exactly one takes a job), and resolves their ids, oldest
+   * first. With `owner`.
+   */
+  claimOrphans?(): string[] | Promise<string[]>;
+  /**
+   * Takes a queued job for this owner, a worker about to run it (docs/api.md, "Workers"): true
+   * when the job is `queued` and its owner is still the one read (a compare-and-swap, so of
+   * workers and recoverers racing exactly one takes it), false otherwise. With `owner`.
+   */
+  takeQueued?(jobId: string): Promise<boolean>;
+  /**
+   * Takes every one of `takes` at `at` (ms since the epoch), or none: atomically, so that across
+   * processes sharing the store no counter ever holds more than its `max` in any window (one
+   * IMMEDIATE transaction in SQLite, row locks in PostgreSQL). A store without it cannot count,
+   * and the runtime denies steps under a limit (docs/api.md, "Limits").
+   */
+  takeLimits?(takes: readonly LimitTake[], at: number): LimitVerdict | Promise<LimitVerdict>;
+  /** Every counter with something taken in its window ending at `at`. With `takeLimits`. */
+  limitCounters?(at: number): LimitCounter[] | Promise<LimitCounter[]>;
   /** Newest first, filtered, at most `limit`. */
   list(filter: JobListFilter): Job[] | Promise<Job[]>;
+  /**
+   * At most `limit` jobs `awaiting_approval`, oldest first in an order the store keeps stable
+   * (an index, in SQL), after the job at `after` (a `position` it answered before; undefined:
+   * from the start), each with its position: a page of approvals reads one page of rows.
+   * @throws TypeError (JOB_FILTER_INVALID) for a position this store did not write.
+   */
+  listAwaiting?(
+    after: string | undefined,
+    limit: number,
+  ): readonly AwaitingJob[] | Promise<readonly AwaitingJob[]>;
   close(): void | Promise<void>;
   /** The notification outbox (docs/api.md, "Notifications"); stores without one leave it out. */
   readonly outbox?: JobStoreOutbox;
@@ -240,6 +317,6 @@ export interface JobStoreOutbox {
       | { readonly delivered: true }
       | { readonly delivered: false; readonly error: string; readonly nextAt?: number },
   ): void | Promise<void>;
-  /** The rows not delivered, oldest first, at most `limit`. */
-  listNotifications(limit: number): OutboxRecord[] | Promise<OutboxRecord[]>;
+  /** The rows not delivered, oldest first, at most `limit`; only those after seq `after` if given. */
+  listNotifications(limit: number, after?: number): OutboxRecord[] | Promise<OutboxRecord[]>;
 }

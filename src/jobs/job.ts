@@ -8,7 +8,10 @@ import type { ExecutionCaller } from '../callers/execution-caller.js';
  */
 export type JobStatus =
   'created' | 'queued' | 'executing' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
-/** `interrupted` is reserved for a step whose process ended while it ran (recovery). */
+/**
+ * `interrupted`: a step whose process ended while it ran, found by recovery (docs/api.md,
+ * "Recovery"): it may have run, and is not invoked again.
+ */
 export type JobStepStatus =
   | 'pending'
   | 'running'
@@ -33,7 +36,9 @@ export type JobEventType =
   | 'approval.granted'
   | 'approval.rejected'
   | 'job.cancelled'
-  | 'capability.retrying';
+  | 'capability.retrying'
+  | 'job.recovered'
+  | 'step.interrupted';
 
 export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'job.created',
@@ -49,6 +54,8 @@ export const JOB_EVENT_TYPES: readonly JobEventType[] = Object.freeze([
   'approval.rejected',
   'job.cancelled',
   'capability.retrying',
+  'job.recovered',
+  'step.interrupted',
 ]);
 
 export interface JobEvent {
@@ -84,6 +91,8 @@ export interface StepDecision {
    * policy authorizer (`cedarAuthorizer`), empty when no policy permits.
    */
   readonly policies?: readonly string[];
+  /** The name of the limit that denied the step (docs/api.md, "Limits"). */
+  readonly limit?: string;
 }
 
 export interface JobStep {

@@ -76,6 +76,7 @@ function decisionOf(event: JobEvent, outcome: unknown, reason: unknown): Record<
   if (reason !== undefined) decision.reason = reason;
   if (data.authorizer !== undefined) decision.authorizer = data.authorizer;
   if (data.policies !== undefined) decision.policies = data.policies;
+  if (data.limit !== undefined) decision.limit = data.limit;
   return decision;
 }
 
@@ -132,7 +133,8 @@ function replay(
       for (const step of expected.values()) if (step.status === 'pending') step.status = 'skipped';
       continue;
     }
-    if (event.type === 'job.created') continue;
+    // A recovery changes nothing a reader sees by itself; what it decides follows as events.
+    if (event.type === 'job.created' || event.type === 'job.recovered') continue;
     const stepId = data.stepId;
     const step = typeof stepId === 'string' ? expected.get(stepId) : undefined;
     if (step === undefined)
@@ -169,6 +171,10 @@ function replay(
       case 'approval.granted':
         step.status = 'pending';
         status = 'executing';
+        break;
+      case 'step.interrupted':
+        // Started, never ended, and its process gone: it may have run (docs/api.md, "Recovery").
+        step.status = 'interrupted';
         break;
       default:
         // approval.rejected: its step's end and the job's follow in the same change;

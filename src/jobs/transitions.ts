@@ -70,6 +70,8 @@ export interface Decided {
   readonly authorizer: string | undefined;
   /** A policy authorizer's determining policy ids, in text order (docs/api.md, "Policy as code: Cedar"). */
   readonly policies?: readonly string[] | undefined;
+  /** The limit that denied the step (docs/api.md, "Limits"). */
+  readonly limit?: string | undefined;
   /** The registered version of the capability. */
   readonly capabilityVersion: string;
   readonly at: string;
@@ -351,6 +353,7 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
   data.capabilityVersion = decided.capabilityVersion;
   if (decided.authorizer !== undefined) data.authorizer = decided.authorizer;
   if (decided.policies !== undefined) data.policies = decided.policies;
+  if (decided.limit !== undefined) data.limit = decided.limit;
   if (ended) data.decidedAt = decided.at;
 }
 
@@ -372,6 +375,7 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
   if (decided.reason !== undefined) decision.reason = decided.reason;
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
   if (decided.policies !== undefined) decision.policies = decided.policies;
+  if (decided.limit !== undefined) decision.limit = decided.limit;
   step.decision = recorded.decision = Object.freeze(decision);
   if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
     step.resolvedInput = decided.input;
@@ -629,4 +633,28 @@ export function expireApproval(running: RunningJob, index: number, at: string): 
     { ...endStep(running, index, at, { status: 'failed', error }), claims: index },
     failJob(running, at, error),
   );
+}
+
+/**
+ * A runtime took up the job after its owner was gone (docs/api.md, "Recovery"):
+ * `job.recovered { by }`, `by` the recovering owner's id. Nothing else changes.
+ */
+export function recoverJob(running: RunningJob, at: string, by: string): JobChange {
+  touch(running, at);
+  return { steps: NO_STEPS, events: [append(running, 'job.recovered', at, { by })] };
+}
+
+/**
+ * A step started and never ended, its process gone: it may have run. `interrupted`, with
+ * `step.interrupted { stepId, capability }`; it is never invoked again without an approval.
+ */
+export function interruptStep(running: RunningJob, index: number, at: string): JobChange {
+  const step = running.job.steps[index] as JobStep;
+  setStatus(running, index, 'interrupted');
+  touch(running, at);
+  const event = append(running, 'step.interrupted', at, {
+    stepId: step.id,
+    capability: step.capability,
+  });
+  return { steps: [index], events: [event] };
 }

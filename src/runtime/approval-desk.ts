@@ -118,6 +118,15 @@ export class ApprovalDesk {
       const job = await store.get(jobId);
       jobs = job === undefined ? [] : [job];
     }
+    return this.requestsOf(host, jobs);
+  }
+
+  /**
+   * The pending requests of these jobs, in their order (each job's by step); expired ones are
+   * failed on the way, not answered.
+   */
+  async requestsOf(host: ApprovalHost, jobs: readonly Job[]): Promise<ApprovalRequest[]> {
+    const { store } = host.deps;
     // A request the store's ledger holds as decided shows pending only in a restored copy.
     const consumed =
       jobs.length === 0 || store.consumedIn === undefined

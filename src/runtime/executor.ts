@@ -52,6 +52,8 @@ import {
   governedField,
   type GovernedCopy,
 } from '../plan/governed-value.js';
+import { checkLimits, type LimitDenial } from '../limits/limit-check.js';
+import type { CheckedLimit } from '../limits/limit-options.js';
 import { recordedCaller } from './recorded-caller.js';
 import {
   startJobTelemetry,
@@ -68,6 +70,8 @@ export interface ExecutorDependencies {
   readonly signal: AbortSignal;
   /** Present when the runtime has approvals on: how long a request waits (ms). */
   readonly approvals?: { readonly ttlMs: number };
+  /** Present when the runtime has limits (docs/api.md, "Limits"): checked after each allow. */
+  readonly limits?: readonly CheckedLimit[];
 }
 
 /**
@@ -225,6 +229,21 @@ function denied(
   return { status: 'denied', reason, risk: step.capability.risk, decided };
 }
 
+/** A denial by a limit (docs/api.md, "Limits"): `decision.limit` names it; no policy decided it. */
+function limited(
+  over: LimitDenial,
+  step: AdmittedStep,
+  input: unknown,
+  recorded: RecordedValue,
+  deps: ExecutorDependencies,
+): StepEnd {
+  const decided: Decided = {
+    ...decidedNow('deny', over.reason, step, input, recorded, deps),
+    limit: over.limit,
+  };
+  return { status: 'denied', reason: over.reason, risk: step.capability.risk, decided };
+}
+
 const NOT_GOVERNED = 'Value is not a supported governed representation';
 
 /** The step error of a 2.0 input outside the value domain, naming where and what. */
@@ -350,6 +369,12 @@ async function runStep(
         error: INVALID_DECISION,
         decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
       };
+    // Limits are counted after the allow and before the invocation, each attempt (docs/api.md, "Limits").
+    if (deps.limits !== undefined) {
+      let over = checkLimits(deps.limits, deps.store, capability, caller, Date.now());
+      if (over instanceof Promise) over = await over;
+      if (over !== undefined) return limited(over, step, input, recordedInput, deps);
+    }
 
     // The "started" record is durable before the capability runs (README, "Stores").
     const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps, policies);
@@ -628,4 +653,28 @@ export async function commitChange(
 ): Promise<void> {
   const pending = new JobRun(running, deps).commit(change);
   if (pending !== undefined) await pending;
+}
+
+/**
+ * Goes on with a recovered job (docs/api.md, "Recovery") from step `from`, `results` holding the
+ * results of the steps before it: every step runs through the same path as every other,
+ * authorized again; `approval` is a grant recorded for step `from` before the crash, given to
+ * the new decision as `context.approval` and nothing more. Cancellable through `control`.
+ */
+export async function resumeRecoveredJob(
+  running: RunningJob,
+  plan: AdmittedPlan,
+  from: number,
+  results: unknown[],
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  control: JobControl,
+  approval: StepApproval | undefined,
+): Promise<Job> {
+  const loading = telemetryLoading();
+  if (loading !== undefined) await loading;
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry, control);
+  const resumed = () => runSteps(run, plan, from, results, caller, deps, approval);
+  return telemetry === undefined ? resumed() : telemetry.job(resumed);
 }

@@ -20,7 +20,7 @@ import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
-import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
+import type { AwaitingJob, JobStore, NotificationRecord } from '../jobs/job-store.js';
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';
@@ -35,13 +35,16 @@ import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
-import { defaultReadPolicy, mayRead } from './read-policy.js';
+import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
+import type { CheckedLimit } from '../limits/limit-options.js';
+import { limitsView, type LimitsView } from '../limits/limits-view.js';
 import {
   executeAdmittedPlan,
   queueAdmittedPlan,
   commitChange,
   recordCancel,
+  resumeRecoveredJob,
   runQueuedJob,
   type ExecutorDependencies,
   type JobControl,
@@ -53,6 +56,7 @@ import {
   type StartWorkerOptions,
   type Worker,
 } from './dbos-queue.js';
+import { recoverStoredJob, type Recovery } from './recovery.js';
 import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
@@ -144,32 +148,28 @@ export interface ApprovalListFilter {
 /** One page of `runtime.approvalPage()`. */
 export interface ApprovalPage {
   readonly requests: ApprovalRequest[];
-  /** Every request the filter matches (all pages). */
-  readonly total: number;
-  /** The cursor of the next page; absent on the last one. */
+  /** The cursor of the next page; absent when no request can follow. */
   readonly nextCursor?: string;
 }
 
-/** The order of a page of approvals: oldest request first, then job id, then step id. */
-function approvalKey(request: ApprovalRequest): [string, string, string] {
-  return [request.requestedAt, request.jobId, request.stepId];
+/** Filter of `runtime.countApprovals()`. */
+export interface ApprovalCountFilter {
+  jobId?: string;
+  caller?: ExecutionCaller;
 }
 
-function compareKeys(a: readonly string[], b: readonly string[]): number {
-  for (let index = 0; index < a.length; index++) {
-    const x = a[index] as string;
-    const y = b[index] as string;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
+/** The most jobs awaiting approval read from the store at once, for a page or a count. */
+const AWAITING_BATCH_MAX = 1000;
 
-/** A cursor's key, or undefined when it is not one this runtime wrote. */
-function cursorKey(cursor: string): string[] | undefined {
+/** Where to read awaiting jobs from: after a position, at most `limit`. */
+type AwaitingSource = (after: string | undefined, limit: number) => Promise<readonly AwaitingJob[]>;
+
+/** A cursor's key `[position, jobId, stepId]`, or undefined when it is not one this runtime wrote. */
+function cursorKey(cursor: string): [string, string, string] | undefined {
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     return Array.isArray(key) && key.length === 3 && key.every((part) => typeof part === 'string')
-      ? (key as string[])
+      ? (key as [string, string, string])
       : undefined;
   } catch {
     return undefined;
@@ -258,6 +258,9 @@ export class OperatorRuntime {
   /** Delivers the store's outbox, from the moment the store is open. */
   #deliverer: NotificationDeliverer | undefined;
   readonly #readPolicy: ReadPolicy;
+  /** Take up the jobs of gone owners when the store opens (docs/api.md, "Recovery"). */
+  readonly #recover: boolean;
+  readonly #limits: readonly CheckedLimit[] | undefined;
   /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
@@ -292,6 +295,8 @@ export class OperatorRuntime {
     this.#idempotencyTtlMs = settings.idempotencyTtlMs;
     this.#notifications = settings.notifications;
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
+    this.#recover = settings.recover;
+    this.#limits = settings.limits;
   }
 
   /**
@@ -791,9 +796,11 @@ export class OperatorRuntime {
   }
 
   /**
-   * A page of pending approval requests (docs/api.md, "Approvals"): with `caller`, only those
-   * whose jobs it may read; with `limit` or `cursor`, oldest request first, at most `limit`,
-   * after `cursor`. `total` counts every request the filter matches.
+   * A page of pending approval requests (docs/api.md, "Reading and tenants"): with `caller`,
+   * only those whose jobs it may read; with `limit` or `cursor`, in the store's order of jobs
+   * awaiting approval (oldest first, then by step), at most `limit`, after `cursor`, reading
+   * from the store about one page of jobs (not every pending one). Without either, as
+   * `listApprovals`.
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter or a cursor this runtime did
    * not write.
    */
@@ -807,10 +814,12 @@ export class OperatorRuntime {
         ErrorCode.JOB_FILTER_INVALID,
         'listApprovals() filter.cursor is not a cursor of this list',
       );
-    if (this.#desk === undefined) return { requests: [], total: 0 };
+    const desk = this.#desk;
+    if (desk === undefined || limit === 0) return { requests: [] };
     const host = await this.#approvalHost();
-    let requests = await this.#desk.list(host, jobId);
-    if (caller !== undefined) {
+    if (limit === undefined && after === undefined) {
+      const requests = await desk.list(host, jobId);
+      if (caller === undefined) return { requests };
       const readable = new Map<string, boolean>();
       const kept: ApprovalRequest[] = [];
       for (const request of requests) {
@@ -822,26 +831,94 @@ export class OperatorRuntime {
         }
         if (may) kept.push(request);
       }
-      requests = kept;
+      return { requests: kept };
     }
-    const total = requests.length;
-    if (limit === undefined && after === undefined) return { requests, total };
-    requests.sort((a, b) => compareKeys(approvalKey(a), approvalKey(b)));
-    const start =
-      after === undefined
-        ? 0
-        : requests.findIndex((request) => compareKeys(approvalKey(request), after) > 0);
-    const rest = start < 0 ? [] : requests.slice(start);
-    if (limit === undefined || rest.length <= limit) return { requests: rest, total };
-    const page = rest.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor =
-      last === undefined
-        ? undefined
-        : Buffer.from(JSON.stringify(approvalKey(last)), 'utf8').toString('base64url');
-    return nextCursor === undefined
-      ? { requests: page, total }
-      : { requests: page, total, nextCursor };
+    const wanted = limit ?? Infinity;
+    const source = awaitingSource(host.deps.store, jobId);
+    const requests: ApprovalRequest[] = [];
+    let lastPosition: string | undefined;
+    let more = false;
+    const take = (found: readonly ApprovalRequest[], position: (jobId: string) => string) => {
+      for (const request of found) {
+        if (requests.length >= wanted) return (more = true);
+        requests.push(request);
+        lastPosition = position(request.jobId);
+      }
+      return false;
+    };
+    let position = after?.[0];
+    if (after !== undefined) {
+      // The rest of the job the previous page ended in (its later steps), then the jobs after it.
+      const [at, resumeId, stepId] = after;
+      const job = await host.deps.store.get(resumeId);
+      if (
+        job?.status === 'awaiting_approval' &&
+        (caller === undefined || (await this.#readable(caller, job)))
+      ) {
+        const from = job.steps.findIndex((step) => step.id === stepId);
+        const rest = (await desk.requestsOf(host, [job])).filter(
+          (request) => job.steps.findIndex((step) => step.id === request.stepId) > from,
+        );
+        take(rest, () => at);
+      }
+    }
+    let batch = Math.min(
+      Math.max(wanted === Infinity ? AWAITING_BATCH_MAX : wanted + 1, 1),
+      AWAITING_BATCH_MAX,
+    );
+    while (!more) {
+      const page = await source(position, batch);
+      const readable: Job[] = [];
+      const positions = new Map<string, string>();
+      for (const entry of page) {
+        if (caller !== undefined && !(await this.#readable(caller, entry.job))) continue;
+        readable.push(entry.job);
+        positions.set(entry.job.id, entry.position);
+      }
+      if (take(await desk.requestsOf(host, readable), (id) => positions.get(id) as string)) break;
+      if (page.length < batch) break;
+      position = page[page.length - 1]?.position;
+      // A full page and more jobs in the store: a next page may hold requests (or be empty).
+      if (requests.length >= wanted) {
+        more = true;
+        break;
+      }
+      batch = Math.min(batch * 4, AWAITING_BATCH_MAX);
+    }
+    const last = requests[requests.length - 1];
+    if (!more || last === undefined || lastPosition === undefined) return { requests };
+    const nextCursor = Buffer.from(
+      JSON.stringify([lastPosition, last.jobId, last.stepId]),
+      'utf8',
+    ).toString('base64url');
+    return { requests, nextCursor };
+  }
+
+  /**
+   * How many pending approval requests the filter matches (docs/api.md, "Reading and tenants"):
+   * with `caller`, only those whose jobs it may read. Walks the jobs awaiting approval in
+   * batches, holding one batch at a time.
+   * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
+   */
+  async countApprovals(filter: ApprovalCountFilter = {}): Promise<number> {
+    this.#assertOpen();
+    const { jobId, caller } = checkApprovalFilter(filter);
+    const desk = this.#desk;
+    if (desk === undefined) return 0;
+    const host = await this.#approvalHost();
+    const source = awaitingSource(host.deps.store, jobId);
+    let count = 0;
+    let position: string | undefined;
+    for (;;) {
+      const page = await source(position, AWAITING_BATCH_MAX);
+      const readable: Job[] = [];
+      for (const entry of page)
+        if (caller === undefined || (await this.#readable(caller, entry.job)))
+          readable.push(entry.job);
+      count += (await desk.requestsOf(host, readable)).length;
+      if (page.length < AWAITING_BATCH_MAX) return count;
+      position = page[page.length - 1]?.position;
+    }
   }
 
   /**
@@ -888,15 +965,24 @@ export class OperatorRuntime {
     }
     const settings = readWorkerOptions(options, this.#queueConcurrency);
     const deps = await this.#executorDependencies();
+    const log = (line: string) => this.#logger.warn(`warrant worker: ${line}`, {});
+    // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
+    // their workflows still run (docs/api.md, "Workers").
+    const recover = () =>
+      this.#recoverOrphans(deps.store).catch((error: unknown) => {
+        log(`recovery failed: ${describeThrown(error)}`);
+      });
+    await recover();
     return this.#dbos.startWorker(
       settings,
       (jobId) => this.#runById(deps, jobId),
       async () => {
+        await recover();
         const cutoff = Date.now() - 5_000;
         const jobs = await deps.store.list({ status: 'queued', limit: 1_000 });
         return jobs.filter((job) => Date.parse(job.createdAt) < cutoff).map((job) => job.id);
       },
-      (line) => this.#logger.warn(`warrant worker: ${line}`, {}),
+      log,
     );
   }
 
@@ -906,6 +992,14 @@ export class OperatorRuntime {
    * one awaiting approval, one a live runtime runs).
    */
   async #runById(deps: ExecutorDependencies, jobId: string): Promise<string> {
+    const { store } = deps;
+    const stored = await store.get(jobId);
+    if (stored === undefined) return 'unknown';
+    if (stored.status === 'executing') return this.#takeUpExecuting(store, jobId);
+    if (stored.status !== 'queued') return stored.status;
+    // Taken by a compare-and-swap on its owner: another worker, or a recovering runtime, that
+    // took it first runs it (invariant "one owner at a time", docs/decisions.md).
+    if (store.takeQueued !== undefined && !(await store.takeQueued(jobId))) return 'queued';
     const running = await loadRunningJob(deps, jobId);
     if (running === undefined) return 'unknown';
     if (running.record.status !== 'queued') return running.record.status;
@@ -930,6 +1024,17 @@ export class OperatorRuntime {
     } finally {
       this.#endLive(live);
     }
+  }
+
+  /**
+   * A job already executing when its workflow reaches this worker: DBOS resumed it because its
+   * worker is gone, or it runs on a live runtime. Recovery takes up the jobs of gone owners (this
+   * one included, if its owner is gone); one that now runs here is awaited.
+   */
+  async #takeUpExecuting(store: JobStore, jobId: string): Promise<string> {
+    await this.#recoverOrphans(store);
+    if (this.#liveJobOf(jobId) === undefined) return (await store.get(jobId))?.status ?? 'unknown';
+    return (await this.waitForJob(jobId))?.status ?? 'unknown';
   }
 
   close(): Promise<void> {
@@ -991,9 +1096,15 @@ export class OperatorRuntime {
     });
     if (!(opened instanceof Promise)) return this.#opened(opened);
     this.#opening = opened.then(
-      (store) => {
+      async (store) => {
+        this.#opened(store);
+        if (this.#recover) {
+          await this.#recoverOrphans(store).catch((error: unknown) => {
+            this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
+          });
+        }
         this.#opening = undefined;
-        return this.#opened(store);
+        return store;
       },
       (error: unknown) => {
         this.#opening = undefined;
@@ -1020,7 +1131,7 @@ export class OperatorRuntime {
       throw createError(
         TypeError,
         ErrorCode.RUNTIME_OPTIONS_INVALID,
-        'options.notifications need a store with an outbox (memory or SQLite)',
+        'options.notifications need a store with an outbox (memory, SQLite or PostgreSQL)',
       );
     const deliverer = new NotificationDeliverer(outbox, config);
     outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
@@ -1030,18 +1141,103 @@ export class OperatorRuntime {
 
   /**
    * The notifications of the store not delivered yet, pending, failed or dropped, oldest first
-   * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100).
+   * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100), only those
+   * written after the row `after` (a `seq`) when given: the next page.
    */
-  async listNotifications(options: { limit?: number } = {}): Promise<NotificationRecord[]> {
-    const limit = options.limit ?? 100;
-    if (!Number.isSafeInteger(limit) || limit < 0)
-      throw createError(
-        TypeError,
-        ErrorCode.JOB_FILTER_INVALID,
-        `listNotifications limit must be a non-negative integer, got ${describeValue(limit)}`,
-      );
-    const rows = await this.#withStore((store) => store.outbox?.listNotifications(limit) ?? []);
+  async listNotifications(
+    options: { limit?: number; after?: number } = {},
+  ): Promise<NotificationRecord[]> {
+    const { limit = 100, after = 0 } = options;
+    for (const [name, value] of [
+      ['limit', limit],
+      ['after', after],
+    ] as const)
+      if (!Number.isSafeInteger(value) || value < 0)
+        throw createError(
+          TypeError,
+          ErrorCode.JOB_FILTER_INVALID,
+          `listNotifications ${name} must be a non-negative integer, got ${describeValue(value)}`,
+        );
+    const rows = await this.#withStore(
+      (store) => store.outbox?.listNotifications(limit, after) ?? [],
+    );
     return rows.map((row) => ({ ...row }));
+  }
+
+  /**
+   * Takes up the jobs of owners that are gone (docs/api.md, "Recovery"): each is claimed by a
+   * conditional write in the store, gets `job.recovered`, and what its record says happens next
+   * (recovery.ts); the ones with steps left run through this runtime's queue and executor, in
+   * the order they were created. A job that cannot be taken up is reported on the logger and
+   * left to its record.
+   */
+  async #recoverOrphans(store: JobStore): Promise<void> {
+    const owner = store.owner;
+    if (owner === undefined || store.claimOrphans === undefined) return;
+    const ids = await store.claimOrphans();
+    if (ids.length === 0) return;
+    const deps = this.#dependenciesOn(store);
+    const inventory = capabilityInventory();
+    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
+    const cancels = (await store.cancelRequests?.(ids)) ?? [];
+    for (const id of ids) {
+      const stored = cancels.find((request) => request.jobId === id);
+      const cancel: CancelRequest | undefined =
+        stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
+      let recovery: Recovery | undefined;
+      try {
+        recovery = await recoverStoredJob(host, id, cancel);
+      } catch (error) {
+        this.#logger.warn(`warrant: recovering job ${id} failed: ${describeThrown(error)}`, {});
+        continue;
+      }
+      if (recovery !== undefined && recovery.kind !== 'settled') this.#runRecovered(recovery, deps);
+    }
+  }
+
+  /** Queues a recovered job whose steps go on; it counts as live (cancellable) until it ends. */
+  #runRecovered(recovery: Exclude<Recovery, { kind: 'settled' }>, deps: ExecutorDependencies) {
+    // Closing already: the job stays this owner's until the store closes, then the next owner's.
+    if (this.#closed) return;
+    const { running, plan, caller } = recovery;
+    const jobId = running.job.id;
+    const live = liveJob(jobId);
+    if (recovery.kind === 'queued') live.queued = { running, plan, caller };
+    this.#active++;
+    this.#goLive(live);
+    this.#queue.add(jobId, () => {
+      live.queued = undefined;
+      const ran =
+        recovery.kind === 'queued'
+          ? runQueuedJob(running, plan, caller, deps, live)
+          : resumeRecoveredJob(
+              running,
+              plan,
+              recovery.from,
+              recovery.results,
+              caller,
+              deps,
+              live,
+              recovery.approval,
+            );
+      ran.then(
+        () => this.#endLive(live),
+        () => this.#endLive(live),
+      );
+      return ran;
+    });
+  }
+
+  /**
+   * The limits and their counters (docs/api.md, "runtime.listLimits"): with `caller`, only the
+   * counters it may see (its own, its tenant's and the global ones; every counter of its tenant
+   * with the scope `warrant:audit`); without, all (the host is trusted).
+   */
+  async listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
+    const caller = options.caller === undefined ? undefined : snapshotCaller(options.caller);
+    const counters = await this.#withStore((store) => store.limitCounters?.(Date.now()) ?? []);
+    const audit = (caller?.scopes ?? []).includes(AUDIT_SCOPE);
+    return limitsView(this.#limits ?? [], counters, caller, audit);
   }
 
   /**
@@ -1066,10 +1262,12 @@ export class OperatorRuntime {
         logger: this.#logger,
         signal: this.#signal,
       };
-      this.#dependencies =
+      const approving =
         this.#approvals === undefined
           ? dependencies
           : { ...dependencies, approvals: { ttlMs: this.#approvals.ttlMs } };
+      this.#dependencies =
+        this.#limits === undefined ? approving : { ...approving, limits: this.#limits };
     }
     return this.#dependencies;
   }
@@ -1095,3 +1293,23 @@ export const operatorRuntime: OperatorRuntime = processGlobal(DEFAULT_RUNTIME_KE
   Object.freeze(runtime);
   return { runtime: (): OperatorRuntime => runtime };
 }).runtime();
+
+/**
+ * The jobs awaiting approval to page through: one job (`jobId`), or the store's `listAwaiting`;
+ * a store without it is read whole, oldest first, positioned by job id.
+ */
+function awaitingSource(store: JobStore, jobId: string | undefined): AwaitingSource {
+  if (jobId !== undefined)
+    return async (after) => {
+      if (after !== undefined) return [];
+      const job = await store.get(jobId);
+      return job?.status === 'awaiting_approval' ? [{ job, position: '' }] : [];
+    };
+  const listAwaiting = store.listAwaiting?.bind(store);
+  if (listAwaiting !== undefined) return async (after, limit) => listAwaiting(after, limit);
+  return async (after, limit) => {
+    const all = (await store.list({ status: 'awaiting_approval' })).reverse();
+    const start = after === undefined ? 0 : all.findIndex((job) => job.id === after) + 1;
+    return all.slice(start, start + limit).map((job) => ({ job, position: job.id }));
+  };
+}

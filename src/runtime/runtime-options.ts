@@ -28,6 +28,11 @@ import {
   type NotificationDestination,
   type NotificationsConfig,
 } from '../notifications/notification-options.js';
+import {
+  checkLimitsOption,
+  type CheckedLimit,
+  type LimitDefinition,
+} from '../limits/limit-options.js';
 
 /** Options of `new OperatorRuntime()`. */
 export interface OperatorRuntimeOptions {
@@ -92,6 +97,18 @@ export interface OperatorRuntimeOptions {
    * `warrant:audit`, or one the approver policy lets decide a pending request of the job.
    */
   readPolicy?: ReadPolicy;
+  /**
+   * Recover when the store opens (docs/api.md, "Recovery"): the queued and executing jobs of
+   * owners that are gone (SQLite: processes that ended; PostgreSQL: sessions whose owner lock is
+   * free) are taken up and run here. Default false (`warrant serve` sets it); the memory store
+   * has nothing to recover.
+   */
+  recover?: boolean;
+  /**
+   * Rate and cost limits (docs/api.md, "Limits"): counted in the store after each allow and
+   * before the invocation; a step over one is denied. At most 100, distinct names.
+   */
+  limits?: readonly LimitDefinition[];
 }
 
 /** Decides whether `caller` may read `job` (its submitter always may, within its tenant). */
@@ -131,6 +148,9 @@ export interface RuntimeSettings {
   /** Undefined without destinations. */
   readonly notifications: NotificationsConfig | undefined;
   readonly readPolicy: ReadPolicy | undefined;
+  readonly recover: boolean;
+  /** Undefined without limits (an empty list is none). */
+  readonly limits: readonly CheckedLimit[] | undefined;
 }
 
 function invalidOption(message: string): TypeError {
@@ -211,6 +231,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const notifications = option('notifications');
   const notificationDelivery = option('notificationDelivery');
   const readPolicy = option('readPolicy');
+  const recover = option('recover');
+  const limits = option('limits');
   if (
     authorizer !== undefined &&
     (typeof authorizer !== 'object' ||
@@ -250,12 +272,11 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   if (cancelPolicy !== undefined && typeof cancelPolicy !== 'function')
     throw invalidOption('options.cancelPolicy must be a function (caller, job) => boolean');
   const checkedNotifications = checkNotificationsOption(notifications, notificationDelivery);
-  if (checkedNotifications !== undefined && store !== undefined && /^postgres/.test(store))
-    throw invalidOption(
-      'options.notifications need the memory or a SQLite store: the PostgreSQL store has no outbox yet',
-    );
   if (readPolicy !== undefined && typeof readPolicy !== 'function')
     throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
+  if (recover !== undefined && typeof recover !== 'boolean')
+    throw invalidOption(`options.recover must be a boolean, got ${describeValue(recover)}`);
+  const checkedLimits = checkLimitsOption(limits);
   return {
     authorizer,
     store,
@@ -273,6 +294,8 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     idempotencyTtlMs: checkedTtl,
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
+    recover: recover === true,
+    limits: checkedLimits,
   };
 }
 

@@ -87,18 +87,19 @@ interface StepDecided {
   readonly reason: string | undefined;
   readonly digest: string;
   readonly policies: readonly string[] | undefined;
+  readonly limit: string | undefined;
 }
 
 function decidedOf(end: StepEnd, record: JobStep | undefined): StepDecided | undefined {
   if ('decided' in end && end.decided !== undefined) {
-    const { outcome, reason, recorded, policies } = end.decided;
-    return { outcome, reason, digest: recorded.digest, policies };
+    const { outcome, reason, recorded, policies, limit } = end.decided;
+    return { outcome, reason, digest: recorded.digest, policies, limit };
   }
   // Allowed steps record their decision when they start; a decision left on the record by an
   // earlier run (an approval request) is not this run's.
   if (record?.status !== 'running' || record.decision === undefined) return undefined;
-  const { outcome, reason, inputDigest, policies } = record.decision;
-  return { outcome, reason, digest: inputDigest, policies };
+  const { outcome, reason, inputDigest, policies, limit } = record.decision;
+  return { outcome, reason, digest: inputDigest, policies, limit };
 }
 
 function stepErrorType(end: StepEnd, decided: StepDecided | undefined): StepErrorType | undefined {
@@ -199,6 +200,8 @@ export class JobTelemetry {
       // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
       if (decided.policies !== undefined)
         span.setAttribute('warrant.decision.policies', [...decided.policies]);
+      // The limit that denied the step (docs/api.md, "Limits").
+      if (decided.limit !== undefined) span.setAttribute('warrant.decision.limit', decided.limit);
     }
     const errorType = stepErrorType(end, decided);
     if (errorType !== undefined) {

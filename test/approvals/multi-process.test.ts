@@ -1,7 +1,8 @@
 // Exactly once across processes (docs/decisions.md, "Approvals"): several processes decide one
 // request on one SQLite file, and on one PostgreSQL database, at the same moment. Exactly one
 // wins, the others answer APPROVAL_NOT_PENDING, and the capability ran at most once (once when
-// an approval won). The chain of the job stays intact.
+// an approval won). The chain of the job stays intact. Two processes approving at once: the write
+// runs exactly once, the ledger of consumed approvals holds one entry, sealed by a checkpoint.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,12 +10,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
+import pg from 'pg';
 import { OperatorRuntime } from '../../src/index.js';
+import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { READ, WRITE, approvalModule } from './fixtures/approval-capabilities.js';
 
 const CHILD = resolve(import.meta.dirname, 'fixtures/decide-child.ts');
-const PROCESSES = 4;
 const directory = mkdtempSync(join(tmpdir(), 'warrant-approvals-mp-'));
 const invokedFile = join(directory, 'invoked.txt');
 process.env.WARRANT_TEST_INVOKED = invokedFile;
@@ -57,7 +59,36 @@ function decideIn(args: string[]): Child {
   return { ready, go: () => child.stdin.end('go\n'), outcome };
 }
 
-async function race(store: string): Promise<void> {
+/** The rows of the store's ledger of consumed approvals for one job: [decision, step]. */
+async function ledgerOf(store: string, jobId: string): Promise<string[][]> {
+  if (store.startsWith('sqlite:')) {
+    const db = new Database(store.slice('sqlite:'.length), { readonly: true });
+    try {
+      return db
+        .prepare('SELECT decision, step_id FROM approval_ledger WHERE job_id = ?')
+        .raw()
+        .all(jobId) as string[][];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: store });
+  await client.connect();
+  try {
+    const result = await client.query<{ decision: string; step_id: string }>(
+      'SELECT decision, step_id FROM warrant_approval_ledger WHERE job_id = $1',
+      [jobId],
+    );
+    return result.rows.map((row) => [row.decision, row.step_id]);
+  } finally {
+    await client.end();
+  }
+}
+
+async function race(
+  store: string,
+  decisions: readonly ('approve' | 'reject')[] = ['approve', 'approve', 'approve', 'reject'],
+): Promise<void> {
   writeFileSync(invokedFile, '');
   const runtime = new OperatorRuntime({
     store,
@@ -78,14 +109,14 @@ async function race(store: string): Promise<void> {
     const digest = job.steps[1]?.decision?.inputDigest ?? '';
     const children: Child[] = [];
     // Started one after the other (opening a store runs its migration), then released at once.
-    for (let index = 0; index < PROCESSES; index++) {
+    for (let index = 0; index < decisions.length; index++) {
       const child = decideIn([
         store,
         job.id,
         'save',
         digest,
         `approver-${index}`,
-        index === PROCESSES - 1 ? 'reject' : 'approve',
+        decisions[index] as string,
       ]);
       children.push(child);
       await child.ready;
@@ -105,8 +136,23 @@ async function race(store: string): Promise<void> {
       1,
     );
     assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: stored?.events.length });
+    if (!decisions.includes('reject')) {
+      assert.equal(stored?.status, 'completed');
+      assert.equal(invoked, 1, 'the write ran exactly once');
+    }
+    const decided = stored?.status === 'completed' ? 'granted' : 'rejected';
+    assert.deepEqual(await ledgerOf(store, job.id), [[decided, 'save']]);
   } finally {
     await runtime.close();
+  }
+  // Every process closed, so every checkpoint is written: the one ledger entry is sealed.
+  const reopened = new OperatorRuntime({ store });
+  try {
+    const verified = await reopened.verifyStore();
+    assert.equal(verified.ok, true, JSON.stringify(verified.problems));
+    assert.equal(verified.unsealed, 0);
+  } finally {
+    await reopened.close();
   }
 }
 
@@ -119,4 +165,21 @@ describe('approvals: concurrent decisions in several processes', () => {
     postgres ??= await startTestPostgres();
     await race(await postgres.createDatabase());
   });
+
+  it(
+    'two processes approving on one SQLite file: the write runs once',
+    { timeout: 120_000 },
+    async () => {
+      await race(`sqlite:${join(directory, 'two.db')}`, ['approve', 'approve']);
+    },
+  );
+
+  it(
+    'two processes approving on one PostgreSQL database: the write runs once',
+    { timeout: 180_000 },
+    async () => {
+      postgres ??= await startTestPostgres();
+      await race(await postgres.createDatabase(), ['approve', 'approve']);
+    },
+  );
 });

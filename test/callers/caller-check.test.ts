@@ -44,6 +44,11 @@ describe('frozenCallerCopy', () => {
         reason: 'caller is not a plain object',
       },
     );
+    assert.deepEqual(frozenCallerCopy({ id: 'a', tenant: { name: 'acme' } }), {
+      ok: false,
+      reason: 'caller.tenant must be a string',
+    });
+    assert.ok(frozenCallerCopy({ id: 'a', tenant: 'acme' }).ok);
     const sparse: unknown[] = [];
     sparse[1] = 'b';
     assert.deepEqual(frozenCallerCopy({ id: 'a', sparse }), {

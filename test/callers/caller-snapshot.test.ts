@@ -85,6 +85,9 @@ describe('snapshotCaller()', () => {
       { scopes: [1] },
       { metadata: 'x' },
       { metadata: [] },
+      { id: 'u', tenant: 1 },
+      { id: 'u', tenant: null },
+      { id: 'u', tenant: ['a'] },
     ]) {
       assert.throws(
         () => snapshotCaller(bad),

@@ -27,6 +27,27 @@ async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
 const base = { name: 'make.test', version: '1', description: 'd', risk: 'read' as const };
 
 describe('createCapability()', () => {
+  it('takes a cost (a finite non-negative number) and refuses anything else', () => {
+    const base = {
+      name: 'c',
+      version: '1',
+      description: 'd',
+      risk: 'read' as const,
+      execute: () => 1,
+    };
+    assert.doesNotThrow(() => createCapability({ ...base, cost: 0 }));
+    assert.doesNotThrow(() => createCapability({ ...base, cost: 2.5 }));
+    for (const cost of [-1, Number.NaN, Number.POSITIVE_INFINITY, '1', null]) {
+      assert.throws(() => createCapability({ ...base, cost: cost as number }), {
+        name: 'TypeError',
+        code: 'CAPABILITY_DEFINITION_INVALID',
+        message: new RegExp(
+          `^createCapability\\(\\) "c": cost must be a finite non-negative number, got `,
+        ),
+      });
+    }
+  });
+
   it('returns a frozen Capability whose execute(input, context) calls definition.execute({ input, context })', async () => {
     let seen: unknown;
     const capability = createCapability({

@@ -61,6 +61,7 @@ const MALFORMED: [string, RegExp][] = [
   ['{"id":7}', /--caller\.id must be a non-empty string/],
   ['{"id":"x","scopes":"a b"}', /--caller\.scopes must be an array of strings/],
   ['{"id":"x","metadata":[]}', /--caller\.metadata must be an object/],
+  ['{"id":"x","tenant":null}', /--caller\.tenant must be a string/],
   ['{"id":"x","__proto__":{"admin":true}}', /"__proto__"/],
 ];
 

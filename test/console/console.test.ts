@@ -137,12 +137,16 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
     await page.fill('#token-input', 'not-the-token');
     await page.press('#token-input', 'Enter');
     await page.getByText('The token was not accepted').waitFor();
+    assert.equal(await page.textContent('#signed-in'), '', 'nobody is signed in yet');
 
     const before = apiRequests.length;
     await page.fill('#token-input', TOKEN);
     await page.press('#token-input', 'Enter');
     await page.locator('#jobs table').waitFor();
     assert.equal(await page.isHidden('#token-form'), true);
+    // The header shows who the server takes the tab for (GET /api/caller): the --token caller.
+    await page.locator('#signed-in', { hasText: 'Signed in as token · 1 scope' }).waitFor();
+    assert.equal(await page.textContent('#signed-in'), 'Signed in as token · 1 scope');
 
     // Reloading the tab and moving between the views does not ask again.
     await page.reload();

@@ -189,6 +189,14 @@ const NO_TWIN: Record<string, NoTwin> = {
     coveredBy: 'test/http/server.test.ts',
     reason: 'the job routes, exercised over a socket (verify: test/http/verify-route.test.ts)',
   },
+  'src/http/routes/caller.ts': {
+    coveredBy: 'test/http/read-access.test.ts',
+    reason: 'GET /api/caller, exercised over a socket (the console header: test/console)',
+  },
+  'src/http/routes/limits.ts': {
+    coveredBy: 'test/http/limits-route.test.ts',
+    reason: 'GET /api/limits, exercised over a socket',
+  },
   'src/http/routes/approvals.ts': {
     coveredBy: 'test/http/approval-routes.test.ts',
     reason: 'the approval routes, exercised over a socket',

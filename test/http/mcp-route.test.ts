@@ -132,6 +132,30 @@ describe('MCP over Streamable HTTP at /mcp (issue 17 item 2)', () => {
       assert.deepEqual(jobs.map((job) => job.status).sort(), ['completed', 'failed']);
     });
 
+  it('serves warrant_job_status with an authentication mode, reading through the read policy', async () => {
+    const served = await serve();
+    const alice = await connect(served.url, 'alice-token');
+    const { tools } = await alice.listTools();
+    assert.equal(tools.at(-1)?.name, 'warrant_job_status');
+    const done = (await alice.callTool({
+      name: served.write,
+      arguments: { text: 'mine' },
+    })) as CallToolResult;
+    assert.equal(done.isError ?? false, false, textOf(done));
+    const [job] = await served.runtime.listJobs();
+    const status = (jobId: string) => ({ name: 'warrant_job_status', arguments: { jobId } });
+    const own = (await alice.callTool(status(job?.id as string))) as CallToolResult;
+    assert.deepEqual((own.structuredContent as { status?: string; result?: unknown }).result, {
+      saved: true,
+    });
+    // Bob neither submitted it nor audits: the job does not exist for him.
+    const bob = await connect(served.url, 'bob-token');
+    const hidden = (await bob.callTool(status(job?.id as string))) as CallToolResult;
+    assert.equal(hidden.isError, true);
+    assert.equal(textOf(hidden), `Job ${JSON.stringify(job?.id)} not found`);
+    assert.equal(hidden.structuredContent, undefined);
+  });
+
   it('answers 401 with the challenge without credentials or with a bad token, and admits nothing', async () => {
     const served = await serve();
     const initialize = JSON.stringify({
@@ -237,6 +261,8 @@ describe('/mcp and the built-in capabilities', () => {
 
   it('serves them only with mcpBuiltins (warrant serve --builtins), and system.status never', async () => {
     const plain = await toolNames({});
+    // No authentication mode: every client is `http`, so no job tool either.
+    assert.equal(plain.includes('warrant_job_status'), false);
     assert.equal(
       plain.some((name) => name.startsWith('system')),
       false,

@@ -181,6 +181,31 @@ describe('HTTP reads follow the read policy', () => {
     assert.equal((await call(server.url, 'GET', `/api/jobs/${other.id}`)).status, 404);
   });
 
+  it('GET /api/caller answers who the server takes the sender for: id, tenant, a scope count, never more', async () => {
+    const server = await start();
+    const auditor = await call(server.url, 'GET', '/api/caller', 'auditor@acme');
+    assert.equal(auditor.status, 200);
+    assert.deepEqual(auditor.body, {
+      id: 'auditor',
+      tenant: 'acme',
+      scopes: 1,
+      authenticated: true,
+    });
+    assert.deepEqual((await call(server.url, 'GET', '/api/caller', 'alice')).body, {
+      id: 'alice',
+      tenant: null,
+      scopes: 0,
+      authenticated: true,
+    });
+    const open = await start({ auth: false });
+    assert.deepEqual((await call(open.url, 'GET', '/api/caller')).body, {
+      id: 'http',
+      tenant: null,
+      scopes: 0,
+      authenticated: false,
+    });
+  });
+
   it('GET /api/approvals is paged (50 by default, at most 1,000, a cursor) and counted', async () => {
     const server = await start();
     const ids: string[] = [];

@@ -10,6 +10,7 @@ import {
   rootOfProof,
   type CheckpointEntry,
 } from '../../src/jobs/checkpoint.js';
+import { canonicalJson } from '../../src/json/canonical-json.js';
 
 const entry = (n: number): CheckpointEntry => ({
   jobId: `job-${String(n).padStart(2, '0')}`,
@@ -30,6 +31,58 @@ describe('checkpoint', () => {
       checkpointHash(fields, 'k'),
       `hmac-sha256:${createHmac('sha256', 'k').update(text).digest('hex')}`,
     );
+  });
+
+  it('keeps the leaf and node format checkpoints were sealed with (RFC 6962 over JCS entries)', () => {
+    // Written out here with a hash object per node, as the first checkpoints were computed: a
+    // faster path that changed one byte would leave every stored checkpoint unverifiable.
+    const sha = (prefix: number, ...parts: string[]): string => {
+      const hash = createHash('sha256').update(Buffer.of(prefix));
+      for (const part of parts) hash.update(part, 'utf8');
+      return hash.digest('hex');
+    };
+    const reference = (entries: readonly CheckpointEntry[]): string => {
+      let level = [...entries]
+        .sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0))
+        .map((each) => sha(0, canonicalJson([each.jobId, each.events, each.hash])));
+      while (level.length > 1) {
+        const next: string[] = [];
+        for (let index = 0; index < level.length; index += 2) {
+          const [left, right] = [level[index] as string, level[index + 1]];
+          next.push(right === undefined ? left : sha(1, left, right));
+        }
+        level = next;
+      }
+      return `sha256:${level[0] ?? sha(0)}`;
+    };
+    const odd = [
+      { jobId: 'job_b', events: 3, hash: `sha256:${'b'.repeat(64)}` },
+      { jobId: 'job_a', events: 12, hash: `hmac-sha256:${'a'.repeat(64)}` },
+      { jobId: 'j\u00e9"\\\n\u2028', events: 1, hash: `sha256:${'c'.repeat(64)}` },
+    ];
+    // The roots the code before the one-shot hashing computed for these entries.
+    assert.equal(
+      merkleRoot(odd.slice(0, 2).concat({ ...odd[2], jobId: 'j\u00e9"\\\n' } as CheckpointEntry)),
+      'sha256:291aedfa697ef2d75685af20b4af8bb784f46bd4dbeae6985da553d30582f9d8',
+    );
+    assert.equal(
+      merkleRoot([]),
+      'sha256:6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
+    );
+    for (let size = 0; size <= 9; size++) {
+      const entries = [...odd, ...Array.from({ length: size }, (_, n) => entry(n))];
+      const root = reference(entries);
+      assert.equal(merkleRoot(entries), root, `size ${entries.length}`);
+      for (const each of entries)
+        assert.equal(rootOfProof(each, merkleProof(entries, each.jobId) ?? []), root);
+    }
+    // A malformed entry (as a bundle could hold) is hashed as JCS, not as JSON.stringify.
+    const malformed = {
+      jobId: { b: 1, a: 2 },
+      events: 1.5,
+      hash: 'h',
+    } as unknown as CheckpointEntry;
+    assert.equal(merkleRoot([malformed]), reference([malformed]));
   });
 
   it('has one Merkle root whatever the order of entries, and a proof for each entry', () => {

@@ -11,7 +11,9 @@ import {
   endStep,
   failJob,
   grantApproval,
+  interruptStep,
   joinChanges,
+  recoverJob,
   rejectApproval,
   startStep,
   type Decided,
@@ -74,6 +76,41 @@ function decidedJob(): Job {
 }
 
 const step = (job: Job, index: number) => job.steps[index] as JobStep;
+
+/** a ran; b started, its process died; recovered: b interrupted, the job failed. */
+function interruptedJob(): Job {
+  const { running } = createJob(plan, { id: 'alice' }, 'r', AT);
+  startStep(running, 0, AT, decided('allow'));
+  endStep(running, 0, LATER, { status: 'completed', result: 1 });
+  startStep(running, 1, AT, decided('allow'));
+  recoverJob(running, LATER, 'owner-000000000000000000000001');
+  joinChanges(interruptStep(running, 1, LATER), failJob(running, LATER, 'STEP_INTERRUPTED: b'));
+  return stored(running.record);
+}
+
+describe('checkFields() of a recovered job', () => {
+  it('replays job.recovered and step.interrupted: an honest record checks out', () => {
+    const job = interruptedJob();
+    assert.deepEqual(job.events.map((event) => event.type).slice(-3), [
+      'job.recovered',
+      'step.interrupted',
+      'job.failed',
+    ]);
+    assert.deepEqual(
+      job.steps.map((entry) => entry.status),
+      ['completed', 'interrupted', 'skipped'],
+    );
+    assert.equal(checkFields(job), undefined);
+  });
+
+  it('catches an interrupted step shown as completed, failed or still running', () => {
+    for (const status of ['completed', 'failed', 'running'] as const) {
+      const job = interruptedJob();
+      step(job, 1).status = status;
+      assert.match(checkFields(job)?.reason ?? '', /step b is .* but its events say interrupted/);
+    }
+  });
+});
 
 describe('checkFields()', () => {
   it('accepts records of every kind written by the transitions', () => {

@@ -6,7 +6,9 @@ import {
   createJob,
   endStep,
   failJob,
+  interruptStep,
   joinChanges,
+  recoverJob,
   startStep,
   type Decided,
   type NewJob,
@@ -302,5 +304,22 @@ describe('job transitions', () => {
     const { running } = createJob(plan(1), undefined, 'j', AT);
     startStep(running, 0, AT, decided('allow', undefined, { resolved: true }));
     assert.equal(running.record.steps[0]?.resolvedInput, null);
+  });
+
+  it('records a recovery (job.recovered { by }, no step) and an interrupted step (its row only)', () => {
+    const { running } = createJob(plan(2), undefined, 'j', AT);
+    startStep(running, 0, AT, decided('allow', { n: 1 }));
+    const recovered = recoverJob(running, LATER, 'owner-1');
+    assert.deepEqual(recovered.steps, []);
+    assert.deepEqual(types(recovered), ['job.recovered']);
+    assert.deepEqual(recovered.events[0]?.data, { by: 'owner-1' });
+    const interrupted = interruptStep(running, 0, LATER);
+    assert.deepEqual(interrupted.steps, [0]);
+    assert.equal(interrupted.decided, undefined);
+    assert.deepEqual(interrupted.events[0]?.data, { stepId: 's0', capability: 'cap0' });
+    assert.equal(running.job.steps[0]?.status, 'interrupted');
+    assert.equal(running.record.steps[0]?.status, 'interrupted');
+    assert.equal(running.record.steps[0]?.completedAt, undefined);
+    assert.equal(running.record.updatedAt, LATER);
   });
 });

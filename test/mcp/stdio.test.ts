@@ -16,6 +16,7 @@ const MAIN = ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'mcp'];
 const MODULE = resolve(ROOT, 'test/mcp/fixtures/stdio-capabilities.ts');
 const AUTHORIZER = resolve(ROOT, 'test/mcp/fixtures/stderr-authorizer.ts');
 const COLLIDING = resolve(ROOT, 'test/mcp/fixtures/colliding-capabilities.ts');
+const SLOW = resolve(ROOT, 'test/mcp/fixtures/slow-capability.ts');
 
 interface Served {
   readonly client: Client;
@@ -210,6 +211,28 @@ describe('warrant mcp --approvals --job-tools', () => {
   });
 });
 
+describe('warrant mcp --wait-ms --job-tools', () => {
+  const ready = serve(['--module', SLOW, '--wait-ms', '50', '--job-tools']);
+  after(async () => (await ready).close());
+
+  it('answers a call whose job outlives --wait-ms with the job still executing, then its result through warrant_job_status', async () => {
+    const { client } = await ready;
+    const first = (await client.callTool({ name: 'stdio_slow', arguments: {} })) as CallToolResult;
+    assert.equal(first.isError, true);
+    const content = first.structuredContent as { jobId: string; status: string };
+    // Without --wait-ms the call would answer only after 1.5 s, with { done: true }.
+    assert.equal(content.status, 'executing');
+    assert.match(content.jobId, /\S/);
+    const status = (await client.callTool({
+      name: 'warrant_job_status',
+      arguments: { jobId: content.jobId, waitMs: 10_000 },
+    })) as CallToolResult;
+    const job = status.structuredContent as { status: string; result?: unknown };
+    assert.equal(job.status, 'completed');
+    assert.deepEqual(job.result, { done: true });
+  });
+});
+
 describe('warrant mcp --builtins', () => {
   const plain = serve(['--module', MODULE]);
   const builtins = serve(['--module', MODULE, '--builtins', '--fs-root', ROOT]);
@@ -293,6 +316,20 @@ describe('warrant mcp usage', () => {
     assert.match(help.stdout, /--module <file>/);
     assert.match(help.stdout, /--builtins +also serve the built-in capabilities/);
     assert.match(help.stdout, /--job-tools +also serve the tool warrant_job_status/);
+    assert.match(help.stdout, /--wait-ms <n> +submit each call's plan and wait/);
+  });
+
+  it('refuses a --wait-ms that is not an integer from 0 to 2147483647, with exit 2 and one line', async () => {
+    for (const value of ['-1', 'soon', '1.5', '2147483648']) {
+      const bad = await warrantMcp(['--store', 'memory', `--wait-ms=${value}`]);
+      assert.equal(bad.code, 2, value);
+      assert.equal(bad.stdout, '', value);
+      assert.equal(
+        bad.stderr,
+        `warrant mcp: --wait-ms must be an integer from 0 to 2147483647, got ${JSON.stringify(value)}\n`,
+        value,
+      );
+    }
   });
 
   it('reports an unknown option as one line on stderr and exits 2', async () => {

@@ -1,6 +1,7 @@
 // Notifications end to end (docs/api.md, "Notifications"): a runtime on a SQLite store (and the
-// memory store) writes its outbox with the events, and its deliverer POSTs them to a local
-// receiver that verifies each with the `standardwebhooks` library.
+// memory store, and a PostgreSQL store on a real server, test/support/postgres.ts) writes its
+// outbox with the events, and its deliverer POSTs them to a local receiver that verifies each
+// with the `standardwebhooks` library.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import {
   type ExecutionPlan,
   type OperatorRuntimeOptions,
 } from '../../src/index.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { register } from '../support/runtime-fixtures.js';
 import { newSecret, startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
@@ -18,6 +20,15 @@ const directory = mkdtempSync(join(tmpdir(), 'warrant-notify-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
 let files = 0;
 const sqlite = () => `sqlite:${join(directory, `jobs-${++files}.db`)}`;
+let server: TestPostgres | undefined;
+after(async () => {
+  await server?.stop();
+});
+/** A new database on the test server, started on first use. */
+const postgres = async (): Promise<string> => {
+  server ??= await startTestPostgres();
+  return server.createDatabase();
+};
 
 const approvals = { approver: { canApprove: () => true } };
 const FAST = { initialDelayMs: 20, maxDelayMs: 100, pollMs: 20, timeoutMs: 2_000 };
@@ -46,7 +57,8 @@ async function approve(runtime: OperatorRuntime, jobId: string, decision: 'appro
     jobId,
     stepId: request.stepId,
     inputDigest: request.inputDigest,
-    approver: { id: 'bob' },
+    // Approvals stay in the job's tenant (docs/api.md, "Reading and tenants").
+    approver: { id: 'bob', tenant: 'acme' },
     decision,
   });
 }
@@ -105,16 +117,17 @@ function typesByJob(receiver: Receiver, jobs: readonly string[]): string[][] {
   return byJob;
 }
 
-for (const kind of ['sqlite', 'memory'] as const) {
+for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
   describe(`notifications on the ${kind} store`, () => {
-    const store = () => (kind === 'sqlite' ? sqlite() : 'memory');
+    const store = async () =>
+      kind === 'sqlite' ? sqlite() : kind === 'postgres' ? await postgres() : 'memory';
 
     it('delivers every event type once per delivery id, each signature verifying, with nothing sensitive in a body', async () => {
       const secret = newSecret();
       const receiver = await startReceiver(secret);
       const jobs = await withRuntime(
         {
-          store: store(),
+          store: await store(),
           approvals,
           notifications: [{ url: receiver.url, secret }],
           notificationDelivery: FAST,
@@ -155,7 +168,7 @@ for (const kind of ['sqlite', 'memory'] as const) {
       await receiver.down();
       await withRuntime(
         {
-          store: store(),
+          store: await store(),
           approvals,
           notifications: [{ url: receiver.url, secret }],
           notificationDelivery: FAST,
@@ -192,9 +205,9 @@ for (const kind of ['sqlite', 'memory'] as const) {
       const hanging = await startReceiver(secret);
       hanging.hang = true;
       const delivery = { ...FAST, attempts: 3, timeoutMs: 300 };
-      const plain = new OperatorRuntime({ store: store() });
+      const plain = new OperatorRuntime({ store: await store() });
       const notified = new OperatorRuntime({
-        store: store(),
+        store: await store(),
         notifications: [
           { url: failing.url, secret },
           { url: hanging.url, secret },

@@ -345,6 +345,8 @@ describe('checkpoints: every change to a sealed event is reported, an untouched 
             );
             const seq = seqs[position % seqs.length];
             sql(file, 'DELETE FROM checkpoint_entries WHERE checkpoint = ?', [seq]);
+            // The approvals it sealed go with it (their rows reference it).
+            sql(file, 'DELETE FROM checkpoint_approvals WHERE checkpoint = ?', [seq]);
             sql(file, 'DELETE FROM checkpoints WHERE seq = ?', [seq]);
             // The last one removed alone is a rollback of the head: the kept head (`since`
             // below) shows it; any other leaves a gap in the chain.

@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionCaller } from '../../src/index.js';
+import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { AUDIT_SCOPE } from '../../src/runtime/read-policy.js';
+import { countingStore } from '../support/counting-store.js';
 import { register } from '../support/runtime-fixtures.js';
 
 const plan = (capability: string) => ({
@@ -40,6 +43,14 @@ describe('readPolicy', () => {
       assert.equal(await runtime.getJob(other?.id as string, { caller: alice }), undefined);
       assert.equal((await runtime.getJob(other?.id as string))?.id, other?.id);
       await assert.rejects(runtime.listJobs({ caller: { id: '' } }), {
+        code: 'JOB_FILTER_INVALID',
+      });
+      // A tenant that is not a string would read as no tenant: refused, never widened.
+      await assert.rejects(runtime.listJobs({ caller: { id: 'alice', tenant: 1 } as never }), {
+        code: 'JOB_FILTER_INVALID',
+        message: /caller\.tenant must be a string/,
+      });
+      await assert.rejects(runtime.listApprovals({ caller: { id: 'x', tenant: false } as never }), {
         code: 'JOB_FILTER_INVALID',
       });
     } finally {
@@ -114,8 +125,46 @@ describe('readPolicy', () => {
       await assert.rejects(decide({ id: 'v', tenant: 'b' }), { code: 'APPROVAL_FORBIDDEN' });
       await assert.rejects(decide({ id: 'v' }), { code: 'APPROVAL_FORBIDDEN' });
       assert.equal((await decide({ id: 'v', tenant: 'a' })).status, 'completed');
-      const page = await runtime.approvalPage({ limit: 0 });
-      assert.deepEqual(page, { requests: [], total: 0 });
+      assert.deepEqual(await runtime.approvalPage({ limit: 10 }), { requests: [] });
+      assert.equal(await runtime.countApprovals(), 0);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('approvals: 10,000 pending requests cost one page of reads per page; countApprovals counts them', async () => {
+    const counted = countingStore(new MemoryJobStore(20_000));
+    const runtime = runtimeOnStore(counted.store, {
+      approvals: { approver: { canApprove: (approver) => approver.id === 'bob' } },
+    });
+    try {
+      const [write] = register(runtime, { risk: 'write', execute: () => 1 }) as [string];
+      const ids: string[] = [];
+      for (let index = 0; index < 10_000; index++)
+        ids.push((await runtime.executePlan(plan(write), { caller: { id: 'alice' } })).id);
+      counted.reset();
+      const first = await runtime.approvalPage({ caller: { id: 'bob' }, limit: 50 });
+      assert.deepEqual(
+        first.requests.map((request) => request.jobId),
+        ids.slice(0, 50),
+      );
+      assert.ok(counted.rows() <= 51, `the first page read ${counted.rows()} jobs`);
+      counted.reset();
+      const second = await runtime.approvalPage({
+        caller: { id: 'bob' },
+        limit: 50,
+        cursor: first.nextCursor as string,
+      });
+      assert.deepEqual(
+        second.requests.map((request) => request.jobId),
+        ids.slice(50, 100),
+      );
+      assert.ok(counted.rows() <= 52, `the second page read ${counted.rows()} jobs`);
+      // An auditor of another tenant, and a caller the approver policy refuses: nothing.
+      const other = { id: 'bob', tenant: 't', scopes: [AUDIT_SCOPE] };
+      assert.deepEqual(await runtime.approvalPage({ caller: other, limit: 50 }), { requests: [] });
+      assert.equal(await runtime.countApprovals({ caller: { id: 'carol' } }), 0);
+      assert.equal(await runtime.countApprovals({ caller: { id: 'bob' } }), 10_000);
     } finally {
       await runtime.close();
     }

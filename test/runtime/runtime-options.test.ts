@@ -18,9 +18,14 @@ describe('new OperatorRuntime(options)', () => {
       { logger: { info() {} } },
       { onObserverError: 'x' },
       { auditKey: '' },
+      { recover: 'yes' },
+      { recover: 1 },
       { auditKey: 42 },
       { readPolicy: 'audit' },
       { readPolicy: {} },
+      { limits: {} },
+      { limits: [{ name: 'l', per: 'everyone', max: 1, windowMs: 1 }] },
+      { limits: [{ name: 'l', per: 'global', max: 1, windowMs: 0 }] },
     ];
     for (const options of bad) {
       assert.throws(() => new OperatorRuntime(options as never), {

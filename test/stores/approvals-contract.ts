@@ -13,6 +13,8 @@ import {
 } from '../../src/index.js';
 import type { JobChange, JobStore } from '../../src/jobs/job-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
+import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { countingStore } from '../support/counting-store.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
 
@@ -344,5 +346,49 @@ export function runApprovalContract(store: StoreUnderTest): void {
         });
       });
     }
+
+    it('pages approvals from the store: one page of rows per page, in creation order, across tenants never', async () => {
+      const option = await store.freshStoreOption();
+      const counted = countingStore(store.reopen?.(option) ?? new MemoryJobStore(10_000));
+      const runtime = runtimeOnStore(counted.store, { approvals: { approver: anyone } });
+      runtimes.push(runtime);
+      const ids: string[] = [];
+      for (let index = 0; index < 130; index++)
+        ids.push(
+          (await runtime.executePlan(plan(`page-${index}`), { caller: { id: 'alice' } })).id,
+        );
+      const bob = { id: 'bob' };
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      const reads: number[] = [];
+      do {
+        counted.reset();
+        const page = await runtime.approvalPage({
+          caller: bob,
+          limit: 50,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        reads.push(counted.rows());
+        seen.push(...page.requests.map((request) => request.jobId));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined && reads.length < 10);
+      assert.deepEqual(seen, ids, 'every request once, oldest job first');
+      // A page of 50 reads its 51 jobs (one more tells whether a page follows), and the job the
+      // cursor ended in: never the 130 pending ones.
+      assert.deepEqual(reads.length, 3);
+      for (const rows of reads) assert.ok(rows <= 52, `read ${rows} rows for a page of 50`);
+      assert.equal(await runtime.countApprovals({ caller: bob }), 130);
+      assert.equal(await runtime.countApprovals({ caller: { id: 'bob', tenant: 'b' } }), 0);
+      assert.deepEqual(
+        await runtime.approvalPage({ caller: { id: 'bob', tenant: 'b' }, limit: 50 }),
+        { requests: [] },
+      );
+      const foreign = Buffer.from(JSON.stringify(['not a position', 'x', 'y'])).toString(
+        'base64url',
+      );
+      await assert.rejects(runtime.approvalPage({ cursor: foreign }), {
+        code: 'JOB_FILTER_INVALID',
+      });
+    });
   });
 }

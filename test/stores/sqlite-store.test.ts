@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { OperatorRuntime, type Job } from '../../src/index.js';
-import { SQLITE_SCHEMA_VERSION, SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import {
+  SQLITE_SCHEMA_VERSION,
+  SqliteJobStore,
+  UNSEALED_HEADS,
+} from '../../src/jobs/stores/sqlite-store.js';
 import { register } from '../support/runtime-fixtures.js';
 import { runJobStoreContract, type StoreUnderTest } from './contract.js';
 import { runCheckpointContract } from './checkpoint-contract.js';
@@ -208,6 +212,12 @@ describe('SqliteJobStore specifics', () => {
         plan("SELECT job_seq FROM job_steps WHERE capability = 'c'"),
         /USING (COVERING )?INDEX job_steps_by_capability/,
       );
+      // A seal reads each marked job's last event by key: a scan of job_events would make every
+      // checkpoint cost as much as the whole store holds.
+      const seal = plan(UNSEALED_HEADS);
+      assert.match(seal, /SCAN u/);
+      assert.doesNotMatch(seal, /SCAN (e|j|jobs|job_events)\b/);
+      assert.match(seal, /SEARCH e USING PRIMARY KEY \(job_seq=\? AND position=\?\)/);
     } finally {
       db.close();
     }

@@ -205,6 +205,20 @@ describe('telemetry with a tracer provider', () => {
     await Promise.all([runtime.close(), plain.close()]);
   });
 
+  it('a limit denial: warrant.decision.limit names the limit, the reason its text', async () => {
+    const runtime = new OperatorRuntime({
+      limits: [{ name: 'none', per: 'global', max: 0, windowMs: 1_000 }],
+    });
+    const [read] = register(runtime, { execute: () => 1 });
+    await runtime.executePlan({ version: '1.0', steps: [{ id: 'a', capability: read as string }] });
+    const step = only(`execute_tool ${read}`);
+    assert.equal(step.attributes['error.type'], 'denied');
+    assert.equal(step.attributes['warrant.decision.outcome'], 'deny');
+    assert.equal(step.attributes['warrant.decision.reason'], 'limit none: 1/0 in 1s');
+    assert.equal(step.attributes['warrant.decision.limit'], 'none');
+    await runtime.close();
+  });
+
   it('a failed step: ERROR, error.type naming where it failed, decision attributes when one was made', async () => {
     const cases: {
       readonly name: string;

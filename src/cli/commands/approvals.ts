@@ -22,8 +22,10 @@ import { writeErr, writeOut } from '../output.js';
 export const approvalsHelp = `Usage: warrant approvals [list] [options] [--json]
        warrant approvals approve|reject <jobId> <stepId> --digest <d> [--comment <c>] [options]
 
-Lists the pending approval requests of the store, or decides one as the caller of --caller
-(the approver; never the caller who submitted the plan). --digest is the request's inputDigest:
+Lists the pending approval requests of the store (with --caller, only those the read policy
+lets that caller read: of its tenant, submitted by it, or that it may decide; without, all of
+them), or decides one as the caller of --caller (the approver; never the caller who submitted
+the plan, nor one of another tenant). --digest is the request's inputDigest:
 you approve exactly that input. An approved step runs here, so give the same --module,
 --authorizer and --store as the run that stopped. Approvals are on (--approvals is implied).
 Exit codes: 0 listed, or decided and the job completed (or rejected as asked); 1 the decision
@@ -82,12 +84,14 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
   const digest = text(values, 'digest');
   if (action !== 'list' && (jobId === undefined || stepId === undefined || digest === undefined))
     throw new UsageError(`warrant approvals ${action} <jobId> <stepId> --digest <d>`);
-  const approver = callerOf(text(values, 'caller'), () => ({ id: `cli:${osUserName()}` }));
+  const given = text(values, 'caller');
+  const approver = callerOf(given, () => ({ id: `cli:${osUserName()}` }));
   const flags: RuntimeFlags = { ...(values as RuntimeFlags), approvals: true };
   const runtime = await createProgramRuntime(flags);
   try {
     if (action === 'list') {
-      const requests = await runtime.listApprovals();
+      // The operator on the store reads every request; a named caller what the policy gives it.
+      const requests = await runtime.listApprovals(given === undefined ? {} : { caller: approver });
       if (values.json) writeOut(`${answerText(valueAnswer(requests), 2)}\n`);
       else writeOut(`${listLines(requests)}\n`);
       return 0;

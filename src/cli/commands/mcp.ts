@@ -42,7 +42,25 @@ ${callerOptionHelp}
   --job-tools           also serve the tool warrant_job_status { jobId, waitMs? }: the
                         status, step statuses and result of a job the caller submitted
                         (or of any job of its tenant, with the scope warrant:audit)
+  --wait-ms <n>         submit each call's plan and wait at most n milliseconds for it
+                        (0 to 2147483647): a job still queued or executing then answers
+                        { jobId, status } (follow it with warrant_job_status); default:
+                        wait for the job's end
   -h, --help            show this help`;
+
+/** The longest `--wait-ms`: the longest delay a Node timer keeps. */
+const MAX_WAIT_MS = 2_147_483_647;
+
+/** `--wait-ms`: undefined when absent; a usage error unless an integer 0..MAX_WAIT_MS. */
+function waitMsOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(ms <= MAX_WAIT_MS))
+    throw new UsageError(
+      `--wait-ms must be an integer from 0 to ${MAX_WAIT_MS}, got ${JSON.stringify(value)}`,
+    );
+  return ms;
+}
 
 function log(line: string): void {
   writeErr(`warrant mcp: ${line}\n`);
@@ -62,11 +80,13 @@ function programAdapter(
   builtins: boolean,
   caller: ExecutionCaller,
   jobTools: boolean,
+  waitMs: number | undefined,
 ): McpAdapter {
   try {
     return new McpAdapter(runtime, {
       caller,
       jobTools,
+      ...(waitMs !== undefined && { waitMs }),
       include: programTools(builtins),
       onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
     });
@@ -84,6 +104,7 @@ async function serve(args: readonly string[]): Promise<number> {
     caller: { type: 'string' },
     builtins: { type: 'boolean' },
     'job-tools': { type: 'boolean' },
+    'wait-ms': { type: 'string' },
   });
   if (values.help) {
     console.log(mcpHelp);
@@ -92,6 +113,7 @@ async function serve(args: readonly string[]): Promise<number> {
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const caller = callerOf(text(values, 'caller'), () => ({ id: 'mcp' }));
+  const waitMs = waitMsOf(text(values, 'wait-ms'));
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   let adapter: McpAdapter;
   try {
@@ -100,6 +122,7 @@ async function serve(args: readonly string[]): Promise<number> {
       values.builtins === true,
       caller,
       values['job-tools'] === true,
+      waitMs,
     );
   } catch (error) {
     await closeMcpConnections();

@@ -186,9 +186,11 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   const store = text(values, 'store');
   if (queue && (store === undefined || !/^postgres(ql)?:\/\//.test(store)))
     throw new UsageError('--queue needs --store <postgres://...>: workers share PostgreSQL');
+  // A server takes up the jobs of processes that ended on its store (README "Recovery"); with
+  // --queue it runs no job: workers take those up (README "Many machines").
   const runtime = await createProgramRuntime(
     values as RuntimeFlags,
-    queue ? { queue: { engine: 'dbos' } } : {},
+    queue ? { queue: { engine: 'dbos' } } : { recover: true },
   );
   const failures = createRateLimitedLog(log, {
     suppressed: (count) =>

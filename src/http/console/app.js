@@ -103,6 +103,8 @@
 
   function askForToken(rejected) {
     stopRefresh();
+    callerShownFor = undefined;
+    byId('signed-in').textContent = '';
     byId('token-message').textContent = rejected
       ? 'The token was not accepted. Enter another one.'
       : 'This server needs a bearer token.';
@@ -212,6 +214,7 @@
       ['nav-jobs', path === '/' || job !== null],
       ['nav-approvals', path === '/approvals'],
       ['nav-capabilities', path === '/capabilities'],
+      ['nav-notifications', path === '/notifications'],
     ])
       byId(id).classList.toggle('active', active);
     byId('forget-token').hidden = token.get() === null;
@@ -220,10 +223,32 @@
     else if (job !== null) shown = jobView(current, decodeURIComponent(job[1]));
     else if (path === '/approvals') shown = approvalsView(current);
     else if (path === '/capabilities') shown = capabilitiesView(current);
+    else if (path === '/notifications') shown = notificationsView(current);
     else
       shown = Promise.resolve(show(h('p', {}, 'No such page. '), h('a', { href: '#/' }, 'Jobs')));
     shown.catch(failure);
     updateApprovalCount().catch(() => {});
+    updateCaller().catch(() => {});
+  }
+
+  /** The token (or null) the header's caller was read with; undefined: none shown. */
+  let callerShownFor;
+
+  /** Who the server takes this tab for (GET /api/caller): read again when the token changes. */
+  async function updateCaller() {
+    const current = token.get();
+    if (callerShownFor === current) return;
+    const who = await apiData('api/caller');
+    callerShownFor = current;
+    byId('signed-in').textContent = callerText(who);
+  }
+
+  function callerText(who) {
+    if (who?.authenticated !== true) return 'Not signed in (no authentication mode)';
+    if (typeof who.id !== 'string') return 'No caller';
+    const tenant = typeof who.tenant === 'string' ? ` · tenant ${who.tenant}` : '';
+    const count = typeof who.scopes === 'number' ? who.scopes : 0;
+    return `Signed in as ${who.id}${tenant} · ${count} ${count === 1 ? 'scope' : 'scopes'}`;
   }
 
   async function updateApprovalCount() {
@@ -494,6 +519,8 @@
               : decision.policies.join(', ')
             : undefined,
         ],
+        // The limit that denied the step (docs/api.md, "Limits"); its reason is the decision's.
+        ['Limit', decision?.limit],
         ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
         ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
         ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],
@@ -648,6 +675,11 @@
     const goals = new Map(waiting.map((job) => [job.id, job.goal]));
     show(
       h('h1', {}, 'Pending approvals'),
+      h(
+        'p',
+        { class: 'muted small' },
+        h('a', { href: '#/notifications' }, 'Notifications not delivered'),
+      ),
       requests.length === 0
         ? h('p', { class: 'muted' }, 'Nothing awaits approval.')
         : h(
@@ -687,6 +719,64 @@
       if (typing) refreshLater(current, IDLE_MS * 3, again);
       else render();
     });
+  }
+
+  /**
+   * Notifications not delivered (docs/api.md, "HTTP: notifications"): pending, failed or
+   * dropped, oldest first, the first 200. Only an auditor (`warrant:audit`) may see them; anyone
+   * else is told so.
+   */
+  async function notificationsView(current) {
+    const answer = await api('api/notifications?limit=200');
+    if (!isCurrent(current)) return;
+    if (answer.status === 403) {
+      show(
+        h('h1', {}, 'Notifications'),
+        h('p', { class: 'muted' }, 'Shown to a caller with the scope warrant:audit.'),
+      );
+      return;
+    }
+    if (!answer.ok) throw new Error(errorOf(answer));
+    const rows = answer.body;
+    show(
+      h('h1', {}, 'Notifications'),
+      h('p', { class: 'muted' }, 'Not delivered yet; delivered ones leave the list.'),
+      rows.length === 0
+        ? h('p', { class: 'muted' }, 'No notifications pending or failed.')
+        : h(
+            'table',
+            { class: 'list', id: 'notifications' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Status', 'Event', 'Job', 'Attempts', 'Next attempt', 'Destination', 'Error'].map(
+                  (name) => h('th', {}, name),
+                ),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              rows.map((row) =>
+                h(
+                  'tr',
+                  { 'data-status': row.status },
+                  h('td', {}, badge(row.status)),
+                  h('td', {}, h('code', {}, row.type)),
+                  h('td', {}, jobLink(row.jobId, row.jobId)),
+                  h('td', {}, String(row.attempts)),
+                  h('td', { class: 'nowrap' }, row.status === 'pending' ? time(row.nextAt) : '—'),
+                  h('td', {}, h('code', {}, row.destination)),
+                  h('td', {}, row.error ?? ''),
+                ),
+              ),
+            ),
+          ),
+    );
+    refreshLater(current, IDLE_MS, render);
   }
 
   function schemaTable(schema) {

@@ -68,7 +68,7 @@ export function registerApprovalRoutes(
     if (!identified) return noApprover(reply);
     const caller = await callerOf(request);
     if (caller === undefined) return { count: 0 };
-    return { count: (await runtime.approvalPage({ caller, limit: 0 })).total };
+    return { count: await runtime.countApprovals({ caller }) };
   });
   app.post<{ Params: { id: string; stepId: string }; Body: unknown }>(
     '/api/jobs/:id/steps/:stepId/approval',

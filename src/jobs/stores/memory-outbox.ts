@@ -79,8 +79,10 @@ export class MemoryOutbox implements JobStoreOutbox {
     else row.nextAt = outcome.nextAt;
   }
 
-  listNotifications(limit: number): OutboxRecord[] {
-    return this.#rows.slice(0, limit).map(publicRow);
+  listNotifications(limit: number, after = 0): OutboxRecord[] {
+    const first = after === 0 ? 0 : this.#rows.findIndex((row) => row.seq > after);
+    if (first < 0) return [];
+    return this.#rows.slice(first, first + limit).map(publicRow);
   }
 }
 

@@ -1,6 +1,18 @@
 import { isFinished, matchesFilter, type Job, type JobListFilter } from '../job.js';
-import type { IdempotencyClaim, IdempotencyHolder, JobChange, JobStore } from '../job-store.js';
+import { ErrorCode } from '../../errors/error-codes.js';
+import { createError } from '../../errors/warrant-error.js';
+import type {
+  AwaitingJob,
+  IdempotencyClaim,
+  IdempotencyHolder,
+  JobChange,
+  JobStore,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
+} from '../job-store.js';
 import { alreadyConsumed, claimedRequest } from './approval-ledger.js';
+import { MemoryLimits } from './memory-limits.js';
 import { MemoryOutbox } from './memory-outbox.js';
 
 /**
@@ -48,9 +60,19 @@ export class MemoryJobStore implements JobStore {
 
   /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
   readonly outbox = new MemoryOutbox();
+  /** Limit counters (docs/api.md, "Limits"): in process, as the store is. */
+  readonly #limits = new MemoryLimits();
 
   constructor(maxJobs: number) {
     this.#maxJobs = maxJobs;
+  }
+
+  takeLimits(takes: readonly LimitTake[], at: number): LimitVerdict {
+    return this.#limits.take(takes, at);
+  }
+
+  limitCounters(at: number): LimitCounter[] {
+    return this.#limits.counters(at);
   }
 
   create(job: Job): void {
@@ -124,6 +146,41 @@ export class MemoryJobStore implements JobStore {
     return found;
   }
 
+  /**
+   * Jobs awaiting approval in creation (Map) order; a position is the job's `[createdAt, id]`
+   * as JSON. After a job still held: the jobs after it in the Map; after one evicted meanwhile:
+   * those created later. Walks the Map without copying it; snapshots only the page.
+   */
+  listAwaiting(after: string | undefined, limit: number): AwaitingJob[] {
+    let from: [string, string] | undefined;
+    if (after !== undefined) {
+      from = memoryPosition(after);
+      if (from === undefined)
+        throw createError(
+          TypeError,
+          ErrorCode.JOB_FILTER_INVALID,
+          'listAwaiting(): not a position of this store',
+        );
+    }
+    const found: AwaitingJob[] = [];
+    if (limit <= 0) return found;
+    let passed = from === undefined;
+    const held = from !== undefined && this.#jobs.has(from[1]);
+    for (const job of this.#jobs.values()) {
+      if (!passed) {
+        if (held ? job.id === from?.[1] : job.createdAt > (from?.[0] ?? '')) passed = true;
+        if (held || !passed) continue;
+      }
+      if (job.status !== 'awaiting_approval') continue;
+      found.push({
+        job: this.#snapshot(job),
+        position: JSON.stringify([job.createdAt, job.id]),
+      });
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
   close(): void {
     this.#jobs.clear();
     this.#consumed.clear();
@@ -144,5 +201,19 @@ export class MemoryJobStore implements JobStore {
         excess--;
       }
     }
+  }
+}
+
+/** A memory store position, `[createdAt, id]`, or undefined. */
+function memoryPosition(position: string): [string, string] | undefined {
+  try {
+    const value: unknown = JSON.parse(position);
+    return Array.isArray(value) &&
+      value.length === 2 &&
+      value.every((part) => typeof part === 'string')
+      ? (value as [string, string])
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

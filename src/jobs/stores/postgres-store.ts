@@ -28,16 +28,22 @@
 import { ErrorCode } from '../../errors/error-codes.js';
 import pg from 'pg';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js';
+import { createLimitTables, limitCounters, takeLimits } from './postgres-limits.js';
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
+  AwaitingJob,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
   JobStore,
+  OutboxEntry,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
   RecordedChain,
   StoredCancel,
   StoreSeals,
@@ -54,8 +60,10 @@ import {
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { newOwnerId } from './owner-identity.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { outboxRows, PostgresOutbox } from './postgres-outbox.js';
 import {
   isTransientStoreError,
   retryTransient,
@@ -180,6 +188,10 @@ async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
     "SELECT to_regclass('warrant_schema_version') IS NOT NULL AS present",
   );
   if (rows[0]?.present !== true) return false;
+  const owners = await client.query<{ present: boolean }>(
+    "SELECT to_regclass('warrant_owners') IS NOT NULL AS present",
+  );
+  if (owners.rows[0]?.present !== true) return false;
   const version = await client.query<{ version: number }>(
     'SELECT version FROM warrant_schema_version',
   );
@@ -218,6 +230,89 @@ ON CONFLICT (scope, key) DO UPDATE SET job_id = excluded.job_id, digest = exclud
   expires_at = excluded.expires_at
 WHERE warrant_idempotency.expires_at <= $6
 RETURNING job_id`;
+
+/**
+ * Job owners (docs/api.md, "Recovery"): the owner (one per store opened) of each queued or
+ * executing job, and each live owner's advisory lock key. A job's owner is set by a trigger in
+ * the very statement that makes it queued or executing (its creation, or the decision that
+ * resumes it after an approval), from the connection's `warrant.owner` setting, which this
+ * store's pool sets on every connection it opens.
+ */
+const OWNER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS warrant_job_owners (
+  job_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS warrant_job_owners_by_owner ON warrant_job_owners (owner);
+CREATE TABLE IF NOT EXISTS warrant_owners (
+  owner TEXT PRIMARY KEY,
+  lock_key BIGINT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE OR REPLACE FUNCTION warrant_take_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  me TEXT := current_setting('warrant.owner', true);
+BEGIN
+  IF me IS NOT NULL AND me <> '' AND NEW.status IN ('queued', 'executing')
+      AND (TG_OP = 'INSERT' OR OLD.status NOT IN ('queued', 'executing')) THEN
+    INSERT INTO warrant_job_owners (job_id, owner) VALUES (NEW.id, me)
+      ON CONFLICT (job_id) DO UPDATE SET owner = excluded.owner;
+  END IF;
+  RETURN NULL;
+END $$;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'warrant_jobs_owner'
+      AND tgrelid = 'warrant_jobs'::regclass) THEN
+    CREATE TRIGGER warrant_jobs_owner AFTER INSERT OR UPDATE OF status ON warrant_jobs
+      FOR EACH ROW EXECUTE FUNCTION warrant_take_owner();
+  END IF;
+END $$;
+`;
+
+/** The other owners of queued and executing jobs, with their lock keys (NULL: owner record gone). */
+const OWNERS_ELSEWHERE = `
+SELECT DISTINCT o.owner, w.lock_key::text AS lock_key FROM warrant_job_owners o
+  JOIN warrant_jobs j ON j.id = o.job_id
+  LEFT JOIN warrant_owners w ON w.owner = o.owner
+WHERE j.status IN ('queued', 'executing') AND o.owner <> $1`;
+
+/** Takes a gone owner's queued and executing jobs (conditional: still that owner's); oldest first. */
+const TAKE_JOBS = `
+WITH taken AS (
+  UPDATE warrant_job_owners SET owner = $1
+  WHERE owner = $2 AND job_id IN (
+    SELECT id FROM warrant_jobs WHERE status IN ('queued', 'executing'))
+  RETURNING job_id
+)
+SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
+
+/** The owner of a queued job (none for a job recorded before owners existed). */
+const QUEUED_OWNER = `
+SELECT o.owner FROM warrant_jobs j LEFT JOIN warrant_job_owners o ON o.job_id = j.id
+WHERE j.id = $1 AND j.status = 'queued'`;
+
+/** A queued job taken from the owner read before (compare-and-swap); $1 the new owner. */
+const TAKE_QUEUED = `
+UPDATE warrant_job_owners o SET owner = $1 FROM warrant_jobs j
+WHERE o.job_id = $2 AND o.owner = $3 AND j.id = o.job_id AND j.status = 'queued'`;
+
+/** A queued job without an owner row, taken (the row's key refuses a second taker). */
+const TAKE_UNOWNED = `
+INSERT INTO warrant_job_owners (job_id, owner)
+SELECT id, $1 FROM warrant_jobs WHERE id = $2 AND status = 'queued'
+ON CONFLICT (job_id) DO NOTHING`;
+
+/** pg's Client has ref() and unref() (its pool uses them); its types do not declare them. */
+type RefClient = pg.Client & { ref(): void; unref(): void };
+
+/** The advisory lock key of an owner: the first 64 bits of its random id, as a signed bigint. */
+function lockKeyOf(owner: string): string {
+  const hex = owner
+    .replace(/^owner-/, '')
+    .slice(0, 16)
+    .padEnd(16, '0');
+  return BigInt.asIntN(64, BigInt(`0x${hex}`)).toString();
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS warrant_schema_version (version INTEGER NOT NULL);
@@ -390,6 +485,15 @@ WITH created AS (
 )
 SELECT id FROM changed`;
 
+/**
+ * WRITE_BATCH with the notification outbox rows of its changes (postgres-outbox.ts), in the
+ * same statement: written with their change or not at all. Used only for batches with such rows.
+ */
+const WRITE_BATCH_OUTBOX = WRITE_BATCH.replace(
+  '\nSELECT id FROM changed',
+  `, ${outboxRows(23)}\nSELECT id FROM changed`,
+);
+
 /** Of changes' last events (job id, position), those stored, with their chain hashes. */
 const WRITTEN_EVENTS = `
 SELECT j.id, e.position, e.hash FROM unnest($1::text[], $2::int[]) AS k (id, position)
@@ -472,6 +576,8 @@ interface EncodedChange {
   readonly state: string;
   readonly steps: StepColumns;
   readonly events: EventColumns;
+  /** The notifications the change's events cause (docs/api.md, "Notifications"). */
+  readonly outbox: readonly OutboxEntry[] | undefined;
 }
 
 function stepColumns(job: Job, positions: Iterable<number>, decided?: number): StepColumns {
@@ -513,6 +619,7 @@ function encodedUpdate(
   events: readonly JobEvent[],
   first: number,
   hashes: string[],
+  outbox: readonly OutboxEntry[] | undefined,
 ): EncodedChange {
   return {
     id: job.id,
@@ -522,6 +629,7 @@ function encodedUpdate(
     state: jobState(job),
     steps,
     events: eventColumns(events, first, hashes),
+    outbox,
   };
 }
 
@@ -689,7 +797,21 @@ export interface PostgresStoreOptions {
 export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
+  /** This store's owner id (docs/api.md, "Recovery"). */
+  readonly owner: string = newOwnerId();
+  readonly #url: string;
+  readonly #connectMs: number | undefined;
+  /**
+   * The dedicated connection holding this owner's session-level advisory lock for the store's
+   * life: while it holds it, no other process takes this owner's jobs.
+   */
+  #ownerClient: pg.Client | undefined;
+  /** Taking the owner lock: before the first write that can make a job queued or executing. */
+  #owning: Promise<void> | undefined;
+  /** Set when that connection ended: this store writes nothing more (its jobs may be taken). */
+  #ownerLost: Error | undefined;
   #ready: Promise<void> | undefined;
+  #limitsReady: Promise<void> | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
   readonly #heads: ChainHeads;
   readonly #auditKey: string | undefined;
@@ -705,6 +827,9 @@ export class PostgresJobStore implements JobStore {
       let events = 0;
       for (const write of writes) events += write.change.events.positions.length;
       this.#sealer.committed(events);
+      // Notifications written: the deliverer wakes (only then, not after every batch).
+      if (this.outbox.attached && writes.some((write) => write.change.outbox !== undefined))
+        this.outbox.written();
     },
     keyOf: (change) => change.id,
     // After a failed change the executor writes nothing more for that job.
@@ -714,8 +839,12 @@ export class PostgresJobStore implements JobStore {
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.seal());
 
+  /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
+  readonly outbox: PostgresOutbox;
+
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#label = redactUrl(url);
+    this.#url = url;
     const fromUrl = statementTimeoutOf(url);
     const timeout = isTimeout(fromUrl)
       ? fromUrl
@@ -727,11 +856,14 @@ export class PostgresJobStore implements JobStore {
       max: options.poolSize ?? 4,
       // Sent to the server at connection (pg lets the URL's own parameter take precedence).
       statement_timeout: timeout,
+      // Names this store's owner on every connection: the owner trigger reads it.
+      options: `-c warrant.owner=${this.owner}`,
       ...(timeout > 0 && {
         query_timeout: timeout + CLIENT_MARGIN_MS,
         connectionTimeoutMillis: timeout + CLIENT_MARGIN_MS,
       }),
     });
+    this.#connectMs = timeout > 0 ? timeout + CLIENT_MARGIN_MS : undefined;
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
     this.#health = new StoreHealth(options.onOutage);
@@ -739,6 +871,7 @@ export class PostgresJobStore implements JobStore {
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
+    this.outbox = new PostgresOutbox(this.#pool, () => this.#whenReady(), SCHEMA_LOCK);
   }
 
   /** Creates or checks the schema once; a failure is reported again on the next call. */
@@ -775,6 +908,7 @@ export class PostgresJobStore implements JobStore {
       await client.query(APPROVAL_LEDGER);
       await client.query(CHECKPOINT_SCHEMA);
       await client.query(LIFE_SCHEMA);
+      await client.query(OWNER_SCHEMA);
       const { rows } = await client.query<{ version: number }>(
         'SELECT version FROM warrant_schema_version',
       );
@@ -813,7 +947,116 @@ export class PostgresJobStore implements JobStore {
     }
   }
 
+  /**
+   * Opens the owner's dedicated connection, takes its advisory lock (session-level, held until
+   * the connection ends) and records the owner. Should that connection end, the store stops
+   * writing: another process may then take its jobs.
+   */
+  #whenOwner(): Promise<void> {
+    this.#owning ??= this.#whenReady()
+      .then(() => this.#holdOwner())
+      .catch((error: unknown) => {
+        this.#owning = undefined;
+        throw error;
+      });
+    return this.#owning;
+  }
+
+  async #holdOwner(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.#url,
+      ...(this.#connectMs !== undefined && { connectionTimeoutMillis: this.#connectMs }),
+    });
+    client.on('error', (error: Error) => {
+      this.#ownerLost ??= error;
+    });
+    client.on('end', () => {
+      this.#ownerLost ??= new Error('the connection holding its owner lock ended');
+    });
+    try {
+      await client.connect();
+      await client.query('SELECT pg_advisory_lock($1::bigint)', [lockKeyOf(this.owner)]);
+      await client.query(
+        'INSERT INTO warrant_owners (owner, lock_key, at) VALUES ($1, $2::bigint, $3) ON CONFLICT (owner) DO NOTHING',
+        [this.owner, lockKeyOf(this.owner), new Date().toISOString()],
+      );
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw storeError(
+        ErrorCode.STORE_OPEN_FAILED,
+        `Cannot take the owner lock on the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
+        error,
+      );
+    }
+    // Held for the store's life, it does not keep the process alive by itself (as the pool's
+    // idle connections do not); a recovery holds it while it uses it.
+    (client as RefClient).unref();
+    this.#ownerClient = client;
+  }
+
+  /**
+   * Takes the queued and executing jobs of owners that are gone: an owner whose advisory lock
+   * this store can take has no live session (it is released at once), and one with no owner
+   * record closed. Each owner's jobs are taken by one conditional update. Resolves their ids,
+   * oldest first.
+   */
+  async takeQueued(jobId: string): Promise<boolean> {
+    await this.#whenOwner();
+    const { rows } = await this.#pool.query<{ owner: string | null }>(QUEUED_OWNER, [jobId]);
+    if (rows.length === 0) return false;
+    const current = rows[0]?.owner ?? null;
+    if (current === this.owner) return true;
+    const taken =
+      current === null
+        ? await this.#pool.query(TAKE_UNOWNED, [this.owner, jobId])
+        : await this.#pool.query(TAKE_QUEUED, [this.owner, jobId, current]);
+    return taken.rowCount === 1;
+  }
+
+  async claimOrphans(): Promise<string[]> {
+    await this.#whenOwner();
+    const client = this.#ownerClient as RefClient;
+    client.ref();
+    try {
+      return await this.#claimWith(client);
+    } finally {
+      client.unref();
+    }
+  }
+
+  async #claimWith(client: pg.Client): Promise<string[]> {
+    const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
+      OWNERS_ELSEWHERE,
+      [this.owner],
+    );
+    const taken: string[] = [];
+    for (const { owner, lock_key: key } of rows) {
+      if (key !== null) {
+        const tried = await client.query<{ locked: boolean }>(
+          'SELECT pg_try_advisory_lock($1::bigint) AS locked',
+          [key],
+        );
+        // Held: that owner's session is alive.
+        if (tried.rows[0]?.locked !== true) continue;
+      }
+      try {
+        await client.query('BEGIN');
+        const jobs = await client.query<{ id: string }>(TAKE_JOBS, [this.owner, owner]);
+        await client.query('DELETE FROM warrant_owners WHERE owner = $1', [owner]);
+        await client.query('COMMIT');
+        for (const row of jobs.rows) taken.push(row.id);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        if (key !== null) await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+      }
+    }
+    return taken;
+  }
+
   create(job: Job): Promise<void> {
+    if (this.#ownerLost !== undefined) return Promise.reject(this.#lostOwner());
     // Encoded now, before anything is awaited: the job as it is when it is created.
     const hashes = this.#heads.append(job.id, '', job.events, isFinished(job));
     return this.#enqueue({
@@ -824,6 +1067,7 @@ export class PostgresJobStore implements JobStore {
       state: '',
       steps: stepColumns(job, job.steps.keys()),
       events: eventColumns(job.events, 0, hashes),
+      outbox: this.outbox.entriesOf(job, job.events),
     });
   }
 
@@ -844,7 +1088,9 @@ export class PostgresJobStore implements JobStore {
    */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     try {
-      await this.#whenReady();
+      await this.#whenOwner();
+      // The outbox table, when notifications are attached (created once, at attach).
+      if (this.outbox.attached) await this.outbox.ready();
     } catch (error) {
       for (const write of writes) this.#writes.fail(write, error);
       return;
@@ -878,11 +1124,16 @@ export class PostgresJobStore implements JobStore {
     if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite, settled);
     let found: Set<string>;
     try {
-      const { rows } = await this.#write<{ id: string }>({
-        name: 'warrant_write_batch',
-        text: WRITE_BATCH,
-        values: batchValues(writes.map((write) => write.change)),
-      });
+      const changes = writes.map((write) => write.change);
+      const { rows } = await this.#write<{ id: string }>(
+        this.outbox.attached && changes.some((change) => change.outbox !== undefined)
+          ? this.#batchWithOutbox(changes)
+          : {
+              name: 'warrant_write_batch',
+              text: WRITE_BATCH,
+              values: batchValues(changes),
+            },
+      );
       found = new Set(rows.map((row) => row.id));
     } catch (error) {
       if (isTransientStoreError(error)) throw error;
@@ -910,7 +1161,11 @@ export class PostgresJobStore implements JobStore {
     const { change } = write;
     let error: unknown;
     try {
-      if (change.row !== undefined) {
+      if (change.outbox !== undefined) {
+        // With its outbox rows: the batch statement, for this change alone.
+        const { rows } = await this.#write<{ id: string }>(this.#batchWithOutbox([change]));
+        if (change.row === undefined && rows.length === 0) error = notFound(change.id);
+      } else if (change.row !== undefined) {
         await this.#write({
           name: 'warrant_create_job',
           text: CREATE_JOB,
@@ -929,6 +1184,17 @@ export class PostgresJobStore implements JobStore {
       error = thrown;
     }
     this.#settle(write, settled, error);
+  }
+
+  /** WRITE_BATCH_OUTBOX for `changes`: their rows, then the outbox rows of them all. */
+  #batchWithOutbox(changes: readonly EncodedChange[]): pg.QueryConfig {
+    const entries: OutboxEntry[] = [];
+    for (const change of changes) if (change.outbox !== undefined) entries.push(...change.outbox);
+    return {
+      name: 'warrant_write_batch_outbox',
+      text: WRITE_BATCH_OUTBOX,
+      values: [...batchValues(changes), ...this.outbox.values(entries)],
+    };
   }
 
   /** Resolves a change (no error) or fails it, once. */
@@ -996,14 +1262,33 @@ export class PostgresJobStore implements JobStore {
     return rows[0]?.hash ?? '';
   }
 
+  /** The failure of a write after the owner lock was lost. */
+  #lostOwner(): Error {
+    return storeError(
+      ErrorCode.JOB_STORE_FAILED,
+      `The PostgreSQL store at ${this.#label} lost its owner lock (${describeThrown(this.#ownerLost)}): it writes no more`,
+      this.#ownerLost,
+    );
+  }
+
   async update(job: Job, change: JobChange): Promise<void> {
+    if (this.#ownerLost !== undefined) throw this.#lostOwner();
     if (change.claims !== undefined) return this.#claim(job, change, change.claims);
     // Encoded now, before anything is awaited: the change as it is when it happens.
     const steps = stepColumns(job, change.steps, change.decided);
     const first = job.events.length - change.events.length;
     const previous = this.#heads.last(job.id) ?? (await this.#storedHead(job.id));
     const hashes = this.#heads.append(job.id, previous, change.events, isFinished(job));
-    return this.#enqueue(encodedUpdate(job, steps, change.events, first, hashes));
+    return this.#enqueue(
+      encodedUpdate(
+        job,
+        steps,
+        change.events,
+        first,
+        hashes,
+        this.outbox.entriesOf(job, change.events),
+      ),
+    );
   }
 
   /**
@@ -1017,7 +1302,10 @@ export class PostgresJobStore implements JobStore {
     const first = job.events.length - change.events.length;
     const request = claimedRequest(job, change, position);
     const decidedAt = job.updatedAt;
-    await this.#whenReady();
+    const outbox = this.outbox.entriesOf(job, change.events);
+    // A granted request makes the job executing again: this owner's from then on.
+    await this.#whenOwner();
+    if (outbox !== undefined) await this.outbox.ready();
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
@@ -1051,10 +1339,14 @@ export class PostgresJobStore implements JobStore {
         change.events,
         isFinished(job),
       );
-      const values = updateValues(encodedUpdate(job, steps, change.events, first, hashes));
+      const values = updateValues(
+        encodedUpdate(job, steps, change.events, first, hashes, undefined),
+      );
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
+      if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
       await client.query('COMMIT');
       this.#sealer.committed(change.events.length);
+      if (outbox !== undefined) this.outbox.written();
     } catch (error) {
       this.#heads.forget(job.id);
       await client.query('ROLLBACK').catch(() => {});
@@ -1084,6 +1376,39 @@ export class PostgresJobStore implements JobStore {
       const held = rows[0];
       if (held !== undefined) return { jobId: held.job_id, digest: held.digest };
     }
+  }
+
+  async takeLimits(takes: readonly LimitTake[], at: number): Promise<LimitVerdict> {
+    await this.#limitTables();
+    const client = await this.#pool.connect();
+    try {
+      return await takeLimits(client, takes, at);
+    } finally {
+      client.release();
+    }
+  }
+
+  async limitCounters(at: number): Promise<LimitCounter[]> {
+    await this.#limitTables();
+    return limitCounters(this.#pool, at);
+  }
+
+  /** The limit tables, created on first use (docs/api.md, "Limits"). */
+  #limitTables(): Promise<void> {
+    this.#limitsReady ??= this.#whenReady()
+      .then(async () => {
+        const client = await this.#pool.connect();
+        try {
+          await createLimitTables(client, SCHEMA_LOCK);
+        } finally {
+          client.release();
+        }
+      })
+      .catch((error: unknown) => {
+        this.#limitsReady = undefined;
+        throw error;
+      });
+    return this.#limitsReady;
   }
 
   async requestCancel(cancel: StoredCancel): Promise<void> {
@@ -1172,12 +1497,56 @@ export class PostgresJobStore implements JobStore {
     return rows.map(toJob);
   }
 
+  /**
+   * Jobs awaiting approval by `(created_at, seq)`, through the index warrant_jobs_by_status
+   * (status, created_at, seq); a position is `[created_at, seq]` as JSON.
+   */
+  async listAwaiting(after: string | undefined, limit: number): Promise<AwaitingJob[]> {
+    const from = after === undefined ? undefined : postgresPosition(after);
+    if (after !== undefined && from === undefined)
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        'listAwaiting(): not a position of this store',
+      );
+    if (limit <= 0) return [];
+    await this.#whenReady();
+    const select = `${JOB_COLUMNS}, j.seq::text AS position_seq
+FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
+    const order = 'ORDER BY j.created_at, j.seq';
+    const { rows } = await this.#pool.query<JobRow & { position_seq: string }>(
+      from === undefined
+        ? { name: 'warrant_awaiting', text: `${select} ${order} LIMIT $1`, values: [limit] }
+        : {
+            name: 'warrant_awaiting_after',
+            text: `${select} AND (j.created_at, j.seq) > ($1, $2::bigint) ${order} LIMIT $3`,
+            values: [from[0], from[1], limit],
+          },
+    );
+    return rows.map((row) => ({
+      job: toJob(row),
+      position: JSON.stringify([row.created_at, row.position_seq]),
+    }));
+  }
+
   async close(): Promise<void> {
     // Changes already reported are written first (each write is bounded by the time-outs).
     while (this.#writes.busy) await new Promise(setImmediate);
     if (!this.#pool.ended) {
       await this.#sealer.close();
       await this.#pool.end();
+    }
+    const owner = this.#ownerClient;
+    this.#ownerClient = undefined;
+    if (owner !== undefined) {
+      // Its jobs have ended: the record goes, and the lock with the connection (held by the
+      // process while it does: nothing else may be left to).
+      (owner as RefClient).ref();
+      await owner
+        .query('DELETE FROM warrant_owners WHERE owner = $1', [this.owner])
+        .catch(() => {});
+      this.#ownerLost ??= new Error('the store is closed');
+      await owner.end().catch(() => {});
     }
   }
 
@@ -1362,5 +1731,21 @@ export class PostgresJobStore implements JobStore {
       [jobIds],
     );
     return rows.map((row) => ({ jobId: row.job_id, position: row.request_position }));
+  }
+}
+
+/** A PostgreSQL store position, `[created_at, seq]` (seq in decimal), or undefined. */
+function postgresPosition(position: string): [string, string] | undefined {
+  try {
+    const value: unknown = JSON.parse(position);
+    return Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === 'string' &&
+      typeof value[1] === 'string' &&
+      /^\d{1,18}$/.test(value[1])
+      ? (value as [string, string])
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

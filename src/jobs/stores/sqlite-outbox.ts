@@ -131,7 +131,7 @@ export class SqliteOutbox implements JobStoreOutbox {
     else statements.retry.run(outcome.error, outcome.nextAt, seq);
   }
 
-  listNotifications(limit: number): OutboxRecord[] {
+  listNotifications(limit: number, after = 0): OutboxRecord[] {
     let list = this.#statements?.list;
     if (list === undefined) {
       // A process without notifications (`warrant notifications`) reads what others wrote.
@@ -142,10 +142,10 @@ export class SqliteOutbox implements JobStoreOutbox {
         .get();
       if (exists === undefined) return [];
       list = this.#db
-        .prepare(`SELECT ${COLUMNS} FROM notification_outbox ORDER BY seq LIMIT ?`)
+        .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE seq > ? ORDER BY seq LIMIT ?`)
         .raw();
     }
-    return (list.all(limit) as Row[]).map(recordOf);
+    return (list.all(after, limit) as Row[]).map(recordOf);
   }
 
   #prepare(): Statements {
@@ -180,7 +180,9 @@ export class SqliteOutbox implements JobStoreOutbox {
       failed: db.prepare(
         "UPDATE notification_outbox SET status = 'failed', error = ?, leased_until = 0 WHERE seq = ? AND status = 'pending'",
       ),
-      list: db.prepare(`SELECT ${COLUMNS} FROM notification_outbox ORDER BY seq LIMIT ?`).raw(),
+      list: db
+        .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE seq > ? ORDER BY seq LIMIT ?`)
+        .raw(),
     };
   }
 }

@@ -18,12 +18,16 @@ import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../job.js';
 import type {
+  AwaitingJob,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
   JobStore,
+  LimitCounter,
+  LimitTake,
+  LimitVerdict,
   OutboxEntry,
   RecordedChain,
   StoredCancel,
@@ -46,8 +50,10 @@ import {
   type SealedEntry,
 } from '../checkpoint.js';
 import { ChainHeads } from './chain-heads.js';
+import { newOwnerId, processAlive, thisProcess, type OwnerProcess } from './owner-identity.js';
 import { CheckpointSealer } from './checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from './group-commit.js';
+import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import {
   isTransientStoreError,
@@ -194,11 +200,15 @@ BEGIN
 END;
 `;
 
-/** Each marked job's id, and the position and hash of its last event. */
-const UNSEALED_HEADS = `
+/**
+ * Each marked job's id, and the position and hash of its last event. CROSS JOIN fixes the order:
+ * from the marks to each job's last event by key. Left to the planner (the file has no
+ * statistics) it scanned every row of job_events on each seal, a cost growing with the store.
+ */
+export const UNSEALED_HEADS = `
 SELECT j.id, e.position, e.hash FROM checkpoint_unsealed u
-JOIN jobs j ON j.seq = u.job_seq
-JOIN job_events e ON e.job_seq = u.job_seq
+CROSS JOIN jobs j ON j.seq = u.job_seq
+CROSS JOIN job_events e ON e.job_seq = u.job_seq
   AND e.position = (SELECT max(position) FROM job_events WHERE job_seq = u.job_seq)
 WHERE e.hash IS NOT NULL`;
 
@@ -252,6 +262,46 @@ CREATE TABLE IF NOT EXISTS job_idempotency (
   PRIMARY KEY (scope, key)
 ) WITHOUT ROWID;
 `;
+
+/**
+ * Job owners (docs/api.md, "Recovery"): which owner (one per store opened, owner-identity.ts) has
+ * each queued or executing job, and the process each owner lives in. Tables of their own,
+ * created when missing. A job's owner is set by this connection's own triggers (OWNER_TRIGGERS)
+ * in the very transaction that makes it queued or executing: its creation, or the decision that
+ * resumes it after an approval.
+ */
+const OWNER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS job_owners (
+  job_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS job_owners_by_owner ON job_owners (owner);
+CREATE TABLE IF NOT EXISTS runtime_owners (
+  owner TEXT PRIMARY KEY,
+  process TEXT NOT NULL,
+  at TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+/** TEMP triggers: they live on this connection only, so they name this store's owner. */
+function ownerTriggers(owner: string): string {
+  // The owner id is ours (owner-identity.ts: letters, digits, '-'), safe inside a literal.
+  const take = `BEGIN INSERT OR REPLACE INTO job_owners (job_id, owner) VALUES (NEW.id, '${owner}'); END`;
+  return `
+CREATE TEMP TRIGGER warrant_owner_created AFTER INSERT ON main.jobs
+  WHEN NEW.status IN ('queued', 'executing') ${take};
+CREATE TEMP TRIGGER warrant_owner_taken AFTER UPDATE OF status ON main.jobs
+  WHEN NEW.status IN ('queued', 'executing') AND OLD.status NOT IN ('queued', 'executing') ${take};
+`;
+}
+
+/** The queued and executing jobs of other owners, oldest first, with their owner's process. */
+const OWNED_ELSEWHERE = `
+SELECT o.job_id, o.owner, r.process FROM job_owners o
+  JOIN jobs j ON j.id = o.job_id
+  LEFT JOIN runtime_owners r ON r.owner = o.owner
+WHERE j.status IN ('queued', 'executing') AND o.owner <> ?
+ORDER BY j.seq`;
 
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
 // than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
@@ -360,6 +410,16 @@ export interface SqliteStoreOptions {
   readonly faults?: WriteFault | undefined;
 }
 
+/** An owner's recorded process; anything unreadable is a process that cannot be alive. */
+function parseProcess(text: string): OwnerProcess {
+  try {
+    const parsed = JSON.parse(text) as Partial<OwnerProcess> | null;
+    return typeof parsed?.pid === 'number' ? (parsed as OwnerProcess) : { pid: 0 };
+  } catch {
+    return { pid: 0 };
+  }
+}
+
 function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
@@ -394,6 +454,8 @@ export class SqliteJobStore implements JobStore {
     Sqlite.Transaction<(claim: IdempotencyClaim) => IdempotencyHolder | undefined> | undefined;
   #heldKey: Sqlite.Statement | undefined;
   #putKey: Sqlite.Statement | undefined;
+  /** This store's owner id (docs/api.md, "Recovery"). */
+  readonly owner: string = newOwnerId();
   /** The multi-row step and event statements, by their number of rows (prepared when first used). */
   readonly #stepStatements: Sqlite.Statement[] = [];
   readonly #eventStatements: Sqlite.Statement[] = [];
@@ -420,6 +482,8 @@ export class SqliteJobStore implements JobStore {
 
   /** The notification outbox (docs/api.md, "Notifications"): written only once attached. */
   readonly outbox: SqliteOutbox;
+  /** Limit counters (docs/api.md, "Limits"): their table is created when first used. */
+  readonly #limits: SqliteLimits;
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
@@ -463,6 +527,8 @@ export class SqliteJobStore implements JobStore {
     db.exec(CHECKPOINT_SCHEMA);
     db.exec(CANCEL_SCHEMA);
     this.outbox = new SqliteOutbox(db);
+    this.#registerOwner();
+    this.#limits = new SqliteLimits(db);
     this.#insertJob = db.prepare(
       'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -872,6 +938,53 @@ export class SqliteJobStore implements JobStore {
     });
   }
 
+  /** Records this store's owner and its process, and the triggers that name it on its jobs. */
+  #registerOwner(): void {
+    const db = this.#db;
+    db.transaction(() => {
+      db.exec(OWNER_SCHEMA);
+      db.prepare('INSERT INTO runtime_owners (owner, process, at) VALUES (?, ?, ?)').run(
+        this.owner,
+        JSON.stringify(thisProcess()),
+        new Date().toISOString(),
+      );
+    }).immediate();
+    db.exec(ownerTriggers(this.owner));
+  }
+
+  /**
+   * Takes the queued and executing jobs whose owner is gone (its process ended, by pid, start
+   * time and boot id; or its owner record was removed), each by a conditional update, in one
+   * IMMEDIATE transaction: of processes recovering together, one takes each job. Resolves their
+   * ids, oldest first. Owners in this very process are alive.
+   */
+  claimOrphans(): string[] {
+    this.#writes.flush();
+    const db = this.#db;
+    const take = db.prepare('UPDATE job_owners SET owner = ? WHERE job_id = ? AND owner = ?');
+    const forget = db.prepare('DELETE FROM runtime_owners WHERE owner = ?');
+    const claim = db.transaction(() => {
+      const rows = db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
+        string,
+        string,
+        string | null,
+      ][];
+      const gone = new Map<string, boolean>();
+      const taken: string[] = [];
+      for (const [jobId, owner, recorded] of rows) {
+        let dead = gone.get(owner);
+        if (dead === undefined) {
+          dead = recorded === null || !processAlive(parseProcess(recorded));
+          gone.set(owner, dead);
+        }
+        if (dead && take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
+      }
+      for (const [owner, dead] of gone) if (dead) forget.run(owner);
+      return taken;
+    });
+    return claim.immediate();
+  }
+
   requestCancel(cancel: StoredCancel): void {
     (this.#insertCancel ??= this.#db.prepare(
       'INSERT INTO job_cancels (job_id, request) VALUES (?, ?) ON CONFLICT (job_id) DO NOTHING',
@@ -894,6 +1007,14 @@ export class SqliteJobStore implements JobStore {
     // IMMEDIATE: the write lock is taken before the read, so of processes claiming one key
     // together exactly one finds it free (busy_timeout makes the others wait their turn).
     return this.#claimKey.immediate(claim);
+  }
+
+  takeLimits(takes: readonly LimitTake[], at: number): LimitVerdict {
+    return this.#limits.take(takes, at);
+  }
+
+  limitCounters(at: number): LimitCounter[] {
+    return this.#limits.counters(at);
   }
 
   cancelRequests(jobIds: readonly string[]): StoredCancel[] {
@@ -968,9 +1089,43 @@ export class SqliteJobStore implements JobStore {
     return this.#snapshot(() => this.#toJobs(query.all(...values, filter.limit ?? -1) as JobRow[]));
   }
 
+  /**
+   * Jobs awaiting approval by `seq` (creation order), through the index jobs_by_status
+   * (status, seq); a position is the job's seq in decimal.
+   */
+  listAwaiting(after: string | undefined, limit: number): AwaitingJob[] {
+    if (after !== undefined && !/^\d{1,15}$/.test(after))
+      throw createError(
+        TypeError,
+        ErrorCode.JOB_FILTER_INVALID,
+        'listAwaiting(): not a position of this store',
+      );
+    if (limit <= 0) return [];
+    this.#writes.flush();
+    const sql = `SELECT ${JOB_COLUMNS} FROM jobs WHERE jobs.status = 'awaiting_approval' AND jobs.seq > ? ORDER BY jobs.seq LIMIT ?`;
+    let statement = this.#listQueries.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql).raw();
+      this.#listQueries.set(sql, statement);
+    }
+    const query = statement;
+    let seqs: number[] = [];
+    const jobs = this.#snapshot(() => {
+      const rows = query.all(after === undefined ? 0 : Number(after), limit) as JobRow[];
+      seqs = rows.map((row) => row[0]);
+      return this.#toJobs(rows);
+    });
+    return jobs.map((job, index) => ({ job, position: String(seqs[index]) }));
+  }
+
   close(): void {
     if (!this.#db.open) return;
     this.#writes.flush();
+    try {
+      this.#db.prepare('DELETE FROM runtime_owners WHERE owner = ?').run(this.owner);
+    } catch {
+      // Left behind, the record names a process that has ended: the next owner removes it.
+    }
     if (this.#sealer.stop()) {
       try {
         this.#sealNow();

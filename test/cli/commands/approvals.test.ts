@@ -109,6 +109,49 @@ describe('warrant approvals', () => {
     assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
   });
 
+  it('lists with --caller only what the read policy gives that caller, and refuses a decision across tenants', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-tenants-'));
+    copyExamples(cwd);
+    const fsRoot = ['--fs-root', 'examples/data'];
+    const as = (caller: object) => ['--caller', JSON.stringify(caller)];
+    const run = warrant(
+      [
+        'run',
+        'examples/plans/hello.json',
+        ...fsRoot,
+        '--approvals',
+        ...as({ id: 'alice', tenant: 'a' }),
+      ],
+      cwd,
+    );
+    assert.equal(run.code, 3, run.stderr);
+    const jobId = run.stdout.trim();
+    const listed = (args: string[]) => {
+      const list = warrant(['approvals', ...fsRoot, '--json', ...args], cwd);
+      assert.equal(list.code, 0, list.stderr);
+      return (JSON.parse(list.stdout) as { jobId: string }[]).map((request) => request.jobId);
+    };
+    assert.deepEqual(listed([]), [jobId], 'the operator on the store lists every request');
+    assert.deepEqual(listed(as({ id: 'carol', tenant: 'a' })), [jobId], 'an approver of tenant a');
+    assert.deepEqual(listed(as({ id: 'bob', tenant: 'b' })), [], 'tenant b sees nothing');
+    assert.deepEqual(listed(as({ id: 'bob' })), [], 'nor does a caller without a tenant');
+
+    const words = printedCommand(run.stderr);
+    const decide = (caller: object) =>
+      warrant(
+        words.slice(1).map((word) => (word.startsWith('{') ? JSON.stringify(caller) : word)),
+        cwd,
+      );
+    const across = decide({ id: 'bob', tenant: 'b', scopes: ['warrant:audit'] });
+    assert.equal(across.code, 1, across.stderr);
+    assert.match(across.stderr, /^warrant: APPROVAL_FORBIDDEN: /m);
+    assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
+    assert.deepEqual(listed([]), [jobId], 'the request is still pending');
+    const within = decide({ id: 'carol', tenant: 'a' });
+    assert.equal(within.code, 0, within.stderr);
+    assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
+  });
+
   it('refuses bad usage with exit 2', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-usage-'));
     const store = `sqlite:${join(cwd, 'jobs.db')}`;

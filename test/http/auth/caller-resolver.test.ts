@@ -146,6 +146,8 @@ describe('--caller-resolver: what the resolver answers', () => {
       [{ id: 1 }, /caller\.id must be a non-empty string/],
       [{ id: 'a', scopes: 'admin' }, /caller\.scopes must be an array of strings/],
       [{ id: 'a', metadata: [] }, /caller\.metadata must be an object/],
+      [{ id: 'a', tenant: 7 }, /caller\.tenant must be a string/],
+      [{ id: 'a', tenant: ['acme'] }, /caller\.tenant must be a string/],
       [{ id: 'a', when: new Date(0) }, /caller\.when is not a plain object/],
       [{ id: 'a', n: Number.NaN }, /caller\.n is not a finite number/],
       [{ id: 'a', big: 1n }, /caller\.big is not JSON data/],

@@ -164,6 +164,11 @@ describe('--callers', () => {
         { callers: [{ tokenSha256: sha('a'), caller: { id: 'a', metadata: 'x' } }] },
         /callers\[0\]\.caller\.metadata must be an object/,
       ],
+      [
+        'a tenant not a string',
+        { callers: [{ tokenSha256: sha('a'), caller: { id: 'a', tenant: 1 } }] },
+        /callers\[0\]\.caller\.tenant must be a string/,
+      ],
     ];
     for (const [name, data, message] of cases) {
       it(name, async () => refusedAtStart(dir.file('bad.json', JSON.stringify(data)), message));

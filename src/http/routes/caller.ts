@@ -1,0 +1,27 @@
+/**
+ * `GET /api/caller`: who the server takes the request's sender for, as the console shows it
+ * (docs/api.md, "Reading and tenants"): `{ id, tenant, scopes, authenticated }` with `id` and
+ * `tenant` the caller's (null when it has none, or when no caller was identified), `scopes` how
+ * many scopes it holds (their names are not shown), and `authenticated` whether the server has
+ * an authentication mode (or `resolveCaller`); without one every sender is `{ id: 'http' }`. Never
+ * a token, never the caller's other fields.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { RequestCaller } from './request-caller.js';
+
+export function registerCallerRoute(
+  app: FastifyInstance,
+  callerOf: RequestCaller,
+  identified: boolean,
+): void {
+  app.get('/api/caller', async (request) => {
+    const caller = await callerOf(request);
+    const tenant = caller?.tenant;
+    return {
+      id: caller?.id ?? null,
+      tenant: typeof tenant === 'string' ? tenant : null,
+      scopes: caller?.scopes?.length ?? 0,
+      authenticated: identified,
+    };
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * What `runtime.listLimits`, `GET /api/limits` and `warrant limits` show (docs/api.md,
+ * "runtime.listLimits"): the limits configured and the store's counters, decoded.
+ */
+import type { ExecutionCaller } from '../callers/execution-caller.js';
+import type { LimitCounter } from '../jobs/job-store.js';
+import type { CheckedLimit, LimitScope } from './limit-options.js';
+
+/** A configured limit, as shown. */
+export interface LimitShown {
+  readonly name: string;
+  readonly per: LimitScope;
+  readonly match: { readonly capability?: string; readonly risk?: string };
+  readonly max: number;
+  readonly windowMs: number;
+  readonly cost: boolean;
+}
+
+/** A counter: what was taken under a limit, for a caller, a tenant or all, in its window now. */
+export interface LimitCounterShown {
+  readonly limit: string;
+  readonly per: LimitScope;
+  /** Absent for a global counter, and for callers without a tenant. */
+  readonly tenant?: string;
+  /** A per-caller counter's caller id (absent for steps without a caller id). */
+  readonly caller?: string;
+  readonly used: number;
+  /** The limit's `max` when it is configured in this runtime. */
+  readonly max?: number;
+  readonly windowMs: number;
+}
+
+export interface LimitsView {
+  readonly limits: LimitShown[];
+  readonly counters: LimitCounterShown[];
+}
+
+/** Decodes a counter key (limit-check.ts, `counterKey`); undefined for a key it cannot read. */
+function decodeKey(key: string): { per: LimitScope; tenant?: string; caller?: string } | undefined {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(key);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parts) || parts.length > 2) return undefined;
+  if (!parts.every((part) => part === null || typeof part === 'string')) return undefined;
+  const [tenant, caller] = parts as (string | null)[];
+  const per: LimitScope = parts.length === 0 ? 'global' : parts.length === 1 ? 'tenant' : 'caller';
+  return {
+    per,
+    ...(typeof tenant === 'string' && { tenant }),
+    ...(typeof caller === 'string' && { caller }),
+  };
+}
+
+/**
+ * The view: every configured limit, and the counters with something in their window. With a
+ * `caller`, only the counters it may see: the global ones, those of its tenant (a caller without
+ * one: of callers without one) that are per tenant or, for `audit`, per caller too, and its own.
+ */
+export function limitsView(
+  limits: readonly CheckedLimit[],
+  counters: readonly LimitCounter[],
+  caller: ExecutionCaller | undefined,
+  audit = false,
+): LimitsView {
+  const byName = new Map(limits.map((limit) => [limit.name, limit]));
+  const tenant = typeof caller?.tenant === 'string' ? caller.tenant : undefined;
+  const id = typeof caller?.id === 'string' ? caller.id : undefined;
+  const shown: LimitCounterShown[] = [];
+  for (const counter of counters) {
+    const decoded = decodeKey(counter.key);
+    if (decoded === undefined) continue;
+    if (caller !== undefined && decoded.per !== 'global') {
+      if (decoded.tenant !== tenant) continue;
+      if (decoded.per === 'caller' && !audit && (id === undefined || decoded.caller !== id))
+        continue;
+    }
+    const max = byName.get(counter.name)?.max;
+    shown.push({
+      limit: counter.name,
+      ...decoded,
+      used: Math.round(counter.used * 1e6) / 1e6,
+      ...(max !== undefined && { max }),
+      windowMs: counter.windowMs,
+    });
+  }
+  return {
+    limits: limits.map((limit) => ({
+      name: limit.name,
+      per: limit.per,
+      match: {
+        ...(limit.capability !== undefined && { capability: limit.capability }),
+        ...(limit.risk !== undefined && { risk: limit.risk }),
+      },
+      max: limit.max,
+      windowMs: limit.windowMs,
+      cost: limit.cost,
+    })),
+    counters: shown,
+  };
+}

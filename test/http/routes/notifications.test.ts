@@ -1,0 +1,118 @@
+// GET /api/notifications (src/http/routes/notifications.ts; docs/api.md, "HTTP: notifications"):
+// for an auditor only (403 without an authentication mode or without the scope), paged with a
+// cursor, and never a URL, a secret or a body.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { createHttpServer } from '../../../src/http/server.js';
+import { OperatorRuntime } from '../../../src/index.js';
+import { register } from '../../support/runtime-fixtures.js';
+import { newSecret, startReceiver } from '../../support/webhook-receiver.js';
+
+const closers: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const close of closers) await close();
+});
+
+const secret = newSecret();
+
+/** A runtime whose receiver is down, with three jobs' notifications failed or pending. */
+async function start(identified: boolean) {
+  const receiver = await startReceiver(secret);
+  receiver.status = 500;
+  const hookUrl = `${receiver.url}hook-path-SECRET?token=SECRET`;
+  const runtime = new OperatorRuntime({
+    notifications: [{ url: hookUrl, secret, events: ['job.completed'] }],
+    notificationDelivery: { attempts: 1, pollMs: 20, initialDelayMs: 20, timeoutMs: 1_000 },
+  });
+  const [cap] = register(runtime, { execute: () => ({ password: 'result-SECRET' }) }) as [string];
+  for (let index = 0; index < 3; index++)
+    await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: cap, input: { password: 'input-SECRET' } }],
+    });
+  const app = createHttpServer(
+    runtime,
+    identified
+      ? {
+          // The caller and its scopes are named by test headers: the modes are tested elsewhere.
+          resolveCaller: (request) => ({
+            id: String(request.headers['x-test-caller']),
+            scopes: String(request.headers['x-test-scopes'] ?? '')
+              .split(' ')
+              .filter(Boolean),
+          }),
+        }
+      : {},
+  );
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  closers.push(async () => (await app.close(), await runtime.close()));
+  return { url, runtime };
+}
+
+async function get(url: string, path: string, scopes = 'warrant:audit') {
+  const response = await fetch(url + path, {
+    headers: { 'x-test-caller': 'ops', 'x-test-scopes': scopes },
+    signal: AbortSignal.timeout(20_000),
+  });
+  return {
+    status: response.status,
+    cursor: response.headers.get('warrant-next-cursor'),
+    text: await response.text(),
+  };
+}
+
+describe('GET /api/notifications', () => {
+  it('is 403 without an authentication mode, and for a caller without warrant:audit', async () => {
+    const plain = await start(false);
+    const refused = await get(plain.url, '/api/notifications');
+    assert.equal(refused.status, 403);
+    assert.match(refused.text, /warrant:audit/);
+    const server = await start(true);
+    assert.equal((await get(server.url, '/api/notifications', 'jobs:read')).status, 403);
+    assert.equal((await get(server.url, '/api/notifications')).status, 200);
+  });
+
+  it('pages the rows with a cursor; shows the destination label, never the URL, secret or body', async () => {
+    const server = await start(true);
+    // Every row fails at its one attempt.
+    const deadline = Date.now() + 10_000;
+    while (
+      (await server.runtime.listNotifications()).some((row) => row.status !== 'failed') &&
+      Date.now() < deadline
+    )
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const first = await get(server.url, '/api/notifications?limit=2');
+    assert.equal(first.status, 200);
+    const page = JSON.parse(first.text) as Record<string, unknown>[];
+    assert.equal(page.length, 2);
+    assert.ok(first.cursor, 'a full page names the next');
+    const second = await get(server.url, `/api/notifications?limit=2&cursor=${first.cursor}`);
+    const rest = JSON.parse(second.text) as Record<string, unknown>[];
+    assert.equal(rest.length, 1);
+    assert.equal(second.cursor, null, 'the last page names none');
+    for (const row of [...page, ...rest]) {
+      assert.deepEqual(Object.keys(row), [
+        'seq',
+        'id',
+        'type',
+        'jobId',
+        'at',
+        'destination',
+        'status',
+        'attempts',
+        'nextAt',
+        'error',
+      ]);
+      assert.equal(row.status, 'failed');
+      assert.equal(row.type, 'job.completed');
+      assert.match(String(row.error), /^attempt 1: HTTP 500$/);
+      assert.match(String(row.destination), /^http:\/\/127\.0\.0\.1:\d+#[0-9a-f]{16}$/);
+    }
+    for (const text of [first.text, second.text]) {
+      assert.doesNotMatch(text, /SECRET|hook-path|whsec_/);
+      assert.ok(!text.includes(secret.slice(6)));
+    }
+    assert.equal((await get(server.url, '/api/notifications?limit=0')).status, 400);
+    assert.equal((await get(server.url, '/api/notifications?cursor=x')).status, 400);
+  });
+});
