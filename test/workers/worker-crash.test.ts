@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { OperatorRuntime, type ExecutionPlan } from '../../src/index.js';
+import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import ledgerModule from './fixtures/ledger-capabilities.js';
 
@@ -126,7 +126,7 @@ describe('workers SIGKILLed at random', { timeout: 600_000 }, () => {
 
     // Ends the record explains: completed, or failed on a step that may have run.
     for (const id of ids) {
-      const job = (await runtime.getJob(id))!;
+      const job = (await runtime.getJob(id)) as Job;
       if (job.status === 'completed') continue;
       assert.equal(job.status, 'failed', `${id} ended ${job.status}`);
       assert.ok(
