@@ -101,6 +101,9 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       password,
       persistent: false,
       createPostgresUser: true,
+      // A test file opens many stores at once, each with its pool, its owner connection and
+      // (workers) DBOS's: PostgreSQL's default of 100 connections is not enough.
+      postgresFlags: ['-c', 'max_connections=400'],
       onLog: (message) => logs.push(String(message)),
       onError: (message) => logs.push(String(message)),
     });
