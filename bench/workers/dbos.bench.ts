@@ -1,12 +1,14 @@
 // Queued one-step jobs through workers (docs/api.md, "Workers"), against bare DBOS Transact
 // workflows doing the same step without Warrant, in the same run on one embedded PostgreSQL:
 // jobs per second with 1 and 2 worker processes (a backlog of JOBS queued at once, timed until
-// the last one ended), and the latency from submit to completed at a steady offered rate.
+// the last one ended, both read from the database every 20 ms), and the latency from submit to
+// completed at a steady offered rate, from the timestamps each engine records.
 // Run: npm run bench bench/workers/dbos.bench.ts (BENCH_JOBS, BENCH_ROUNDS).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import pg from 'pg';
 import { OperatorRuntime, createCapability } from '../../src/index.js';
 import { startTestPostgres } from '../../test/support/postgres.js';
 import { fmt, machine, median, percentile } from '../support/measure.js';
@@ -52,8 +54,12 @@ function stopWorkers(): void {
 }
 
 interface Subject {
-  /** Queues one job; resolves a function that resolves once it ended. */
-  submit(n: number): Promise<() => Promise<void>>;
+  /** Queues one job; resolves its id. */
+  submit(n: number): Promise<string>;
+  /** How many of `ids` ended (read from the database, as often for both variants). */
+  ended(ids: readonly string[]): Promise<number>;
+  /** Each job's milliseconds from submitted to ended, from the timestamps its engine recorded. */
+  latencies(ids: readonly string[]): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -62,30 +68,52 @@ async function bareSubject(url: string): Promise<Subject> {
     systemDatabaseUrl: url,
     systemDatabaseSchemaName: 'bench_dbos',
   });
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
   let seq = 0;
   return {
     async submit(n) {
-      const handle = await client.enqueue(
-        {
-          queueName: 'bench',
-          workflowName: 'bench.echo',
-          workflowID: `bare-${process.pid}-${seq++}`,
-        },
+      const id = `bare-${process.pid}-${seq++}`;
+      await client.enqueue(
+        { queueName: 'bench', workflowName: 'bench.echo', workflowID: id },
         { n },
       );
-      return async () => void (await handle.getResult());
+      return id;
     },
-    close: () => client.destroy(),
+    async ended(ids) {
+      const { rows } = await db.query<{ count: string }>(
+        `SELECT count(*) FROM bench_dbos.workflow_status WHERE status = 'SUCCESS' AND workflow_uuid = ANY($1)`,
+        [ids],
+      );
+      return Number(rows[0]?.count ?? 0);
+    },
+    async latencies(ids) {
+      const { rows } = await db.query<{ ms: string }>(
+        `SELECT updated_at - created_at AS ms FROM bench_dbos.workflow_status WHERE workflow_uuid = ANY($1)`,
+        [ids],
+      );
+      return rows.map((row) => Number(row.ms));
+    },
+    async close() {
+      await db.end();
+      await client.destroy();
+    },
   };
 }
 
 let registered = false;
 
+async function connected(url: string): Promise<pg.Client> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  return db;
+}
+
 async function warrantSubject(url: string): Promise<Subject> {
   const runtime = new OperatorRuntime({ store: url, queue: { engine: 'dbos' } });
   // The inventory is the process's: the capability is registered once, for every round.
   if (!registered) registered = true;
-  else return subjectOf(runtime);
+  else return subjectOf(runtime, await connected(url));
   runtime.use({
     manifest: { name: 'bench-workers', version: '1', capabilities: ['bench.workers.echo'] },
     capabilities: [
@@ -99,44 +127,67 @@ async function warrantSubject(url: string): Promise<Subject> {
       }),
     ],
   });
-  return subjectOf(runtime);
+  return subjectOf(runtime, await connected(url));
 }
 
-function subjectOf(runtime: OperatorRuntime): Subject {
+function subjectOf(runtime: OperatorRuntime, db: pg.Client): Subject {
   return {
     async submit(n) {
       const { jobId } = await runtime.submitPlan({
         version: '1.0',
         steps: [{ id: 'only', capability: 'bench.workers.echo', input: { n } }],
       });
-      return async () => {
-        const job = await runtime.waitForJob(jobId, { timeoutMs: 120_000 });
-        if (job?.status !== 'completed') throw new Error(`job ${jobId} ${job?.status}`);
-      };
+      return jobId;
     },
-    close: () => runtime.close(),
+    async ended(ids) {
+      const { rows } = await db.query<{ count: string }>(
+        `SELECT count(*) FROM warrant_jobs WHERE status = 'completed' AND id = ANY($1)`,
+        [ids],
+      );
+      return Number(rows[0]?.count ?? 0);
+    },
+    async latencies(ids) {
+      const times: number[] = [];
+      for (const id of ids) {
+        const job = await runtime.getJob(id);
+        times.push(Date.parse(job?.completedAt ?? '') - Date.parse(job?.createdAt ?? ''));
+      }
+      return times;
+    },
+    async close() {
+      await db.end();
+      await runtime.close();
+    },
   };
+}
+
+/** Resolves once every one of `ids` ended, polling every 20 ms. */
+async function allEnded(subject: Subject, ids: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while ((await subject.ended(ids)) < ids.length) {
+    if (Date.now() > deadline) throw new Error('jobs never ended');
+    await sleep(20);
+  }
 }
 
 /** Jobs per second: JOBS queued at once, until the last ended. */
 async function throughput(subject: Subject): Promise<number> {
   const start = performance.now();
-  const waits = [];
-  for (let n = 0; n < JOBS; n++) waits.push(await subject.submit(n));
-  await Promise.all(waits.map((wait) => wait()));
+  const ids: string[] = [];
+  for (let n = 0; n < JOBS; n++) ids.push(await subject.submit(n));
+  await allEnded(subject, ids);
   return JOBS / ((performance.now() - start) / 1000);
 }
 
 /** Submit-to-ended milliseconds at RATE jobs per second. */
 async function latency(subject: Subject): Promise<number[]> {
-  const times: Promise<number>[] = [];
+  const ids: string[] = [];
   for (let n = 0; n < LATENCY_JOBS; n++) {
-    const start = performance.now();
-    const wait = await subject.submit(n);
-    times.push(wait().then(() => performance.now() - start));
+    ids.push(await subject.submit(n));
     await sleep(1000 / RATE);
   }
-  return Promise.all(times);
+  await allEnded(subject, ids);
+  return subject.latencies(ids);
 }
 
 const rows: string[] = [];
