@@ -140,6 +140,26 @@ describe('warrant worker', { timeout: 240_000 }, () => {
     assert.equal(job?.steps[0]?.status, 'cancelled');
   });
 
+  it('runs a plan once for one idempotency key submitted through two runtimes (own connections) at once', async () => {
+    const other = new OperatorRuntime({ store: url, queue: { engine: 'dbos' } });
+    try {
+      const keyed = { ...notes(500), idempotencyKey: 'order-500' };
+      const submissions = Array.from({ length: 10 }, (_, index) =>
+        (index % 2 === 0 ? runtime : other).submitPlan(keyed, { caller: { id: 'alice' } }),
+      );
+      const jobIds = new Set((await Promise.all(submissions)).map((answer) => answer.jobId));
+      assert.equal(jobIds.size, 1);
+      const [jobId] = [...jobIds] as [string];
+      assert.equal((await runtime.waitForJob(jobId, { timeoutMs: 30_000 }))?.status, 'completed');
+      const ran = readFileSync(ledger, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes(jobId));
+      assert.equal(ran.length, 3, 'its three notes ran once');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('serve --queue runs none of its plans: workers do (201 once done, 202 with respond-async)', async () => {
     const served = serveChild(['--store', url, '--queue', '--module', MODULE], {
       WARRANT_TEST_LEDGER: ledger,
