@@ -12,8 +12,16 @@
  * This module imports the SDK: load it only where a PostgreSQL queue is used (the light-import
  * test keeps the package root and the SQLite path free of it).
  */
-import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
+import type * as DbosSdk from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
+
+/**
+ * The SDK, loaded by a name bundlers do not follow: bundling Warrant must not pull DBOS and its
+ * optional telemetry packages in (test/contract/bundle.test.ts); Node resolves it at run time.
+ */
+const SDK = '@dbos-inc/dbos-sdk';
+let sdk: Promise<typeof DbosSdk> | undefined;
+const loadSdk = (): Promise<typeof DbosSdk> => (sdk ??= import(SDK) as Promise<typeof DbosSdk>);
 
 /** The one queue, its workflow and the schema of DBOS's own tables in the store's database. */
 export const QUEUE_NAME = 'warrant';
@@ -137,6 +145,7 @@ async function takeOwnLock(client: pg.Client, executorId: string, waitMs: number
 export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWorker> {
   if (launched) throw new Error('one worker per process: DBOS Transact is launched once');
   launched = true;
+  const { DBOS } = await loadSdk();
   const log = settings.log ?? (() => {});
   const own = new pg.Client({ connectionString: settings.url });
   const probe = new pg.Client({ connectionString: settings.url });
@@ -276,6 +285,7 @@ export interface DbosSubmitter {
 export async function createDbosSubmitter(options: {
   readonly url: string;
 }): Promise<DbosSubmitter> {
+  const { DBOS, DBOSClient } = await loadSdk();
   // A submitter may come first (a server started before any worker): DBOS's tables are made
   // here too, taking turns with launching workers (migrations running together deadlock).
   const lock = new pg.Client({ connectionString: options.url });

@@ -215,6 +215,7 @@
       ['nav-approvals', path === '/approvals'],
       ['nav-capabilities', path === '/capabilities'],
       ['nav-notifications', path === '/notifications'],
+      ['nav-limits', path === '/limits'],
     ])
       byId(id).classList.toggle('active', active);
     byId('forget-token').hidden = token.get() === null;
@@ -224,6 +225,7 @@
     else if (path === '/approvals') shown = approvalsView(current);
     else if (path === '/capabilities') shown = capabilitiesView(current);
     else if (path === '/notifications') shown = notificationsView(current);
+    else if (path === '/limits') shown = limitsView(current);
     else
       shown = Promise.resolve(show(h('p', {}, 'No such page. '), h('a', { href: '#/' }, 'Jobs')));
     shown.catch(failure);
@@ -719,6 +721,88 @@
       if (typing) refreshLater(current, IDLE_MS * 3, again);
       else render();
     });
+  }
+
+  /**
+   * Limits (docs/api.md, "Limits"): the runtime's limits, and the counters the signed-in caller
+   * may see (its own, its tenant's and the global ones; every counter of its tenant for an
+   * auditor), each with what was taken in its window ending now.
+   */
+  async function limitsView(current) {
+    const answer = await api('api/limits');
+    if (!isCurrent(current)) return;
+    if (!answer.ok) throw new Error(errorOf(answer));
+    const { limits, counters } = answer.body;
+    const windowText = (ms) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+    const table = (id, names, rows) =>
+      h(
+        'table',
+        { class: 'list', id },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            names.map((name) => h('th', {}, name)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      );
+    show(
+      h('h1', {}, 'Limits'),
+      limits.length === 0
+        ? h('p', { class: 'muted' }, 'No limits are configured (--limits).')
+        : table(
+            'limits',
+            ['Limit', 'Per', 'Matches', 'At most', 'In'],
+            limits.map((limit) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('code', {}, limit.name)),
+                h('td', {}, limit.per),
+                h(
+                  'td',
+                  {},
+                  [limit.match.capability, limit.match.risk].filter(Boolean).join(', ') ||
+                    'every step',
+                ),
+                h('td', {}, `${limit.max}${limit.cost ? ' (cost)' : ''}`),
+                h('td', {}, windowText(limit.windowMs)),
+              ),
+            ),
+          ),
+      counters.length === 0
+        ? h('p', { class: 'muted' }, 'Nothing counted in the current windows.')
+        : table(
+            'limit-counters',
+            ['Limit', 'Whose', 'Used', 'Window'],
+            counters.map((counter) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('code', {}, counter.limit)),
+                h(
+                  'td',
+                  {},
+                  counter.per === 'global'
+                    ? 'everyone'
+                    : [counter.tenant, counter.caller].filter(Boolean).join(' / ') || 'no tenant',
+                ),
+                h(
+                  'td',
+                  {},
+                  counter.max === undefined
+                    ? String(counter.used)
+                    : `${counter.used} / ${counter.max}`,
+                ),
+                h('td', {}, windowText(counter.windowMs)),
+              ),
+            ),
+          ),
+    );
+    refreshLater(current, IDLE_MS, render);
   }
 
   /**
