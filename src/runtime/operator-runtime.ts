@@ -269,7 +269,9 @@ export class OperatorRuntime {
   /** The durable store's outages: its end settles the jobs it stranded at once. */
   readonly #outage = (state: 'down' | 'up'): void => {
     if (state === 'up') this.#stranded.wake();
+    this.#onStoreOutage?.(state);
   };
+  readonly #onStoreOutage: ((state: 'down' | 'up') => void) | undefined;
   /** Jobs of this owner whose last write was lost (docs/api.md, "Store outages"). */
   readonly #stranded = new StrandedJobs(
     (jobId) => this.#settleStranded(jobId),
@@ -298,6 +300,7 @@ export class OperatorRuntime {
     this.#notifications = settings.notifications;
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
     this.#recover = settings.recover;
+    this.#onStoreOutage = settings.onStoreOutage;
     this.#limits = settings.limits;
   }
 

@@ -178,8 +178,26 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   if (!unauthenticatedAllowed && !(await addressesOf(host)).every(isLoopbackAddress))
     throw refusal(host);
 
-  // A server takes up the jobs of processes that ended on its store (README "Recovery").
-  const runtime = await createProgramRuntime(values as RuntimeFlags, { recover: true });
+  // Each state at most one line per second: a flapping store cannot flood stderr.
+  const outageLines = createRateLimitedLog(log, {
+    suppressed: (count) =>
+      `${count} more store outage ${count === 1 ? 'line' : 'lines'} suppressed (at most one line per second)`,
+  });
+  const outageEnds = createRateLimitedLog(log, {
+    suppressed: (count) =>
+      `${count} more store outage ${count === 1 ? 'end' : 'ends'} suppressed (at most one line per second)`,
+  });
+  // A server takes up the jobs of processes that ended on its store (README "Recovery"), and
+  // says when its store stops answering writes and when it answers again (README "Stores").
+  const runtime = await createProgramRuntime(values as RuntimeFlags, {
+    recover: true,
+    onStoreOutage: (state) =>
+      state === 'down'
+        ? outageLines.write(
+            'store outage: writes to the job store are failing; retrying (jobs given up are recorded once it answers)',
+          )
+        : outageEnds.write('store outage ended: the job store answers writes again'),
+  });
   const failures = createRateLimitedLog(log, {
     suppressed: (count) =>
       `${count} more internal ${count === 1 ? 'error' : 'errors'} suppressed (at most one line per second)`,
@@ -232,6 +250,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   await runtime.close();
   failures.close();
   authLines.close();
+  outageLines.close();
+  outageEnds.close();
   log('stopped');
   return 0;
 }
