@@ -4,11 +4,14 @@ import { describeValue } from '../errors/describe-value.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './stores/memory-store.js';
 import { statementTimeoutOf } from './stores/postgres-url.js';
+import type { StoreOutageListener } from './stores/write-retry.js';
 
 export interface StoreOptions {
   readonly maxJobs: number;
   /** Key of the durable stores' event chain (HMAC-SHA-256); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
+  /** Told when a durable store's writes start failing on transient errors and end to (write-retry.ts). */
+  readonly onOutage?: StoreOutageListener | undefined;
 }
 
 const SQLITE = 'sqlite:';
@@ -70,7 +73,7 @@ async function openSqlite(file: string, options: StoreOptions): Promise<JobStore
     () => import('./stores/sqlite-store.js'),
   );
   try {
-    return new SqliteJobStore(file, { auditKey: options.auditKey });
+    return new SqliteJobStore(file, { auditKey: options.auditKey, onOutage: options.onOutage });
   } catch (error) {
     throw bindingProblem(error) ?? error;
   }
@@ -78,7 +81,7 @@ async function openSqlite(file: string, options: StoreOptions): Promise<JobStore
 
 async function openPostgres(url: string, options: StoreOptions): Promise<JobStore> {
   const { PostgresJobStore } = await loadDriver('pg', () => import('./stores/postgres-store.js'));
-  return new PostgresJobStore(url, { auditKey: options.auditKey });
+  return new PostgresJobStore(url, { auditKey: options.auditKey, onOutage: options.onOutage });
 }
 
 function storeOpenFailed(message: string, cause: unknown): Error {

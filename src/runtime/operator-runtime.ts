@@ -57,6 +57,7 @@ import {
   type Worker,
 } from './dbos-queue.js';
 import { recoverStoredJob, type Recovery } from './recovery.js';
+import { StrandedJobs } from './stranded-jobs.js';
 import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
@@ -270,6 +271,22 @@ export class OperatorRuntime {
   readonly #ended = (): void => {
     if (--this.#active === 0) this.#drained?.();
   };
+  /** A job run that rejected: a job it could not record is kept to be settled (stranded-jobs.ts). */
+  readonly #failed = (error: unknown): void => {
+    this.#stranded.add(error);
+    this.#ended();
+  };
+  /** The durable store's outages: its end settles the jobs it stranded at once. */
+  readonly #outage = (state: 'down' | 'up'): void => {
+    if (state === 'up') this.#stranded.wake();
+    this.#onStoreOutage?.(state);
+  };
+  readonly #onStoreOutage: ((state: 'down' | 'up') => void) | undefined;
+  /** Jobs of this owner whose last write was lost (docs/api.md, "Store outages"). */
+  readonly #stranded = new StrandedJobs(
+    (jobId) => this.#settleStranded(jobId),
+    (line) => this.#logger.warn(line, {}),
+  );
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
@@ -296,6 +313,7 @@ export class OperatorRuntime {
     this.#notifications = settings.notifications;
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
     this.#recover = settings.recover;
+    this.#onStoreOutage = settings.onStoreOutage;
     this.#limits = settings.limits;
   }
 
@@ -484,7 +502,10 @@ export class OperatorRuntime {
       const ran = runQueuedJob(running, queuedPlan, caller, deps, live);
       ran.then(
         () => this.#endLive(live),
-        () => this.#endLive(live),
+        (error: unknown) => {
+          this.#stranded.add(error);
+          this.#endLive(live);
+        },
       );
       return ran;
     });
@@ -1054,6 +1075,12 @@ export class OperatorRuntime {
       });
     }
     this.#drained = undefined;
+    const stranded = await this.#stranded.stop();
+    if (stranded.length > 0)
+      this.#logger.warn(
+        `warrant: ${stranded.length} ${stranded.length === 1 ? 'job' : 'jobs'} could not be recorded before close; left to recovery at the next start: ${stranded.join(', ')}`,
+        {},
+      );
     clearInterval(this.#cancelPoll);
     this.#cancelPoll = undefined;
     // One last delivery pass; what stays pending goes out with the next process on the store.
@@ -1068,7 +1095,7 @@ export class OperatorRuntime {
   /** Counts a job or decision until it settles (its rejection stays its caller's). */
   #track(running: Promise<Job>): Promise<Job> {
     this.#active++;
-    running.then(this.#ended, this.#ended);
+    running.then(this.#ended, this.#failed);
     return running;
   }
 
@@ -1093,6 +1120,7 @@ export class OperatorRuntime {
     const opened = openStore(this.#storeOption, {
       maxJobs: this.#maxJobs,
       auditKey: this.#auditKey,
+      onOutage: this.#outage,
     });
     if (!(opened instanceof Promise)) return this.#opened(opened);
     this.#opening = opened.then(
@@ -1195,6 +1223,24 @@ export class OperatorRuntime {
     }
   }
 
+  /**
+   * Records a job of this owner whose last write was lost as recovery would once its owner is
+   * gone (recovery.ts): the record decides. Rejects while the store still fails (tried again).
+   */
+  async #settleStranded(jobId: string): Promise<void> {
+    const store = this.#store;
+    const owner = store?.owner;
+    if (store === undefined || owner === undefined) return;
+    const deps = this.#dependenciesOn(store);
+    const inventory = capabilityInventory();
+    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
+    const [stored] = (await store.cancelRequests?.([jobId])) ?? [];
+    const cancel: CancelRequest | undefined =
+      stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
+    const recovery = await recoverStoredJob(host, jobId, cancel);
+    if (recovery !== undefined && recovery.kind !== 'settled') this.#runRecovered(recovery, deps);
+  }
+
   /** Queues a recovered job whose steps go on; it counts as live (cancellable) until it ends. */
   #runRecovered(recovery: Exclude<Recovery, { kind: 'settled' }>, deps: ExecutorDependencies) {
     // Closing already: the job stays this owner's until the store closes, then the next owner's.
@@ -1222,7 +1268,10 @@ export class OperatorRuntime {
             );
       ran.then(
         () => this.#endLive(live),
-        () => this.#endLive(live),
+        (error: unknown) => {
+          this.#stranded.add(error);
+          this.#endLive(live);
+        },
       );
       return ran;
     });

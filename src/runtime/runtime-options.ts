@@ -105,6 +105,12 @@ export interface OperatorRuntimeOptions {
    */
   recover?: boolean;
   /**
+   * Told when the durable store opened from `store` starts failing its writes on transient
+   * errors (`'down'`) and when a write succeeds again (`'up'`), once each per outage (docs/api.md,
+   * "Store outages"). What it throws is ignored. Not called for a memory store.
+   */
+  onStoreOutage?: (state: 'down' | 'up') => void;
+  /**
    * Rate and cost limits (docs/api.md, "Limits"): counted in the store after each allow and
    * before the invocation; a step over one is denied. At most 100, distinct names.
    */
@@ -149,6 +155,7 @@ export interface RuntimeSettings {
   readonly notifications: NotificationsConfig | undefined;
   readonly readPolicy: ReadPolicy | undefined;
   readonly recover: boolean;
+  readonly onStoreOutage: ((state: 'down' | 'up') => void) | undefined;
   /** Undefined without limits (an empty list is none). */
   readonly limits: readonly CheckedLimit[] | undefined;
 }
@@ -232,6 +239,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const notificationDelivery = option('notificationDelivery');
   const readPolicy = option('readPolicy');
   const recover = option('recover');
+  const onStoreOutage = option('onStoreOutage');
   const limits = option('limits');
   if (
     authorizer !== undefined &&
@@ -276,6 +284,10 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     throw invalidOption('options.readPolicy must be a function (caller, job) => boolean');
   if (recover !== undefined && typeof recover !== 'boolean')
     throw invalidOption(`options.recover must be a boolean, got ${describeValue(recover)}`);
+  if (onStoreOutage !== undefined && typeof onStoreOutage !== 'function')
+    throw invalidOption(
+      `options.onStoreOutage must be a function (state) => void, got ${describeValue(onStoreOutage)}`,
+    );
   const checkedLimits = checkLimitsOption(limits);
   return {
     authorizer,
@@ -295,6 +307,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
     recover: recover === true,
+    onStoreOutage: onStoreOutage as ((state: 'down' | 'up') => void) | undefined,
     limits: checkedLimits,
   };
 }

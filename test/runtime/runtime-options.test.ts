@@ -20,6 +20,8 @@ describe('new OperatorRuntime(options)', () => {
       { auditKey: '' },
       { recover: 'yes' },
       { recover: 1 },
+      { onStoreOutage: 'log' },
+      { onStoreOutage: {} },
       { auditKey: 42 },
       { readPolicy: 'audit' },
       { readPolicy: {} },
@@ -33,5 +35,9 @@ describe('new OperatorRuntime(options)', () => {
         code: 'RUNTIME_OPTIONS_INVALID',
       });
     }
+  });
+
+  it('takes an onStoreOutage function', () => {
+    assert.doesNotThrow(() => new OperatorRuntime({ onStoreOutage: () => {} }));
   });
 });

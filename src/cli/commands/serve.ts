@@ -186,12 +186,27 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   const store = text(values, 'store');
   if (queue && (store === undefined || !/^postgres(ql)?:\/\//.test(store)))
     throw new UsageError('--queue needs --store <postgres://...>: workers share PostgreSQL');
+  // Each state at most one line per second: a flapping store cannot flood stderr.
+  const outageLines = createRateLimitedLog(log, {
+    suppressed: (count) =>
+      `${count} more store outage ${count === 1 ? 'line' : 'lines'} suppressed (at most one line per second)`,
+  });
+  const outageEnds = createRateLimitedLog(log, {
+    suppressed: (count) =>
+      `${count} more store outage ${count === 1 ? 'end' : 'ends'} suppressed (at most one line per second)`,
+  });
   // A server takes up the jobs of processes that ended on its store (README "Recovery"); with
-  // --queue it runs no job: workers take those up (README "Many machines").
-  const runtime = await createProgramRuntime(
-    values as RuntimeFlags,
-    queue ? { queue: { engine: 'dbos' } } : { recover: true },
-  );
+  // --queue it runs no job: workers take those up (README "Many machines"). It says when its
+  // store stops answering writes and when it answers again (README "Stores").
+  const runtime = await createProgramRuntime(values as RuntimeFlags, {
+    ...(queue ? { queue: { engine: 'dbos' as const } } : { recover: true }),
+    onStoreOutage: (state) =>
+      state === 'down'
+        ? outageLines.write(
+            'store outage: writes to the job store are failing; retrying (jobs given up are recorded once it answers)',
+          )
+        : outageEnds.write('store outage ended: the job store answers writes again'),
+  });
   const failures = createRateLimitedLog(log, {
     suppressed: (count) =>
       `${count} more internal ${count === 1 ? 'error' : 'errors'} suppressed (at most one line per second)`,
@@ -245,6 +260,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   await runtime.close();
   failures.close();
   authLines.close();
+  outageLines.close();
+  outageEnds.close();
   log('stopped');
   return 0;
 }
