@@ -208,6 +208,16 @@ function prepareStore(store: string): void {
     );
 }
 
+/**
+ * The `--store` of a command that needs PostgreSQL (`warrant worker`, `warrant serve --queue`:
+ * workers share it, README "Many machines"); a usage error naming `what` otherwise.
+ */
+export function postgresStoreFlag(store: string | undefined, what: string): string {
+  if (store === undefined || !/^postgres(ql)?:\/\//.test(store))
+    throw new UsageError(`${what} needs --store <postgres://...>: workers share PostgreSQL`);
+  return store;
+}
+
 /** The store for messages; a PostgreSQL URL is not shown (it may hold a password). */
 function storeLabel(store: string): string {
   return store.startsWith('postgres') ? 'the PostgreSQL store' : `the store ${store}`;

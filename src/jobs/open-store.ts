@@ -17,6 +17,11 @@ export interface StoreOptions {
 const SQLITE = 'sqlite:';
 const POSTGRES = /^postgres(ql)?:\/\//;
 
+/** Whether a `store` option names a PostgreSQL store (workers need one: docs/api.md, "Workers"). */
+export function isPostgresStore(store: string | undefined): boolean {
+  return store !== undefined && POSTGRES.test(store);
+}
+
 function invalid(message: string): TypeError {
   return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }

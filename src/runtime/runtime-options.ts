@@ -19,7 +19,7 @@ import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import type { ObserverErrorHandler } from '../events/event-bus.js';
 import type { JobStore } from '../jobs/job-store.js';
-import { checkStoreOption } from '../jobs/open-store.js';
+import { checkStoreOption, isPostgresStore } from '../jobs/open-store.js';
 import type { PlanVersion } from '../plan/execution-plan.js';
 import { DEFAULT_PLAN_VERSIONS, KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 import {
@@ -323,7 +323,7 @@ function checkQueueEngine(queue: unknown, store: string | undefined): 'local' | 
     throw invalidOption(
       `options.queue.engine must be 'local' or 'dbos', got ${describeValue(engine)}`,
     );
-  if (store === undefined || !/^postgres(ql)?:\/\//.test(store))
+  if (!isPostgresStore(store))
     throw invalidOption(`options.queue.engine 'dbos' needs a PostgreSQL store (a postgres:// URL)`);
   return engine;
 }

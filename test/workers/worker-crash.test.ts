@@ -5,13 +5,13 @@
 // invocation followed an authorizer decision made in the same process for that step (a
 // recovered step is authorized again); every job's record verifies.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { startWorkerChild, type WorkerChild } from '../support/worker-child.js';
 import ledgerModule from './fixtures/ledger-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -34,46 +34,12 @@ const plan = (index: number): ExecutionPlan => ({
   ],
 });
 
-const live = new Map<string, ChildProcessWithoutNullStreams>();
-const everyChild: ChildProcessWithoutNullStreams[] = [];
+const live = new Map<string, WorkerChild>();
 
-/** `warrant worker` under `id`; resolves once it takes jobs. */
+/** `warrant worker` under `id`, the ledger's module and authorizer, 8 jobs at a time. */
 async function startWorker(url: string, id: string): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      resolve(ROOT, 'src/cli/main.ts'),
-      'worker',
-      '--store',
-      url,
-      '--module',
-      MODULE,
-      '--authorizer',
-      AUTHORIZER,
-      '--worker-id',
-      id,
-      '--concurrency',
-      '8',
-    ],
-    {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, WARRANT_TEST_LEDGER: ledger },
-    },
-  );
-  everyChild.push(child);
-  live.set(id, child);
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('running (version')) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`worker ${id} did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const args = ['--module', MODULE, '--authorizer', AUTHORIZER, '--concurrency', '8'];
+  live.set(id, await startWorkerChild(url, id, args, { WARRANT_TEST_LEDGER: ledger }));
 }
 
 describe('workers SIGKILLed at random', { timeout: 600_000 }, () => {
@@ -88,7 +54,6 @@ describe('workers SIGKILLed at random', { timeout: 600_000 }, () => {
   });
 
   after(async () => {
-    for (const child of everyChild) if (child.exitCode === null) child.kill('SIGKILL');
     await runtime?.close();
     await postgres?.stop();
     rmSync(directory, { recursive: true, force: true });
@@ -105,7 +70,7 @@ describe('workers SIGKILLed at random', { timeout: 600_000 }, () => {
     for (let round = 0; round < 20; round++) {
       await new Promise((r) => setTimeout(r, 500));
       const id = `w${1 + Math.floor(Math.random() * 3)}`;
-      live.get(id)?.kill('SIGKILL');
+      live.get(id)?.child.kill('SIGKILL');
       kills++;
       await startWorker(url, id);
     }

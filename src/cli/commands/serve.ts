@@ -23,6 +23,7 @@ import { closeMcpConnections } from '../../mcp/outbound.js';
 import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
+  postgresStoreFlag,
   runtimeOptions,
   runtimeOptionsHelp,
   type RuntimeFlags,
@@ -183,9 +184,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     throw refusal(host);
 
   const queue = values.queue === true;
-  const store = text(values, 'store');
-  if (queue && (store === undefined || !/^postgres(ql)?:\/\//.test(store)))
-    throw new UsageError('--queue needs --store <postgres://...>: workers share PostgreSQL');
+  if (queue) postgresStoreFlag(text(values, 'store'), '--queue');
   // Each state at most one line per second: a flapping store cannot flood stderr.
   const outageLines = createRateLimitedLog(log, {
     suppressed: (count) =>

@@ -10,6 +10,7 @@ import { writeErr } from '../output.js';
 import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
+  postgresStoreFlag,
   runtimeOptions,
   runtimeOptionsHelp,
   type RuntimeFlags,
@@ -50,11 +51,7 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const store = text(values, 'store');
-  if (store === undefined || !/^postgres(ql)?:\/\//.test(store))
-    throw new UsageError(
-      'warrant worker needs --store <postgres://...> (workers share PostgreSQL)',
-    );
+  postgresStoreFlag(text(values, 'store'), 'warrant worker');
   const concurrency = Number(text(values, 'concurrency') ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
     throw new UsageError(

@@ -4,7 +4,7 @@
 // Warrant counts the invocations), in both workers; a cancel from this process aborts a step
 // running in a worker; a worker with other capabilities fails a job it cannot admit, saying why.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionPlan } from '../../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { serveChild } from '../../support/serve-child.js';
+import { startWorkerChild, type WorkerChild } from '../../support/worker-child.js';
 import ledgerModule from '../../workers/fixtures/ledger-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -20,58 +21,15 @@ const directory = mkdtempSync(join(tmpdir(), 'warrant-worker-'));
 const ledger = join(directory, 'ledger.txt');
 writeFileSync(ledger, '');
 
-interface Worker {
-  readonly child: ChildProcessWithoutNullStreams;
-  output(): string;
-}
+const workers: WorkerChild[] = [];
 
-const workers: Worker[] = [];
-
-/** `warrant worker` as a user starts it (the CLI through tsx); resolves once it runs. */
-async function startWorker(url: string, id: string, module = MODULE): Promise<Worker> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      resolve(ROOT, 'src/cli/main.ts'),
-      'worker',
-      '--store',
-      url,
-      '--module',
-      module,
-      '--worker-id',
-      id,
-      '--concurrency',
-      '2',
-    ],
-    {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, WARRANT_TEST_LEDGER: ledger },
-    },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const worker = { child, output: () => output };
+/** `warrant worker` as a user starts it, 2 jobs at a time, on the ledger module by default. */
+async function startWorker(url: string, id: string, module = MODULE): Promise<WorkerChild> {
+  const worker = await startWorkerChild(url, id, ['--module', module, '--concurrency', '2'], {
+    WARRANT_TEST_LEDGER: ledger,
+  });
   workers.push(worker);
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('running (version')) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`worker ${id} did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
   return worker;
-}
-
-async function stopWorker(worker: Worker): Promise<void> {
-  if (worker.child.exitCode !== null) return;
-  const exited = new Promise((r) => worker.child.once('exit', r));
-  worker.child.kill('SIGTERM');
-  const timer = setTimeout(() => worker.child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 const notes = (jobIndex: number): ExecutionPlan => ({
@@ -96,10 +54,28 @@ describe('warrant worker', { timeout: 240_000 }, () => {
   });
 
   after(async () => {
-    for (const worker of workers) if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
     await runtime?.close();
     await postgres?.stop();
     rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('needs a PostgreSQL store: warrant worker and serve --queue exit 2 otherwise', async () => {
+    for (const args of [
+      ['worker', '--store', 'sqlite:./.warrant/x.db', '--module', MODULE],
+      ['serve', '--queue', '--store', 'memory', '--port', '0'],
+    ]) {
+      const run = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), ...args],
+        {
+          cwd: ROOT,
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+      assert.equal(run.status, 2, run.stderr);
+      assert.match(run.stderr, /needs --store <postgres:\/\/\.\.\.>: workers share PostgreSQL/);
+    }
   });
 
   it('runs every submitted job once, spread over the workers', async () => {
@@ -194,7 +170,7 @@ describe('warrant worker', { timeout: 240_000 }, () => {
   });
 
   it('fails a job a worker with other capabilities cannot admit, saying why', async () => {
-    await Promise.all(workers.map(stopWorker));
+    await Promise.all(workers.map((worker) => worker.stop()));
     const other = join(directory, 'other-module.mjs');
     writeFileSync(
       other,
