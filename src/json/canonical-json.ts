@@ -56,7 +56,7 @@ export function sha256Digest(text: string): string {
 }
 
 /**
- * A digest lives as long as its record (the memory store keeps 10,000 jobs by default, two
+ * A digest lives as long as its record (the memory store keeps 1,000 jobs by default, two
  * digests per step). Joined from two parts it is held as both until read; reading a character
  * makes it one flat string, and the collector then drops the parts: a fifth less memory per
  * digest (bench/runtime/execute.bench.ts). The same holds for every text a record keeps that

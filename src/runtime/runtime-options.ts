@@ -40,7 +40,7 @@ export interface OperatorRuntimeOptions {
   authorizer?: ExecutionAuthorizer;
   /** Where jobs are kept: `'memory'` (default). */
   store?: string;
-  /** Bound of the memory store; oldest finished jobs are evicted first. Default 10000. */
+  /** Bound of the memory store; oldest finished jobs are evicted first (jobs awaiting approval are kept and count). Default 1000. */
   maxJobs?: number;
   /** Largest plan admitted (steps). Default 100000. */
   maxPlanSteps?: number;
@@ -271,7 +271,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const checkedApprovals = checkApprovalsOption(approvals);
   // Read in this order (after the checks above, before the bounds) as the runtime always has.
   const givenStore = (options as InternalOptions)[GIVEN_STORE];
-  const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 10_000);
+  const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 1_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
   const checkedPlanVersions = checkPlanVersions(planVersions);
   const queueConcurrency = checkQueueOption(queue);

@@ -118,6 +118,18 @@ describe('OperatorRuntime#getJob() and #listJobs()', () => {
     assert.equal(await runtime.getJob(jobs[0]?.id as string), undefined);
   });
 
+  it('keeps 1,000 finished jobs by default (docs/api.md, maxJobs)', async () => {
+    const runtime = runtimeWith();
+    const [name] = register(runtime, { execute: () => 1 });
+    const plan = { version: '1.0', steps: [{ id: 'x', capability: name as string }] } as const;
+    const ids: string[] = [];
+    for (let index = 0; index < 1000; index++) ids.push((await runtime.executePlan(plan)).id);
+    assert.ok(await runtime.getJob(ids[0] as string), 'the 1,000th job evicts nothing');
+    ids.push((await runtime.executePlan(plan)).id);
+    assert.equal(await runtime.getJob(ids[0] as string), undefined);
+    assert.ok(await runtime.getJob(ids[1000] as string));
+  });
+
   it('keeps a running job even when it is the oldest beyond maxJobs', async () => {
     const runtime = runtimeWith({ maxJobs: 1 });
     let release: () => void = () => {};
