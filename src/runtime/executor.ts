@@ -80,10 +80,24 @@ export interface ExecutorDependencies {
  * checks `cancel` after each step settles and before starting the next.
  */
 export interface JobControl {
-  readonly controller: AbortController;
+  /**
+   * Made on first use (`controlSignal`, `abortControl`): most jobs never read their signal, and an
+   * AbortController per job was a sixth of a 1-step job's cost (BENCHMARKS.md, "Governed overhead").
+   */
+  controller: AbortController | undefined;
   cancel: CancelRequest | undefined;
   /** The job's id, set by the executor when it creates the job. */
   jobId: string | undefined;
+}
+
+/** The job's signal, given to each of its steps' contexts; its controller is made now if needed. */
+export function controlSignal(control: JobControl): AbortSignal {
+  return (control.controller ??= new AbortController()).signal;
+}
+
+/** Aborts the job's signal (a cancel): whoever reads it later finds it aborted with `reason`. */
+export function abortControl(control: JobControl, reason: Error): void {
+  (control.controller ??= new AbortController()).abort(reason);
 }
 
 /** A granted approval for one step, as the resumed run checks it (docs/api.md, "Approvals"). */
@@ -390,7 +404,10 @@ async function runStep(
       // Lines a capability writes carry its job and step (docs/api.md, "Loggers"); nothing is
       // built for the default silent logger.
       logger: deps.logger === silentLogger ? silentLogger : stepLogger(deps.logger, jobId, step.id),
-      signal: control === undefined ? deps.signal : control.controller.signal,
+      // A getter: the job's AbortController is made only for a capability that reads its signal.
+      get signal() {
+        return control === undefined ? deps.signal : controlSignal(control);
+      },
       idempotencyKey: step.idempotencyKey ?? `${jobId}:${step.id}`,
     };
     try {
@@ -408,7 +425,7 @@ async function runStep(
         return { status: 'failed', error: message };
       const retrying = run.commit(retryStep(running, step.index, now(), attempt + 1, message));
       if (retrying !== undefined) await retrying;
-      if (retry.backoffMs > 0) await pause(retry.backoffMs, control?.controller.signal);
+      if (retry.backoffMs > 0) await pause(retry.backoffMs, control && controlSignal(control));
       if (control?.cancel !== undefined) return { status: 'failed', error: message };
     }
   }

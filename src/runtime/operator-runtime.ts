@@ -47,6 +47,7 @@ import {
   resumeRecoveredJob,
   runQueuedJob,
   type ExecutorDependencies,
+  abortControl,
   type JobControl,
 } from './executor.js';
 import { JobQueue } from './job-queue.js';
@@ -114,7 +115,7 @@ interface LiveJob extends JobControl {
 }
 
 function liveJob(jobId?: string): LiveJob {
-  return { controller: new AbortController(), cancel: undefined, jobId, queued: undefined };
+  return { controller: undefined, cancel: undefined, jobId, queued: undefined };
 }
 
 /** The reason a cancelled job's running step's signal is aborted with. */
@@ -630,7 +631,7 @@ export class OperatorRuntime {
   ): Promise<Job | undefined> {
     if (live.cancel !== undefined) return undefined;
     live.cancel = cancel;
-    live.controller.abort(cancelReason(cancel));
+    abortControl(live, cancelReason(cancel));
     const queued = live.queued;
     if (queued === undefined || !this.#queue.remove(live.jobId as string)) return undefined;
     try {

@@ -379,6 +379,34 @@ describe('cancelJob', () => {
       assert.equal(g.seen[0]?.signal.aborted, true);
     });
   });
+
+  it('a step that reads its signal only after the cancel finds it aborted, with the reason', async () => {
+    await withRuntime({}, async (runtime) => {
+      let release: () => void = () => {};
+      let entered = false;
+      const read: AbortSignal[] = [];
+      const [cap] = register(runtime, {
+        execute: ({ context }: { context: ExecutionContext }) =>
+          new Promise((resolve) => {
+            entered = true;
+            release = () => {
+              read.push(context.signal, context.signal);
+              resolve(1);
+            };
+          }),
+      }) as [string];
+      const running = runtime.submitPlan(planOf({ id: 'a', capability: cap }), { caller: ALICE });
+      const { jobId } = await running;
+      await until(() => entered);
+      await runtime.cancelJob(jobId, { caller: ALICE, reason: 'late reader' });
+      release();
+      const job = await runtime.waitForJob(jobId, { timeoutMs: 5000 });
+      assert.equal(job?.status, 'cancelled');
+      assert.equal(read[0], read[1], 'one signal per job');
+      assert.equal(read[0]?.aborted, true);
+      assert.match((read[0]?.reason as Error).message, /late reader/);
+    });
+  });
 });
 
 describe('idempotency keys', () => {

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { OperatorRuntime, operatorRuntime, type Job } from '../../src/index.js';
+import { OperatorRuntime, operatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
 import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
 import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
@@ -121,7 +121,10 @@ describe('OperatorRuntime#getJob() and #listJobs()', () => {
   it('keeps 1,000 finished jobs by default (docs/api.md, maxJobs)', async () => {
     const runtime = runtimeWith();
     const [name] = register(runtime, { execute: () => 1 });
-    const plan = { version: '1.0', steps: [{ id: 'x', capability: name as string }] } as const;
+    const plan: ExecutionPlan = {
+      version: '1.0',
+      steps: [{ id: 'x', capability: name as string }],
+    };
     const ids: string[] = [];
     for (let index = 0; index < 1000; index++) ids.push((await runtime.executePlan(plan)).id);
     assert.ok(await runtime.getJob(ids[0] as string), 'the 1,000th job evicts nothing');
