@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { canonicalJson, digestJson, hmacSha256Digest } from '../../src/json/canonical-json.js';
 
 /** The IEEE 754 double whose bits are the given 16 hex digits (RFC 8785 appendix B notation). */
@@ -83,6 +84,43 @@ describe('canonicalJson (RFC 8785)', () => {
   it('keeps lone surrogates as escapes, so different strings never share a text', () => {
     assert.equal(canonicalJson({ a: '\ud800' }), '{"a":"\\ud800"}');
     assert.notEqual(canonicalJson('\ud800'), canonicalJson('\ufffd'));
+  });
+
+  it("writes what JSON.stringify writes with every object's keys sorted, for any JSON value", () => {
+    // The reference: the same data rebuilt with sorted keys, written by JSON.stringify.
+    const sortedCopy = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(sortedCopy);
+      if (value === null || typeof value !== 'object') return value;
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(value).sort()) {
+        Object.defineProperty(out, key, {
+          value: sortedCopy((value as Record<string, unknown>)[key]),
+          enumerable: true,
+        });
+      }
+      return out;
+    };
+    const text = fc.oneof(
+      fc.string({ unit: 'binary' }),
+      fc.string(),
+      fc.constantFrom('"', '\\', '\u2028', '\ud800x', '\u001f'),
+    );
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(text, tie('value'), { maxKeys: 5 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(json, (value) => canonicalJson(value) === JSON.stringify(sortedCopy(value))),
+      { numRuns: 500 },
+    );
   });
 
   it('omits undefined properties, as JSON.stringify does, and keeps nesting', () => {
