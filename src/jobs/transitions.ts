@@ -28,6 +28,7 @@ import {
   digestRecorded,
   recordValue,
   sameRecordedValue,
+  setDigestField,
   type RecordedValue,
 } from './recorded-value.js';
 
@@ -363,15 +364,14 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
  * or when the submitted input was changed after it was recorded (by an earlier step that held
  * the same object, or by the caller): the digest always covers what the authorizer saw.
  */
-function decide(running: RunningJob, index: number, decided: Decided): string {
+function decide(running: RunningJob, index: number, decided: Decided): RecordedValue {
   const step = running.job.steps[index] as JobStep;
   const recorded = running.record.steps[index] as JobStep;
-  const decision: Mutable<StepDecision> = {
-    outcome: decided.outcome,
-    inputDigest: decided.recorded.digest,
-    capabilityVersion: decided.capabilityVersion,
-    decidedAt: decided.at,
-  };
+  // The digest fields are read on first use (docs/decisions.md, "The record's digests on first read").
+  const decision = { outcome: decided.outcome } as Mutable<StepDecision>;
+  setDigestField(decision, 'inputDigest', decided.recorded);
+  decision.capabilityVersion = decided.capabilityVersion;
+  decision.decidedAt = decided.at;
   if (decided.reason !== undefined) decision.reason = decided.reason;
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
   if (decided.policies !== undefined) decision.policies = decided.policies;
@@ -381,7 +381,7 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
     step.resolvedInput = decided.input;
     recorded.resolvedInput = decided.recorded.value === undefined ? null : decided.recorded.value;
   }
-  return decision.inputDigest;
+  return decided.recorded;
 }
 
 /** Sets a field on the step of both faces (a value JSON holds as it is). */
@@ -402,17 +402,14 @@ export function startStep(
   at: string,
   decided: Decided,
 ): JobChange {
-  const inputDigest = decide(running, index, decided);
+  const input = decide(running, index, decided);
   setStatus(running, index, 'running');
   (running.job.steps[index] as JobStep).startedAt = at;
   (running.record.steps[index] as JobStep).startedAt = at;
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
-  const data: Record<string, unknown> = {
-    stepId: step.id,
-    capability: step.capability,
-    inputDigest,
-  };
+  const data: Record<string, unknown> = { stepId: step.id, capability: step.capability };
+  setDigestField(data, 'inputDigest', input);
   decisionData(data, decided, false);
   const event = append(running, 'capability.started', at, data);
   return { steps: [index], decided: index, events: [event] };
@@ -437,14 +434,13 @@ export function endStep(
     step.result = end.result;
     const result = recordValue(end.result, 'result');
     setRecorded(recorded, 'result', result.value);
-    const event = append(running, 'capability.completed', at, {
-      stepId: step.id,
-      capability: step.capability,
-      resultDigest: result.digest,
-    });
+    const data: Record<string, unknown> = { stepId: step.id, capability: step.capability };
+    setDigestField(data, 'resultDigest', result);
+    const event = append(running, 'capability.completed', at, data);
     return { steps: [index], events: [event] };
   }
-  const inputDigest =
+  // Decided now: the input as recorded; decided at the step's start: that decision's digest.
+  const input =
     end.decided === undefined
       ? recorded.decision?.inputDigest
       : decide(running, index, end.decided);
@@ -457,9 +453,9 @@ export function endStep(
       capability: step.capability,
       risk: end.risk,
       reason: end.reason,
-      inputDigest,
-      outcome: end.decided.outcome,
     };
+    setDigestField(data, 'inputDigest', input as RecordedValue);
+    data.outcome = end.decided.outcome;
     decisionData(data, end.decided, true);
     event = append(running, 'capability.denied', at, data);
   } else {
@@ -469,7 +465,8 @@ export function endStep(
       capability: step.capability,
       error: end.error,
     };
-    if (inputDigest !== undefined) data.inputDigest = inputDigest;
+    if (typeof input === 'string') data.inputDigest = input;
+    else if (input !== undefined) setDigestField(data, 'inputDigest', input);
     if (end.decided !== undefined) {
       // The decision made now (an authorizer that threw, or answered what is not a decision).
       data.outcome = end.decided.outcome;
@@ -564,7 +561,7 @@ export function awaitApproval(
   end: Extract<StepEnd, { readonly status: 'awaiting_approval' }>,
 ): JobChange {
   const at = end.decided.at;
-  const inputDigest = decide(running, index, end.decided);
+  const input = decide(running, index, end.decided);
   setStatus(running, index, 'awaiting_approval');
   running.job.status = running.record.status = 'awaiting_approval';
   touch(running, at);
@@ -574,7 +571,7 @@ export function awaitApproval(
     capability: step.capability,
     capabilityVersion: end.decided.capabilityVersion,
     risk: end.risk,
-    inputDigest,
+    inputDigest: input.digest,
   };
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;

@@ -43,7 +43,8 @@ import {
   type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
-import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
+import { recordValue, setDigestField, type RecordedValue } from '../jobs/recorded-value.js';
+import { lazyField, setLazyField } from '../values/lazy-field.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
 import {
@@ -94,6 +95,9 @@ export interface JobControl {
 export function controlSignal(control: JobControl): AbortSignal {
   return (control.controller ??= new AbortController()).signal;
 }
+
+/** A context's `signal` field: the job's signal, made when first read (src/values/lazy-field.ts). */
+const SIGNAL_FIELD = lazyField(controlSignal);
 
 /** Aborts the job's signal (a cancel): whoever reads it later finds it aborted with `reason`. */
 export function abortControl(control: JobControl, reason: Error): void {
@@ -309,14 +313,15 @@ async function runStep(
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
   const recordedInput = recordValue(input, 'input');
-  const asked: CapabilityAuthorizationContext = {
+  const asked = {
     jobId,
     stepId: step.id,
     capability: capability.identity,
     input,
     caller,
-    inputDigest: recordedInput.digest,
-  };
+  } as CapabilityAuthorizationContext;
+  // Read on first use, as every digest of the record (docs/decisions.md, "The record's digests on first read").
+  setDigestField(asked, 'inputDigest', recordedInput);
   if (approval !== undefined) {
     // The approval is bound to the exact action: the same version, the same input as authorized.
     if (capability.version !== approval.capabilityVersion) {
@@ -404,12 +409,11 @@ async function runStep(
       // Lines a capability writes carry its job and step (docs/api.md, "Loggers"); nothing is
       // built for the default silent logger.
       logger: deps.logger === silentLogger ? silentLogger : stepLogger(deps.logger, jobId, step.id),
-      // A getter: the job's AbortController is made only for a capability that reads its signal.
-      get signal() {
-        return control === undefined ? deps.signal : controlSignal(control);
-      },
       idempotencyKey: step.idempotencyKey ?? `${jobId}:${step.id}`,
-    };
+    } as ExecutionContext;
+    // The job's AbortController is made only for a capability that reads its signal.
+    if (control === undefined) (context as { signal: AbortSignal }).signal = deps.signal;
+    else setLazyField(context, 'signal', SIGNAL_FIELD, control);
     try {
       // The function and `this` were captured at registration: later edits to the object do nothing.
       // A 2.0 capability gets its own copy: nothing it does reaches the authorizer's or the record.

@@ -122,6 +122,15 @@ describe('canonicalJson (RFC 8785)', () => {
     );
   });
 
+  it('sorts objects of many keys as it sorts a few', () => {
+    const keys = Array.from({ length: 40 }, (_, index) => `k${(index * 7919) % 40}`);
+    const value = Object.fromEntries(keys.map((key) => [key, key]));
+    const sorted = [...keys].sort();
+    assert.equal(canonicalJson(value), `{${sorted.map((key) => `"${key}":"${key}"`).join(',')}}`);
+    const few = Object.fromEntries(keys.slice(0, 9).map((key) => [key, 1]));
+    assert.deepEqual(Object.keys(JSON.parse(canonicalJson(few))), keys.slice(0, 9).sort());
+  });
+
   it('omits undefined properties, as JSON.stringify does, and keeps nesting', () => {
     assert.equal(
       canonicalJson({ b: [1, { d: true, c: null }], a: undefined }),
