@@ -45,8 +45,11 @@ export function provesFields(job: Job): boolean {
   return first?.type === 'job.created' && typeof first.data?.record === 'string';
 }
 
-/** The digest `job.created` carries, computed again from the record as stored. */
-function creationDigest(job: Job): string {
+/**
+ * The digest `job.created` carries, from the fields a record's steps had when created (which never
+ * change): computed again by verify from the record as stored, and by `createJob` when first read.
+ */
+export function creationDigest(job: Job): string {
   return digestRecorded({
     planId: job.planId,
     idempotencyKey: job.idempotencyKey,

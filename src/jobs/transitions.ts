@@ -23,9 +23,10 @@ import {
 } from './job.js';
 import type { JobChange } from './job-store.js';
 import { keptFlat } from '../json/canonical-json.js';
+import { lazyField, setLazyField } from '../values/lazy-field.js';
+import { creationDigest } from './record-fields.js';
 import { toJsonSafe } from '../json/json-value.js';
 import {
-  digestRecorded,
   recordValue,
   sameRecordedValue,
   setDigestField,
@@ -336,14 +337,29 @@ function createdData(record: Job): Record<string, unknown> {
   const data: Record<string, unknown> = { goal: record.goal };
   if (record.planVersion !== undefined) data.planVersion = record.planVersion;
   if (record.caller !== undefined) data.caller = record.caller;
-  data.record = digestRecorded({
-    planId: record.planId,
-    idempotencyKey: record.idempotencyKey,
-    metadata: record.metadata,
-    steps: record.steps,
-  });
+  setLazyField(data, 'record', CREATION_DIGEST, new CreationDigest(record));
   return data;
 }
+
+/**
+ * The record digest of `job.created`, computed on first read (docs/decisions.md, "Fields
+ * computed on first read") from the fields the record's steps had when created, which no
+ * transition changes: the same text as when created.
+ */
+class CreationDigest {
+  readonly #record: Job;
+  #digest: string | undefined;
+
+  constructor(record: Job) {
+    this.#record = record;
+  }
+
+  get digest(): string {
+    return (this.#digest ??= creationDigest(this.#record));
+  }
+}
+
+const CREATION_DIGEST = lazyField((source: CreationDigest) => source.digest);
 
 /**
  * The decision fields an event carries beside the input digest (docs/api.md, "runtime.verifyJob"),
