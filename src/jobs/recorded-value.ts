@@ -6,7 +6,13 @@
  */
 import { digestJson } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';
-import { lazyField, setLazyField } from '../values/lazy-field.js';
+
+export interface RecordedValue {
+  /** JSON data: what stores keep and `getJob` returns. */
+  readonly value: unknown;
+  /** `'sha256:'` + 64 lowercase hex. */
+  readonly digest: string;
+}
 
 /** Recorded in place of a value whose encoding could not be completed at all. */
 const UNREADABLE = '[Unreadable]';
@@ -17,55 +23,17 @@ export function digestRecorded(recorded: unknown): string {
 }
 
 /**
- * A value as recorded, and its digest, computed on first read (docs/decisions.md, "The record's
- * digests on first read"): the value is JSON data no one changes once recorded, so the digest
- * read later is the one it had when recorded, and a record no one reads costs no SHA-256.
- */
-export class RecordedValue {
-  /** JSON data: what stores keep and `getJob` returns. */
-  readonly value: unknown;
-  #digest: string | undefined;
-
-  constructor(value: unknown) {
-    this.value = value;
-  }
-
-  /** `'sha256:'` + 64 lowercase hex. */
-  get digest(): string {
-    if (this.#digest === undefined) {
-      try {
-        this.#digest = digestRecorded(this.value);
-      } catch {
-        // No canonical text fits in a string (out of memory): the digest says so.
-        this.#digest = digestRecorded(UNREADABLE);
-      }
-    }
-    return this.#digest;
-  }
-}
-
-/**
- * Encodes a value once, as recorded under `key` (see toJsonSafe); its digest is read from the
- * result. Never throws: `toJsonSafe` substitutes what it cannot read, and a value whose encoding
- * still fails (out of memory) is recorded as "[Unreadable]" and digested as such.
+ * Encodes a value once, as recorded under `key` (see toJsonSafe), and digests the encoding. Never throws: `toJsonSafe` substitutes what it
+ * cannot read, and a value whose encoding still fails (out of memory for its text) is recorded
+ * as "[Unreadable]" and digested as such.
  */
 export function recordValue(value: unknown, key: string): RecordedValue {
   try {
-    return new RecordedValue(toJsonSafe(value, key));
+    const recorded = toJsonSafe(value, key);
+    return { value: recorded, digest: digestRecorded(recorded) };
   } catch {
-    return new RecordedValue(UNREADABLE);
+    return { value: UNREADABLE, digest: digestRecorded(UNREADABLE) };
   }
-}
-
-/** A digest field: the digest of its recorded value, computed once, on first read. */
-const DIGEST_FIELD = lazyField((source: RecordedValue) => source.digest);
-
-/**
- * Sets `target[key]` to the digest of `source` as a field computed on first read
- * (src/values/lazy-field.ts); `target` may be frozen afterwards. One digest field per object.
- */
-export function setDigestField(target: object, key: string, source: RecordedValue): void {
-  setLazyField(target, key, DIGEST_FIELD, source);
 }
 
 /** True when two recorded values (JSON data) are the same data. */

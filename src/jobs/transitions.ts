@@ -26,12 +26,7 @@ import { keptFlat } from '../json/canonical-json.js';
 import { lazyField, setLazyField } from '../values/lazy-field.js';
 import { creationDigest } from './record-fields.js';
 import { toJsonSafe } from '../json/json-value.js';
-import {
-  recordValue,
-  sameRecordedValue,
-  setDigestField,
-  type RecordedValue,
-} from './recorded-value.js';
+import { recordValue, sameRecordedValue, type RecordedValue } from './recorded-value.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -342,9 +337,9 @@ function createdData(record: Job): Record<string, unknown> {
 }
 
 /**
- * The record digest of `job.created`, computed on first read (docs/decisions.md, "Fields
- * computed on first read") from the fields the record's steps had when created, which no
- * transition changes: the same text as when created.
+ * The record digest of `job.created`, computed on first read (docs/decisions.md, "The record
+ * nearly free") from the fields the record's steps had when created, which no transition
+ * changes: the same text as when created.
  */
 class CreationDigest {
   readonly #record: Job;
@@ -380,14 +375,15 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
  * or when the submitted input was changed after it was recorded (by an earlier step that held
  * the same object, or by the caller): the digest always covers what the authorizer saw.
  */
-function decide(running: RunningJob, index: number, decided: Decided): RecordedValue {
+function decide(running: RunningJob, index: number, decided: Decided): string {
   const step = running.job.steps[index] as JobStep;
   const recorded = running.record.steps[index] as JobStep;
-  // The digest fields are read on first use (docs/decisions.md, "The record's digests on first read").
-  const decision = { outcome: decided.outcome } as Mutable<StepDecision>;
-  setDigestField(decision, 'inputDigest', decided.recorded);
-  decision.capabilityVersion = decided.capabilityVersion;
-  decision.decidedAt = decided.at;
+  const decision: Mutable<StepDecision> = {
+    outcome: decided.outcome,
+    inputDigest: decided.recorded.digest,
+    capabilityVersion: decided.capabilityVersion,
+    decidedAt: decided.at,
+  };
   if (decided.reason !== undefined) decision.reason = decided.reason;
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
   if (decided.policies !== undefined) decision.policies = decided.policies;
@@ -397,7 +393,7 @@ function decide(running: RunningJob, index: number, decided: Decided): RecordedV
     step.resolvedInput = decided.input;
     recorded.resolvedInput = decided.recorded.value === undefined ? null : decided.recorded.value;
   }
-  return decided.recorded;
+  return decision.inputDigest;
 }
 
 /** Sets a field on the step of both faces (a value JSON holds as it is). */
@@ -418,14 +414,17 @@ export function startStep(
   at: string,
   decided: Decided,
 ): JobChange {
-  const input = decide(running, index, decided);
+  const inputDigest = decide(running, index, decided);
   setStatus(running, index, 'running');
   (running.job.steps[index] as JobStep).startedAt = at;
   (running.record.steps[index] as JobStep).startedAt = at;
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
-  const data: Record<string, unknown> = { stepId: step.id, capability: step.capability };
-  setDigestField(data, 'inputDigest', input);
+  const data: Record<string, unknown> = {
+    stepId: step.id,
+    capability: step.capability,
+    inputDigest,
+  };
   decisionData(data, decided, false);
   const event = append(running, 'capability.started', at, data);
   return { steps: [index], decided: index, events: [event] };
@@ -450,13 +449,14 @@ export function endStep(
     step.result = end.result;
     const result = recordValue(end.result, 'result');
     setRecorded(recorded, 'result', result.value);
-    const data: Record<string, unknown> = { stepId: step.id, capability: step.capability };
-    setDigestField(data, 'resultDigest', result);
-    const event = append(running, 'capability.completed', at, data);
+    const event = append(running, 'capability.completed', at, {
+      stepId: step.id,
+      capability: step.capability,
+      resultDigest: result.digest,
+    });
     return { steps: [index], events: [event] };
   }
-  // Decided now: the input as recorded; decided at the step's start: that decision's digest.
-  const input =
+  const inputDigest =
     end.decided === undefined
       ? recorded.decision?.inputDigest
       : decide(running, index, end.decided);
@@ -469,9 +469,9 @@ export function endStep(
       capability: step.capability,
       risk: end.risk,
       reason: end.reason,
+      inputDigest,
+      outcome: end.decided.outcome,
     };
-    setDigestField(data, 'inputDigest', input as RecordedValue);
-    data.outcome = end.decided.outcome;
     decisionData(data, end.decided, true);
     event = append(running, 'capability.denied', at, data);
   } else {
@@ -481,8 +481,7 @@ export function endStep(
       capability: step.capability,
       error: end.error,
     };
-    if (typeof input === 'string') data.inputDigest = input;
-    else if (input !== undefined) setDigestField(data, 'inputDigest', input);
+    if (inputDigest !== undefined) data.inputDigest = inputDigest;
     if (end.decided !== undefined) {
       // The decision made now (an authorizer that threw, or answered what is not a decision).
       data.outcome = end.decided.outcome;
@@ -577,7 +576,7 @@ export function awaitApproval(
   end: Extract<StepEnd, { readonly status: 'awaiting_approval' }>,
 ): JobChange {
   const at = end.decided.at;
-  const input = decide(running, index, end.decided);
+  const inputDigest = decide(running, index, end.decided);
   setStatus(running, index, 'awaiting_approval');
   running.job.status = running.record.status = 'awaiting_approval';
   touch(running, at);
@@ -587,7 +586,7 @@ export function awaitApproval(
     capability: step.capability,
     capabilityVersion: end.decided.capabilityVersion,
     risk: end.risk,
-    inputDigest: input.digest,
+    inputDigest,
   };
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;

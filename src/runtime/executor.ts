@@ -43,7 +43,7 @@ import {
   type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
-import { recordValue, setDigestField, type RecordedValue } from '../jobs/recorded-value.js';
+import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
 import { lazyField, setLazyField } from '../values/lazy-field.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
@@ -313,15 +313,14 @@ async function runStep(
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
   const recordedInput = recordValue(input, 'input');
-  const asked = {
+  const asked: CapabilityAuthorizationContext = {
     jobId,
     stepId: step.id,
     capability: capability.identity,
     input,
     caller,
-  } as CapabilityAuthorizationContext;
-  // Read on first use, as every digest of the record (docs/decisions.md, "The record's digests on first read").
-  setDigestField(asked, 'inputDigest', recordedInput);
+    inputDigest: recordedInput.digest,
+  };
   if (approval !== undefined) {
     // The approval is bound to the exact action: the same version, the same input as authorized.
     if (capability.version !== approval.capabilityVersion) {

@@ -1,6 +1,6 @@
 /**
- * A field of a plain object computed on first read (docs/decisions.md, "Fields computed on first
- * read"): an enumerable accessor every reader sees as a value (property reads, `JSON.stringify`,
+ * A field of a plain object computed on first read (docs/decisions.md, "The record nearly free"):
+ * an enumerable accessor every reader sees as a value (property reads, `JSON.stringify`,
  * `Object.keys`, spreads, deep equality), backed by a source held in a private field stamped on
  * the object. The source is invisible (no key, no symbol: nothing reaches it through the object),
  * and objects of one shape keep one hidden class, because every field of a kind shares one getter
