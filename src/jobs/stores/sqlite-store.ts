@@ -266,9 +266,10 @@ CREATE TABLE IF NOT EXISTS job_idempotency (
 /**
  * Job owners (docs/api.md, "Recovery"): which owner (one per store opened, owner-identity.ts) has
  * each queued or executing job, and the process each owner lives in. Tables of their own,
- * created when missing. A job's owner is set by this connection's own triggers (OWNER_TRIGGERS)
+ * created when missing. A job's owner is set by this connection's own triggers (ownerTriggers)
  * in the very transaction that makes it queued or executing: its creation, or the decision that
- * resumes it after an approval.
+ * resumes it after an approval; and removed in the one that makes it neither (it ends, or waits
+ * for an approval), so the table holds the jobs that can be recovered, not every job ever run.
  */
 const OWNER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS job_owners (
@@ -292,6 +293,9 @@ CREATE TEMP TRIGGER warrant_owner_created AFTER INSERT ON main.jobs
   WHEN NEW.status IN ('queued', 'executing') ${take};
 CREATE TEMP TRIGGER warrant_owner_taken AFTER UPDATE OF status ON main.jobs
   WHEN NEW.status IN ('queued', 'executing') AND OLD.status NOT IN ('queued', 'executing') ${take};
+CREATE TEMP TRIGGER warrant_owner_released AFTER UPDATE OF status ON main.jobs
+  WHEN OLD.status IN ('queued', 'executing') AND NEW.status NOT IN ('queued', 'executing')
+  BEGIN DELETE FROM job_owners WHERE job_id = NEW.id; END;
 `;
 }
 
