@@ -276,7 +276,9 @@ CREATE TABLE IF NOT EXISTS job_owners (
   job_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS job_owners_by_owner ON job_owners (owner);
+-- No index by owner: nothing reads the rows by owner (OWNED_ELSEWHERE reads them all, a few),
+-- and each index entry was one more page written by the commits that create and end a job.
+DROP INDEX IF EXISTS job_owners_by_owner;
 CREATE TABLE IF NOT EXISTS runtime_owners (
   owner TEXT PRIMARY KEY,
   process TEXT NOT NULL,
