@@ -266,13 +266,47 @@ describe('SqliteJobStore specifics', () => {
     }
   });
 
-  it('keeps an owner row only while a job is queued or executing (recovery reads no other)', async () => {
+  it('migrates a version 5 file: the owners of its job_owners rows move to the jobs, and recovery takes them', async () => {
+    const file = freshFile();
+    const first = new SqliteJobStore(file);
+    await first.create(startedJob('interrupted'));
+    await first.create({ ...startedJob('ended'), status: 'completed' });
+    first.close();
+    // What version 5 had: no owner column, a job_owners row per job (of a process gone since).
+    const db = new Database(file);
+    db.exec(`
+      ALTER TABLE jobs DROP COLUMN owner;
+      CREATE TABLE job_owners (job_id TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO job_owners VALUES ('interrupted', 'owner-gone'), ('ended', 'owner-gone');
+      UPDATE schema_version SET version = 5;
+    `);
+    db.close();
+    const again = new SqliteJobStore(file);
+    try {
+      const reader = new Database(file, { readonly: true });
+      try {
+        assert.deepEqual(reader.prepare('SELECT id, owner FROM jobs ORDER BY seq').raw().all(), [
+          ['interrupted', 'owner-gone'],
+          ['ended', null],
+        ]);
+        assert.equal(reader.prepare('SELECT version FROM schema_version').pluck().get(), 6);
+      } finally {
+        reader.close();
+      }
+      assert.deepEqual(again.claimOrphans(), ['interrupted']);
+      assert.deepEqual(again.claimOrphans(), [], 'taken once');
+    } finally {
+      again.close();
+    }
+  });
+
+  it('records an owner only while a job is queued or executing (recovery reads no other)', async () => {
     const file = freshFile();
     const reader = () => new Database(file, { readonly: true });
     const owned = (): string[] => {
       const db = reader();
       try {
-        return db.prepare('SELECT job_id FROM job_owners').pluck().all() as string[];
+        return db.prepare('SELECT id FROM jobs WHERE owner IS NOT NULL').pluck().all() as string[];
       } finally {
         db.close();
       }
