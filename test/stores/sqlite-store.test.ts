@@ -266,6 +266,107 @@ describe('SqliteJobStore specifics', () => {
     }
   });
 
+  it('migrates a version 5 file: the owners of its job_owners rows move to the jobs, and recovery takes them', async () => {
+    const file = freshFile();
+    const first = new SqliteJobStore(file);
+    await first.create(startedJob('interrupted'));
+    await first.create({ ...startedJob('ended'), status: 'completed' });
+    first.close();
+    // What version 5 had: no owner column, a job_owners row per job (of a process gone since).
+    const db = new Database(file);
+    db.exec(`
+      ALTER TABLE jobs DROP COLUMN owner;
+      CREATE TABLE job_owners (job_id TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO job_owners VALUES ('interrupted', 'owner-gone'), ('ended', 'owner-gone');
+      UPDATE schema_version SET version = 5;
+    `);
+    db.close();
+    const again = new SqliteJobStore(file);
+    try {
+      const reader = new Database(file, { readonly: true });
+      try {
+        assert.deepEqual(reader.prepare('SELECT id, owner FROM jobs ORDER BY seq').raw().all(), [
+          ['interrupted', 'owner-gone'],
+          ['ended', null],
+        ]);
+        assert.equal(reader.prepare('SELECT version FROM schema_version').pluck().get(), 6);
+      } finally {
+        reader.close();
+      }
+      assert.deepEqual(again.claimOrphans(), ['interrupted']);
+      assert.deepEqual(again.claimOrphans(), [], 'taken once');
+    } finally {
+      again.close();
+    }
+  });
+
+  it('records an owner only while a job is queued or executing (recovery reads no other)', async () => {
+    const file = freshFile();
+    const reader = () => new Database(file, { readonly: true });
+    const owned = (): string[] => {
+      const db = reader();
+      try {
+        return db.prepare('SELECT id FROM jobs WHERE owner IS NOT NULL').pluck().all() as string[];
+      } finally {
+        db.close();
+      }
+    };
+    const seen: string[][] = [];
+    const runtime = new OperatorRuntime({
+      store: `sqlite:${file}`,
+      approvals: { approver: { canApprove: () => true } },
+    });
+    try {
+      const [write] = register(runtime, {
+        risk: 'write',
+        execute: () => {
+          seen.push(owned());
+          return 'ok';
+        },
+      });
+      const [fails] = register(runtime, {
+        execute: () => {
+          throw new Error('no');
+        },
+      });
+      const [read] = register(runtime, {
+        execute: () => {
+          seen.push(owned());
+          return 'ok';
+        },
+      });
+      const done = await runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'r', capability: read as string }],
+      });
+      assert.deepEqual(seen, [[done.id]], 'owned while executing');
+      const failed = await runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'f', capability: fails as string }],
+      });
+      assert.equal(failed.status, 'failed');
+      assert.deepEqual(owned(), [], 'released when the job ends, completed or failed');
+      const waiting = await runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'w', capability: write as string }],
+      });
+      assert.equal(waiting.status, 'awaiting_approval');
+      assert.deepEqual(owned(), [], 'released while the job waits for an approval');
+      const resumed = await runtime.decideApproval({
+        jobId: waiting.id,
+        stepId: 'w',
+        decision: 'approve',
+        approver: { id: 'bob' },
+        inputDigest: waiting.steps[0]?.decision?.inputDigest ?? '',
+      });
+      assert.equal(resumed.status, 'completed');
+      assert.deepEqual(seen[1], [waiting.id], 'taken again by the approval that resumes it');
+      assert.deepEqual(owned(), []);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it('reports an unopenable file with STORE_OPEN_FAILED when first used', async () => {
     const runtime = new OperatorRuntime({
       store: `sqlite:${join(directory, 'missing-dir', 'x', 'jobs.db')}`,

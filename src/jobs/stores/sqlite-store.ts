@@ -84,9 +84,11 @@ import {
  * verifies as having no chain. Version 4 adds the ledger of consumed approvals
  * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
  * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
- * of a version 4 file are marked at migration).
+ * of a version 4 file are marked at migration). Version 6 keeps each queued or executing job's
+ * owner in its row (version 5 wrote a job_owners row per job): stop processes of an older version
+ * before one of this version opens the file, their owner rows are no longer read.
  */
-export const SQLITE_SCHEMA_VERSION = 5;
+export const SQLITE_SCHEMA_VERSION = 6;
 
 /** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
 const APPROVAL_LEDGER = `
@@ -114,6 +116,12 @@ INSERT INTO approval_ledger_unsealed (job_id, request_position)
   SELECT job_id, request_position FROM approval_ledger;
 `;
 
+/** Version 6: the owner of each queued or executing job, from the job_owners of version 5. */
+const MIGRATE_OWNERS = `
+UPDATE jobs SET owner = (SELECT o.owner FROM job_owners o WHERE o.job_id = jobs.id)
+  WHERE status IN ('queued', 'executing');
+`;
+
 const LEDGER_COLUMNS =
   'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
 
@@ -139,7 +147,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   fixed TEXT NOT NULL,
-  state TEXT NOT NULL
+  state TEXT NOT NULL,
+  owner TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, seq);
 CREATE INDEX IF NOT EXISTS jobs_by_goal ON jobs (goal, seq);
@@ -265,17 +274,13 @@ CREATE TABLE IF NOT EXISTS job_idempotency (
 
 /**
  * Job owners (docs/api.md, "Recovery"): which owner (one per store opened, owner-identity.ts) has
- * each queued or executing job, and the process each owner lives in. Tables of their own,
- * created when missing. A job's owner is set by this connection's own triggers (OWNER_TRIGGERS)
- * in the very transaction that makes it queued or executing: its creation, or the decision that
- * resumes it after an approval.
+ * each queued or executing job (the `owner` column of its row, schema version 6), and the process
+ * each owner lives in (a table of its own, created when missing). A job's owner is written by the
+ * very statement that makes it queued or executing: its creation, or the decision that resumes it
+ * after an approval (INSERT_JOB, UPDATE_JOB); and cleared by the one that makes it neither (it
+ * ends, or waits for an approval).
  */
 const OWNER_SCHEMA = `
-CREATE TABLE IF NOT EXISTS job_owners (
-  job_id TEXT PRIMARY KEY,
-  owner TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS job_owners_by_owner ON job_owners (owner);
 CREATE TABLE IF NOT EXISTS runtime_owners (
   owner TEXT PRIMARY KEY,
   process TEXT NOT NULL,
@@ -283,24 +288,27 @@ CREATE TABLE IF NOT EXISTS runtime_owners (
 ) WITHOUT ROWID;
 `;
 
-/** TEMP triggers: they live on this connection only, so they name this store's owner. */
-function ownerTriggers(owner: string): string {
-  // The owner id is ours (owner-identity.ts: letters, digits, '-'), safe inside a literal.
-  const take = `BEGIN INSERT OR REPLACE INTO job_owners (job_id, owner) VALUES (NEW.id, '${owner}'); END`;
-  return `
-CREATE TEMP TRIGGER warrant_owner_created AFTER INSERT ON main.jobs
-  WHEN NEW.status IN ('queued', 'executing') ${take};
-CREATE TEMP TRIGGER warrant_owner_taken AFTER UPDATE OF status ON main.jobs
-  WHEN NEW.status IN ('queued', 'executing') AND OLD.status NOT IN ('queued', 'executing') ${take};
-`;
-}
+/** A job row; the last value is its owner (this store's, or NULL unless queued or executing). */
+const INSERT_JOB =
+  'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+
+/**
+ * The change of a job row: status, time, state, then the status again and this store's owner, the
+ * job's seq last. In SET, `status` is the value before the update: a job made queued or executing
+ * from neither is taken by this owner, one that stays so keeps its owner, any other has none.
+ */
+const UPDATE_JOB = `UPDATE jobs SET status = ?, updated_at = ?, state = ?,
+  owner = CASE WHEN ? IN ('queued', 'executing')
+    THEN CASE WHEN status IN ('queued', 'executing') THEN owner ELSE ? END END
+  WHERE seq = ?`;
+
+const isActive = (status: string): boolean => status === 'queued' || status === 'executing';
 
 /** The queued and executing jobs of other owners, oldest first, with their owner's process. */
 const OWNED_ELSEWHERE = `
-SELECT o.job_id, o.owner, r.process FROM job_owners o
-  JOIN jobs j ON j.id = o.job_id
-  LEFT JOIN runtime_owners r ON r.owner = o.owner
-WHERE j.status IN ('queued', 'executing') AND o.owner <> ?
+SELECT j.id, j.owner, r.process FROM jobs j
+  LEFT JOIN runtime_owners r ON r.owner = j.owner
+WHERE j.status IN ('queued', 'executing') AND j.owner <> ?
 ORDER BY j.seq`;
 
 // Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
@@ -529,12 +537,8 @@ export class SqliteJobStore implements JobStore {
     this.outbox = new SqliteOutbox(db);
     this.#registerOwner();
     this.#limits = new SqliteLimits(db);
-    this.#insertJob = db.prepare(
-      'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.#updateJob = db.prepare(
-      'UPDATE jobs SET status = ?, updated_at = ?, state = ? WHERE seq = ?',
-    );
+    this.#insertJob = db.prepare(INSERT_JOB);
+    this.#updateJob = db.prepare(UPDATE_JOB);
     // The check-and-set of a decision on an approval request: SQLite runs one writer at a time,
     // so of concurrent claims (any process on this file) exactly one finds the step waiting.
     this.#claimStep = db.prepare(
@@ -742,7 +746,10 @@ export class SqliteJobStore implements JobStore {
   /** Inserts or updates the job row of a change (claiming its step first); returns its seq. */
   #writeJobRow(change: EncodedChange): number {
     if (change.job !== undefined) {
-      const seq = Number(this.#insertJob.run(...change.job).lastInsertRowid);
+      const seq = Number(
+        this.#insertJob.run(...change.job, isActive(change.status) ? this.owner : null)
+          .lastInsertRowid,
+      );
       this.#seqOf.set(change.id, seq);
       return seq;
     }
@@ -758,7 +765,8 @@ export class SqliteJobStore implements JobStore {
       );
     }
     if (claims !== undefined) this.#consume(change.id, seq, claims.request, change.updatedAt);
-    this.#updateJob.run(change.status, change.updatedAt, change.state, seq);
+    const { status } = change;
+    this.#updateJob.run(status, change.updatedAt, change.state, status, this.owner, seq);
     return seq;
   }
 
@@ -857,9 +865,24 @@ export class SqliteJobStore implements JobStore {
         if (row.version < 3) db.exec(MIGRATE_2_TO_3);
         // Before version 4 there was no ledger: the one just created has the column already.
         if (row.version === 4) db.exec(MIGRATE_4_TO_5);
+        if (row.version < 6) this.#migrateOwners();
         db.prepare('UPDATE schema_version SET version = ?').run(SQLITE_SCHEMA_VERSION);
       }
     })();
+  }
+
+  /**
+   * Version 6 keeps a job's owner in its row (was: a job_owners row per job, written by triggers:
+   * one more table written by the commits that create and end each job). The owners of queued
+   * and executing jobs are copied; job_owners is left as it is, unused.
+   */
+  #migrateOwners(): void {
+    const db = this.#db;
+    const has = (sql: string) => db.prepare(sql).pluck().get() !== undefined;
+    if (!has("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'owner'"))
+      db.exec('ALTER TABLE jobs ADD COLUMN owner TEXT');
+    if (has("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_owners'"))
+      db.exec(MIGRATE_OWNERS);
   }
 
   #seq(id: string): number {
@@ -938,7 +961,7 @@ export class SqliteJobStore implements JobStore {
     });
   }
 
-  /** Records this store's owner and its process, and the triggers that name it on its jobs. */
+  /** Records this store's owner and its process. */
   #registerOwner(): void {
     const db = this.#db;
     db.transaction(() => {
@@ -949,7 +972,6 @@ export class SqliteJobStore implements JobStore {
         new Date().toISOString(),
       );
     }).immediate();
-    db.exec(ownerTriggers(this.owner));
   }
 
   /**
@@ -961,7 +983,7 @@ export class SqliteJobStore implements JobStore {
   claimOrphans(): string[] {
     this.#writes.flush();
     const db = this.#db;
-    const take = db.prepare('UPDATE job_owners SET owner = ? WHERE job_id = ? AND owner = ?');
+    const take = db.prepare('UPDATE jobs SET owner = ? WHERE id = ? AND owner = ?');
     const forget = db.prepare('DELETE FROM runtime_owners WHERE owner = ?');
     const claim = db.transaction(() => {
       const rows = db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
