@@ -23,7 +23,7 @@ import {
   TIMEOUT_KEY,
   type RetryPolicy,
 } from './capability-shape.js';
-import { LifecycleLoggingMiddleware } from './lifecycle-logging-middleware.js';
+import { LifecycleLoggingMiddleware, silentLogger } from './lifecycle-logging-middleware.js';
 import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
 
 const lifecycleLogging = new LifecycleLoggingMiddleware();
@@ -150,6 +150,14 @@ export function createCapability<Input, Output>(
     return result;
   };
 
+  const direct = (input: Input, context: ExecutionContext): Promise<Output> => {
+    try {
+      return Promise.resolve(run.call(definition, { input, context }));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  };
+
   const capability: Capability<Input, Output> = {
     name: shape.name,
     version: shape.version,
@@ -163,15 +171,17 @@ export function createCapability<Input, Output>(
     // no async frame or execution object between (docs/decisions.md, "Allocation on the hot path").
     execute:
       layers.length === 0
-        ? (input: Input, context: ExecutionContext): Promise<Output> => {
-            try {
-              return Promise.resolve(run.call(definition, { input, context }));
-            } catch (error) {
-              return Promise.reject(error as Error);
+        ? direct
+        : (input: Input, context: ExecutionContext): Promise<Output> => {
+            // Lifecycle logging with the silent logger only calls next(): it is skipped, the
+            // same call without its async frames (docs/decisions.md, "The record nearly free").
+            if (logging !== false && context.logger === silentLogger) {
+              return layers.length === 1
+                ? direct(input, context)
+                : (dispatch(1, { input, context, capability: identity }) as Promise<Output>);
             }
-          }
-        : (input: Input, context: ExecutionContext): Promise<Output> =>
-            dispatch(0, { input, context, capability: identity }) as Promise<Output>,
+            return dispatch(0, { input, context, capability: identity }) as Promise<Output>;
+          },
   };
   if (timeoutMs !== undefined) {
     Object.defineProperty(capability, TIMEOUT_KEY, { value: timeoutMs, enumerable: false });

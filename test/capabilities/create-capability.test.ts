@@ -209,6 +209,44 @@ describe('createCapability()', () => {
     await assert.rejects(late as Promise<unknown>, { code: 'MIDDLEWARE_NEXT_CALLED_TWICE' });
   });
 
+  it("with the runtime's silent logger, lifecycle logging steps aside: user middleware still runs, a synchronous throw still fails the step", async () => {
+    const runtime = runtimeWith();
+    const seen: string[] = [];
+    const [wrapped, throwing] = register(
+      runtime,
+      {
+        lifecycleLogging: true,
+        middleware: [
+          {
+            execute: (execution, next) => {
+              seen.push(execution.capability.name);
+              return next();
+            },
+          } satisfies CapabilityMiddleware,
+        ],
+        execute: () => 'wrapped',
+      },
+      {
+        lifecycleLogging: true,
+        execute: () => {
+          throw new Error('sync');
+        },
+      },
+    ) as [string, string];
+    const ok = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'a', capability: wrapped }],
+    });
+    assert.equal(ok.result, 'wrapped');
+    assert.deepEqual(seen, [wrapped]);
+    const failed = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'b', capability: throwing }],
+    });
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.steps[0]?.error, 'sync');
+  });
+
   it('turns a synchronous throw of execute into a rejection', async () => {
     const capability = createCapability({
       ...base,
