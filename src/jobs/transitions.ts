@@ -100,6 +100,38 @@ export type StepEnd =
 const NO_STEPS: readonly number[] = Object.freeze([]);
 
 /**
+ * The positions a change wrote, as shared frozen arrays for the first steps of a plan: an array
+ * per change was a tenth of what a step allocated (docs/decisions.md, "The record nearly free").
+ */
+const SHARED_POSITIONS = 1024;
+const onlyStepAt: (readonly number[])[] = [];
+const firstSteps: (readonly number[])[] = [];
+
+function onlyStep(index: number): readonly number[] {
+  if (index >= SHARED_POSITIONS) return [index];
+  return (onlyStepAt[index] ??= Object.freeze([index]));
+}
+
+function allSteps(count: number): readonly number[] {
+  if (count > SHARED_POSITIONS) return Array.from({ length: count }, (_, index) => index);
+  return (firstSteps[count] ??= Object.freeze(Array.from({ length: count }, (_, index) => index)));
+}
+
+/** A job's end on one of its faces. */
+function finish(
+  face: Mutable<Job>,
+  status: 'completed' | 'failed',
+  at: string,
+  error: string | undefined,
+): void {
+  face.status = status;
+  face.outcome = status === 'completed' ? 'success' : 'failed';
+  if (error !== undefined) face.error = error;
+  face.completedAt = at;
+  face.updatedAt = at;
+}
+
+/**
  * Appends an event to both faces. Event ids are `<jobId>:<sequence>`: unique across jobs,
  * ordered within one, and free of a random draw. Frozen: the record shares the object.
  */
@@ -228,13 +260,13 @@ export function createJob(
     delete record.startedAt;
     return {
       running,
-      change: { steps: recordedSteps.map((_, index) => index), events: [created] },
+      change: { steps: allSteps(count), events: [created] },
     };
   }
   const started = append(running, 'execution.started', at);
   return {
     running,
-    change: { steps: recordedSteps.map((_, index) => index), events: [created, started] },
+    change: { steps: allSteps(count), events: [created, started] },
   };
 }
 
@@ -292,7 +324,7 @@ export function cancelJob(
     else {
       const step = job.steps[index] as JobStep;
       step.completedAt = (record.steps[index] as JobStep).completedAt = at;
-      stepChange = { steps: [index], events: [] };
+      stepChange = { steps: onlyStep(index), events: [] };
     }
     setStatus(running, index, 'cancelled');
   }
@@ -427,7 +459,7 @@ export function startStep(
   };
   decisionData(data, decided, false);
   const event = append(running, 'capability.started', at, data);
-  return { steps: [index], decided: index, events: [event] };
+  return { steps: onlyStep(index), decided: index, events: [event] };
 }
 
 /**
@@ -454,7 +486,7 @@ export function endStep(
       capability: step.capability,
       resultDigest: result.digest,
     });
-    return { steps: [index], events: [event] };
+    return { steps: onlyStep(index), events: [event] };
   }
   const inputDigest =
     end.decided === undefined
@@ -491,8 +523,8 @@ export function endStep(
     event = append(running, 'capability.failed', at, data);
   }
   return end.decided === undefined
-    ? { steps: [index], events: [event] }
-    : { steps: [index], decided: index, events: [event] };
+    ? { steps: onlyStep(index), events: [event] }
+    : { steps: onlyStep(index), decided: index, events: [event] };
 }
 
 /** The job failed with `error`: every step not yet run is skipped. */
@@ -505,13 +537,8 @@ export function failJob(running: RunningJob, at: string, error: string): JobChan
       skipped.push(index);
     }
   });
-  for (const face of [job, record]) {
-    face.status = 'failed';
-    face.outcome = 'failed';
-    face.error = error;
-    face.completedAt = at;
-    face.updatedAt = at;
-  }
+  finish(job, 'failed', at, error);
+  finish(record, 'failed', at, error);
   const event = append(running, 'job.failed', at, { error });
   keepEventsAsIs(record);
   return { steps: skipped, events: [event] };
@@ -540,12 +567,8 @@ export function completeJob(running: RunningJob, at: string): JobChange {
       ? record.steps[0]?.result
       : record.steps.map((step) => (step.result === undefined ? null : step.result)),
   );
-  for (const face of [job, record]) {
-    face.status = 'completed';
-    face.outcome = 'success';
-    face.completedAt = at;
-    face.updatedAt = at;
-  }
+  finish(job, 'completed', at, undefined);
+  finish(record, 'completed', at, undefined);
   const event = append(running, 'job.completed', at, { stepCount: steps.length });
   keepEventsAsIs(record);
   return { steps: NO_STEPS, events: [event] };
@@ -592,7 +615,7 @@ export function awaitApproval(
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;
   data.expiresAt = end.expiresAt;
   const event = append(running, 'approval.requested', at, data);
-  return { steps: [index], decided: index, events: [event] };
+  return { steps: onlyStep(index), decided: index, events: [event] };
 }
 
 /**
@@ -614,7 +637,7 @@ export function grantApproval(
   const data: Record<string, unknown> = { stepId: step.id, approver: approverId };
   if (comment !== undefined) data.comment = comment;
   const event = append(running, 'approval.granted', at, data);
-  return { steps: [index], claims: index, events: [event] };
+  return { steps: onlyStep(index), claims: index, events: [event] };
 }
 
 /**
@@ -668,5 +691,5 @@ export function interruptStep(running: RunningJob, index: number, at: string): J
     stepId: step.id,
     capability: step.capability,
   });
-  return { steps: [index], events: [event] };
+  return { steps: onlyStep(index), events: [event] };
 }

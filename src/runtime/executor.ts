@@ -478,24 +478,43 @@ export function executeAdmittedPlan(
   return telemetry.job(() => startJob(run, created, plan, caller, deps));
 }
 
-/** Writes the new job, publishes its creation, then runs its steps. */
-async function startJob(
+/**
+ * Writes the new job, publishes its creation, then runs its steps. Not an async function: a
+ * synchronous store and no observer add no promise before the steps' own.
+ */
+function startJob(
   run: JobRun,
   created: JobChange,
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
 ): Promise<Job> {
-  const { running } = run;
+  let written: void | Promise<void>;
   try {
-    const written = deps.store.create(running.record);
-    if (written !== undefined) await written;
+    written = deps.store.create(run.running.record);
   } catch (error) {
-    throw storeFailure(error);
+    return Promise.reject(storeFailure(error));
   }
+  if (written === undefined) return runCreated(run, created, plan, caller, deps);
+  return written.then(
+    () => runCreated(run, created, plan, caller, deps),
+    (error: unknown) => {
+      throw storeFailure(error);
+    },
+  );
+}
+
+/** Publishes a written job's creation, then runs its steps. */
+function runCreated(
+  run: JobRun,
+  created: JobChange,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+): Promise<Job> {
   const pending = run.publish(created.events);
-  if (pending !== undefined) await pending;
-  return runSteps(run, plan, 0, [], caller, deps, undefined);
+  if (pending === undefined) return runSteps(run, plan, 0, [], caller, deps, undefined);
+  return pending.then(() => runSteps(run, plan, 0, [], caller, deps, undefined));
 }
 
 /**

@@ -118,6 +118,11 @@ function liveJob(jobId?: string): LiveJob {
   return { controller: undefined, cancel: undefined, jobId, queued: undefined };
 }
 
+/** A registered capability by name: one function for every plan, none made per plan. */
+function registered(name: string) {
+  return capabilityInventory().get(name);
+}
+
 /** The reason a cancelled job's running step's signal is aborted with. */
 function cancelReason(cancel: CancelRequest): Error {
   return createError(Error, ErrorCode.JOB_CANCELLED, cancelledJobError(cancel.reason));
@@ -356,12 +361,12 @@ export class OperatorRuntime {
     // Not an async function: one promise per job, the executor's own (docs/decisions.md,
     // "Allocation on the hot path"); what throws before the job exists still rejects.
     let job: Promise<Job>;
+    let control: LiveJob;
     try {
       this.#assertOpen();
       const caller = snapshotCaller(readCaller(options));
       const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
-      const inventory = capabilityInventory();
-      const admitted = admitPlan(submission, (name) => inventory.get(name));
+      const admitted = admitPlan(submission, registered);
       // The store opens only for an admitted plan: a refused one creates no file and an
       // unopenable store cannot hide why a plan was refused.
       // A plan with an idempotency key, from a caller with an id, claims its key first.
@@ -369,26 +374,35 @@ export class OperatorRuntime {
         admitted.idempotencyKey !== undefined && caller?.id !== undefined
           ? this.#claimFor(admitted, caller as CallerWithId)
           : this.#executorDependencies();
-      const control = liveJob();
+      control = liveJob();
+      const live = control;
       if (deps instanceof Promise) {
         job = deps.then((ready: ClaimedDependencies) => {
           // A repeated key: the first job, nothing run.
           if (ready.replay !== undefined) return ready.replay;
-          this.#goLive(control);
-          return executeAdmittedPlan(admitted, caller, ready, control, ready.jobId);
+          this.#goLive(live);
+          return executeAdmittedPlan(admitted, caller, ready, live, ready.jobId);
         });
       } else {
-        this.#goLive(control);
-        job = executeAdmittedPlan(admitted, caller, deps, control);
+        this.#goLive(live);
+        job = executeAdmittedPlan(admitted, caller, deps, live);
       }
-      job.then(
-        () => this.#live.delete(control),
-        () => this.#live.delete(control),
-      );
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.#track(job);
+    // One handler pair per job: it leaves the live jobs and is counted until it settles.
+    this.#active++;
+    job.then(
+      () => {
+        this.#live.delete(control);
+        this.#ended();
+      },
+      (error: unknown) => {
+        this.#live.delete(control);
+        this.#failed(error);
+      },
+    );
+    return job;
   }
 
   /**
