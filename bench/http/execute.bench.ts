@@ -15,6 +15,10 @@
 // request than `--token`, in the same run.
 // BENCH_HTTP_ONLY=<keys> starts only those servers (comma-separated: bare, memory, sqlite,
 // token, callers, jwt-hs256, jwt-es256, dist), e.g. BENCH_HTTP_ONLY=token,callers,jwt-hs256,jwt-es256.
+// BENCH_HTTP_BASELINE=<dir>: a checkout of other code (e.g. `git archive <commit>` unpacked, with
+// node_modules) whose memory and SQLite servers run in the same interleaved rounds, as
+// "(baseline)" rows: before and after a change in one run. With BENCH_HTTP_PROFILE each server's
+// profile is summarized by request phase (profile-phases.ts) after the table.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
@@ -27,6 +31,7 @@ import autocannon from 'autocannon';
 import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
 import { fmt, machine, median } from '../support/measure.js';
+import { phaseTable } from './profile-phases.js';
 
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
@@ -39,6 +44,7 @@ const fixture = fileURLToPath(new URL('../fixtures/http-server.ts', import.meta.
 // cost the governed path a few percent that the published build does not pay.
 const distMain = fileURLToPath(new URL('../../dist/esm/cli/main.js', import.meta.url));
 const withDist = process.env.BENCH_HTTP_DIST === '1';
+const baselineDir = process.env.BENCH_HTTP_BASELINE;
 const body = JSON.stringify({ input: { message: 'hello' } });
 const only = process.env.BENCH_HTTP_ONLY?.split(',').map((key) => key.trim());
 const wanted = (key: string) => only === undefined || only.includes(key);
@@ -52,9 +58,13 @@ interface Server {
   readonly headers: Readonly<Record<string, string>>;
   /** 2xx answers counted by autocannon (and the check request). */
   ok: number;
+  /** Every request answered, warm-up included (the requests a profile covers). */
+  served: number;
   readonly runs: autocannon.Result[];
   /** CPU time of the server process per answered request, per run (µs). */
   readonly cpuPerRequest: number[];
+  /** Of which user time (all threads), per run (µs). */
+  readonly userPerRequest: number[];
   /** CPU time of the server process over the run's wall time, per run (1 = one core). */
   readonly cpuShare: number[];
   /** Time the server's main thread was runnable but waiting for a CPU, over wall time, per run. */
@@ -70,14 +80,20 @@ function runQueueWait(pid: number | undefined): number {
   }
 }
 
-/** User + system CPU seconds of a process (Linux /proc; clock ticks of 10 ms), or NaN. */
-function cpuSeconds(pid: number | undefined): number {
+/** User and system CPU seconds of a process (Linux /proc; clock ticks of 10 ms), or NaN. */
+function cpuTimes(pid: number | undefined): { user: number; system: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
+}
+
+/** User + system CPU seconds of a process, or NaN. */
+function cpuSeconds(pid: number | undefined): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 /** Starts `node <program...>` and waits for its "listening on <url>" line. */
@@ -111,8 +127,10 @@ async function start(
     url: `${address}${path}`,
     headers: { 'content-type': 'application/json', ...headers },
     ok: 0,
+    served: 0,
     runs: [],
     cpuPerRequest: [],
+    userPerRequest: [],
     cpuShare: [],
     cpuWait: [],
   };
@@ -127,10 +145,12 @@ async function check(server: Server): Promise<void> {
       `${server.name}: unexpected answer ${response.status} ${JSON.stringify(answer)}`,
     );
   server.ok++;
+  server.served++;
 }
 
 async function load(server: Server, duration: number, record = false): Promise<autocannon.Result> {
   const cpuBefore = cpuSeconds(server.child.pid);
+  const userBefore = cpuTimes(server.child.pid).user;
   const waitBefore = runQueueWait(server.child.pid);
   const started = process.hrtime.bigint();
   const result = await autocannon({
@@ -144,9 +164,12 @@ async function load(server: Server, duration: number, record = false): Promise<a
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = cpuSeconds(server.child.pid) - cpuBefore;
   server.ok += result['2xx'];
+  server.served += result.requests.total;
   if (record) {
     server.runs.push(result);
     server.cpuPerRequest.push((cpu * 1e6) / result.requests.total);
+    const user = cpuTimes(server.child.pid).user - userBefore;
+    server.userPerRequest.push((user * 1e6) / result.requests.total);
     server.cpuShare.push(cpu / wall);
     server.cpuWait.push((runQueueWait(server.child.pid) - waitBefore) / 1e9 / wall);
   }
@@ -208,6 +231,21 @@ try {
     servers.push(
       await start('warrant-sqlite', 'sqlite', [...tsx, 'warrant', `sqlite:${sqliteFile}`]),
     );
+  if (baselineDir !== undefined) {
+    const before = ['--import', 'tsx', join(baselineDir, 'bench/fixtures/http-server.ts')];
+    if (wanted('memory'))
+      servers.push(
+        await start('warrant-memory (baseline)', 'memory', [...before, 'warrant', 'memory']),
+      );
+    if (wanted('sqlite'))
+      servers.push(
+        await start('warrant-sqlite (baseline)', 'sqlite', [
+          ...before,
+          'warrant',
+          `sqlite:${join(directory, 'baseline-jobs.db')}`,
+        ]),
+      );
+  }
   for (const [key, name, flags, token] of await authenticationRows()) {
     if (!wanted(key)) continue;
     const program = [...tsx, 'warrant', 'memory', ...flags];
@@ -307,4 +345,16 @@ for (const memory of servers.filter((server) => server.store === 'memory')) {
   console.log(
     `Target for ${memory.name} (>= 8,000 requests/s, p99 < 20 ms): ${met ? 'met' : 'not met'}.`,
   );
+}
+
+if (profileDir !== undefined) {
+  for (const server of servers) {
+    console.log('');
+    console.log(
+      phaseTable(join(profileDir, `${server.name}.cpuprofile`), server.served, {
+        userPerRequest: median(server.userPerRequest),
+        systemPerRequest: median(server.cpuPerRequest) - median(server.userPerRequest),
+      }),
+    );
+  }
 }
