@@ -20,13 +20,27 @@ function loadApi(): Promise<typeof OtelApi | undefined> {
   return loading;
 }
 
-/** Runs `work` in the context the request's headers carry (or the active one). */
-export async function inRequestTraceContext<T>(
+/** Runs `work` in the context the request's headers carry (or the active one). Once the API
+ * has loaded, no promise of its own and no extra tick: `work`'s promise is answered as it is. */
+export function inRequestTraceContext<T>(
   headers: IncomingHttpHeaders,
   work: () => Promise<T>,
 ): Promise<T> {
-  const otel = api ?? (await loadApi());
-  if (otel === undefined) return work();
+  if (api === undefined)
+    return loadApi().then((otel) => (otel === undefined ? work() : inContext(otel, headers, work)));
+  try {
+    return inContext(api, headers, work);
+  } catch (error) {
+    // A propagator that throws rejects, as it did when this function was async.
+    return Promise.reject(error as Error);
+  }
+}
+
+function inContext<T>(
+  otel: typeof OtelApi,
+  headers: IncomingHttpHeaders,
+  work: () => Promise<T>,
+): Promise<T> {
   const parent = otel.propagation.extract(otel.context.active(), headers);
   return otel.context.with(parent, work);
 }

@@ -23,6 +23,14 @@ import type { RequestCaller } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { capabilityInputJsonSchema } from '../../capabilities/json-schema.js';
 
+/** True for what `await` would wait for (a promise or any other thenable). */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    ((typeof value === 'object' && value !== null) || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
 interface ExecuteBody {
   input?: unknown;
   capabilityVersion?: unknown;
@@ -82,7 +90,9 @@ export function registerCapabilityRoutes(
       if (body.capabilityVersion !== undefined)
         step.capabilityVersion = body.capabilityVersion as string;
       try {
-        const caller = await callerOf(request);
+        // Awaited only when it is a promise: the default caller costs no tick.
+        const found = callerOf(request);
+        const caller = isThenable(found) ? await found : found;
         const job = await inRequestTraceContext(request.headers, () =>
           runtime.executePlan(
             {
