@@ -24,7 +24,7 @@ interface Profile {
 type Frame = { readonly name: string; readonly url: string };
 
 const IDLE = 'idle';
-const KERNEL = 'kernel (system calls: socket reads and writes, epoll)';
+const KERNEL = 'kernel (system CPU: sockets, epoll, file writes, page faults)';
 const STARTUP = 'module loading (start-up)';
 type Rule = readonly [phase: string, test: (frame: Frame) => boolean];
 /** Where the sample itself is (the innermost frame that matches wins). */
