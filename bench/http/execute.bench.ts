@@ -18,7 +18,7 @@
 // BENCH_HTTP_BASELINE=<dir>: a checkout of other code (e.g. `git archive <commit>` unpacked, with
 // node_modules) whose memory and SQLite servers run in the same interleaved rounds, as
 // "(baseline)" rows: before and after a change in one run. With BENCH_HTTP_PROFILE each server's
-// profile is summarized by request phase (profile-phases.ts) after the table.
+// profile is summarized by request phase (bench/support/profile-phases.ts) after the table.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
@@ -31,7 +31,7 @@ import autocannon from 'autocannon';
 import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
 import { fmt, machine, median } from '../support/measure.js';
-import { phaseTable } from './profile-phases.js';
+import { phaseTable } from '../support/profile-phases.js';
 
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
