@@ -18,7 +18,9 @@ import {
   type Job,
   type JobEvent,
   type JobEventType,
+  type JobStatus,
   type JobStep,
+  type JobStepStatus,
   type StepDecision,
 } from './job.js';
 import type { JobChange } from './job-store.js';
@@ -161,6 +163,49 @@ function setRecorded(target: object, key: string, value: unknown): void {
 }
 
 /**
+ * The record face of a job and of its steps, kept by the memory store: made by a constructor, so
+ * V8 keeps in the object itself the fields a record gains as it runs (times, decision, result,
+ * outcome), where an object literal puts them in a second array (docs/decisions.md, "The record
+ * nearly free"). The fields are the literal's, in the same order; readers get plain copies (the
+ * memory store's snapshots) or the stores' encodings.
+ */
+class RecordedJob {
+  declare id: string;
+  declare goal: string | undefined;
+  declare status: JobStatus;
+  declare createdAt: string;
+  declare updatedAt: string;
+  declare startedAt: string;
+  declare steps: JobStep[];
+  declare events: JobEvent[];
+
+  constructor(id: string, goal: string | undefined, at: string, steps: JobStep[]) {
+    this.id = id;
+    this.goal = goal;
+    this.status = 'executing';
+    this.createdAt = at;
+    this.updatedAt = at;
+    this.startedAt = at;
+    this.steps = steps;
+    this.events = [];
+  }
+}
+
+class RecordedStep {
+  declare id: string;
+  declare capability: string;
+  declare status: JobStepStatus;
+  declare createdAt: string;
+
+  constructor(id: string, capability: string, at: string) {
+    this.id = id;
+    this.capability = capability;
+    this.status = 'pending';
+    this.createdAt = at;
+  }
+}
+
+/**
  * Creates a job already started: nothing runs between the two, so one write records both
  * (`job.created` and `execution.started`), and the job is on record before any authorizer or
  * capability is called. The submitted inputs, the metadata and the caller are recorded now.
@@ -191,12 +236,7 @@ export function createJob(
       status: 'pending',
       createdAt: at,
     };
-    const recorded: Mutable<JobStep> = {
-      id: step.id,
-      capability: name,
-      status: 'pending',
-      createdAt: at,
-    };
+    const recorded = new RecordedStep(step.id, name, at) as Mutable<JobStep>;
     if (step.capabilityVersion !== undefined) {
       live.capabilityVersion = step.capabilityVersion;
       recorded.capabilityVersion = step.capabilityVersion;
@@ -227,16 +267,7 @@ export function createJob(
     steps,
     events: [],
   };
-  const record: Mutable<Job> = {
-    id,
-    goal,
-    status: 'executing',
-    createdAt: at,
-    updatedAt: at,
-    startedAt: at,
-    steps: recordedSteps,
-    events: [],
-  };
+  const record = new RecordedJob(id, goal, at, recordedSteps) as Mutable<Job>;
   if (plan.id !== undefined) job.planId = record.planId = plan.id;
   if (plan.idempotencyKey !== undefined)
     job.idempotencyKey = record.idempotencyKey = plan.idempotencyKey;
@@ -452,10 +483,12 @@ export function startStep(
   (running.record.steps[index] as JobStep).startedAt = at;
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
+  // Every field it always has in the literal: one added later costs the object a second array.
   const data: Record<string, unknown> = {
     stepId: step.id,
     capability: step.capability,
     inputDigest,
+    capabilityVersion: decided.capabilityVersion,
   };
   decisionData(data, decided, false);
   const event = append(running, 'capability.started', at, data);
