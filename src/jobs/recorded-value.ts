@@ -6,6 +6,7 @@
  */
 import { digestJson } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';
+import { lazyField, setLazyField } from '../values/lazy-field.js';
 
 export interface RecordedValue {
   /** JSON data: what stores keep and `getJob` returns. */
@@ -35,6 +36,53 @@ export function recordValue(value: unknown, key: string): RecordedValue {
     return { value: UNREADABLE, digest: digestRecorded(UNREADABLE) };
   }
 }
+
+/**
+ * Encodes a value once, as recorded under `key`, and sets `target[digestKey]` to its digest as a
+ * field computed on first read (src/values/lazy-field.ts): a step's result, whose digest only
+ * its `capability.completed` event carries (docs/decisions.md, "The record nearly free"). The
+ * encoding is made now (the value may change later); the digest, of that encoding, when read.
+ * Returns the encoding; never throws, as recordValue.
+ */
+export function recordWithLazyDigest(
+  value: unknown,
+  key: string,
+  target: object,
+  digestKey: string,
+): unknown {
+  let recorded: unknown;
+  try {
+    recorded = toJsonSafe(value, key);
+  } catch {
+    recorded = UNREADABLE;
+  }
+  setLazyField(target, digestKey, DIGEST, new LazyDigest(recorded));
+  return recorded;
+}
+
+/** A recorded value's digest, computed once. */
+class LazyDigest {
+  readonly #value: unknown;
+  #digest: string | undefined;
+
+  constructor(value: unknown) {
+    this.#value = value;
+  }
+
+  get digest(): string {
+    if (this.#digest === undefined) {
+      try {
+        this.#digest = digestRecorded(this.#value);
+      } catch {
+        // No canonical text fits in a string (out of memory): the digest says so.
+        this.#digest = digestRecorded(UNREADABLE);
+      }
+    }
+    return this.#digest;
+  }
+}
+
+const DIGEST = lazyField((source: LazyDigest) => source.digest);
 
 /** True when two recorded values (JSON data) are the same data. */
 export function sameRecordedValue(a: unknown, b: unknown): boolean {

@@ -28,7 +28,7 @@ import { keptFlat } from '../json/canonical-json.js';
 import { lazyField, setLazyField } from '../values/lazy-field.js';
 import { creationDigest } from './record-fields.js';
 import { toJsonSafe } from '../json/json-value.js';
-import { recordValue, sameRecordedValue, type RecordedValue } from './recorded-value.js';
+import { recordWithLazyDigest, sameRecordedValue, type RecordedValue } from './recorded-value.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -512,13 +512,14 @@ export function endStep(
   if (end.status === 'completed') {
     setStatus(running, index, 'completed');
     step.result = end.result;
-    const result = recordValue(end.result, 'result');
-    setRecorded(recorded, 'result', result.value);
-    const event = append(running, 'capability.completed', at, {
-      stepId: step.id,
-      capability: step.capability,
-      resultDigest: result.digest,
-    });
+    // The result digest is read on first use: only this event carries it.
+    const data: Record<string, unknown> = { stepId: step.id, capability: step.capability };
+    setRecorded(
+      recorded,
+      'result',
+      recordWithLazyDigest(end.result, 'result', data, 'resultDigest'),
+    );
+    const event = append(running, 'capability.completed', at, data);
     return { steps: onlyStep(index), events: [event] };
   }
   const inputDigest =
