@@ -871,6 +871,10 @@ export class PostgresJobStore implements JobStore {
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
     this.#pool.on('error', () => {});
+    // The same for a client checked out between two queries (the pool listens only to idle
+    // ones): its connection terminated, the next query on it fails and the client is released
+    // with that error, never an 'error' event without a listener.
+    this.#pool.on('connect', (client) => client.on('error', () => {}));
     this.outbox = new PostgresOutbox(this.#pool, () => this.#whenReady(), SCHEMA_LOCK);
   }
 
