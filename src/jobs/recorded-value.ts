@@ -38,11 +38,24 @@ export function recordValue(value: unknown, key: string): RecordedValue {
 }
 
 /**
- * Encodes a value once, as recorded under `key`, and sets `target[digestKey]` to its digest as a
- * field computed on first read (src/values/lazy-field.ts): a step's result, whose digest only
- * its `capability.completed` event carries (docs/decisions.md, "The record nearly free"). The
- * encoding is made now (the value may change later); the digest, of that encoding, when read.
- * Returns the encoding; never throws, as recordValue.
+ * Sets `target[key]` to `digestOf(source)` as a field computed once, on first read
+ * (src/values/lazy-field.ts; docs/decisions.md, "The record nearly free"): `source` must not
+ * change meanwhile in what `digestOf` reads. A digest whose text cannot be made (longer than a
+ * string can be) reads as the digest of "[Unreadable]".
+ */
+export function setDigestOnRead<S>(
+  target: object,
+  key: string,
+  source: S,
+  digestOf: (source: S) => string,
+): void {
+  setLazyField(target, key, DIGEST, new LazyDigest(source, digestOf));
+}
+
+/**
+ * Encodes a value once, as recorded under `key`, and sets `target[digestKey]` to the digest of
+ * that encoding, computed on first read: a step's result, whose digest only its
+ * `capability.completed` event carries. Returns the encoding; never throws, as recordValue.
  */
 export function recordWithLazyDigest(
   value: unknown,
@@ -56,25 +69,26 @@ export function recordWithLazyDigest(
   } catch {
     recorded = UNREADABLE;
   }
-  setLazyField(target, digestKey, DIGEST, new LazyDigest(recorded));
+  setDigestOnRead(target, digestKey, recorded, digestRecorded);
   return recorded;
 }
 
-/** A recorded value's digest, computed once. */
-class LazyDigest {
-  readonly #value: unknown;
+/** A digest of its source, computed once. */
+class LazyDigest<S> {
+  readonly #source: S;
+  readonly #digestOf: (source: S) => string;
   #digest: string | undefined;
 
-  constructor(value: unknown) {
-    this.#value = value;
+  constructor(source: S, digestOf: (source: S) => string) {
+    this.#source = source;
+    this.#digestOf = digestOf;
   }
 
   get digest(): string {
     if (this.#digest === undefined) {
       try {
-        this.#digest = digestRecorded(this.#value);
+        this.#digest = this.#digestOf(this.#source);
       } catch {
-        // No canonical text fits in a string (out of memory): the digest says so.
         this.#digest = digestRecorded(UNREADABLE);
       }
     }
@@ -82,7 +96,7 @@ class LazyDigest {
   }
 }
 
-const DIGEST = lazyField((source: LazyDigest) => source.digest);
+const DIGEST = lazyField((source: { readonly digest: string }) => source.digest);
 
 /** True when two recorded values (JSON data) are the same data. */
 export function sameRecordedValue(a: unknown, b: unknown): boolean {

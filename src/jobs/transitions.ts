@@ -25,10 +25,14 @@ import {
 } from './job.js';
 import type { JobChange } from './job-store.js';
 import { keptFlat } from '../json/canonical-json.js';
-import { lazyField, setLazyField } from '../values/lazy-field.js';
 import { creationDigest } from './record-fields.js';
 import { toJsonSafe } from '../json/json-value.js';
-import { recordWithLazyDigest, sameRecordedValue, type RecordedValue } from './recorded-value.js';
+import {
+  recordWithLazyDigest,
+  sameRecordedValue,
+  setDigestOnRead,
+  type RecordedValue,
+} from './recorded-value.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -387,37 +391,18 @@ export function cancelJob(
  * What `job.created` carries, so the chain proves what a reader sees of the new job
  * (docs/api.md, "runtime.verifyJob"): the goal and the caller as recorded, and `record`, the
  * digest of the rest of what was recorded at creation (plan id, idempotency key, metadata, and
- * each step as created, in order: id, capability, version, input, reason, idempotency key).
- * The recorded steps are digested as they are (pending, stamped with the job's creation): no
- * copy is made of them.
+ * each step as created, in order: id, capability, version, input, reason, idempotency key, as
+ * pending and stamped with the job's creation), computed as `verifyJob` computes it.
  */
 function createdData(record: Job): Record<string, unknown> {
   const data: Record<string, unknown> = { goal: record.goal };
   if (record.planVersion !== undefined) data.planVersion = record.planVersion;
   if (record.caller !== undefined) data.caller = record.caller;
-  setLazyField(data, 'record', CREATION_DIGEST, new CreationDigest(record));
+  // On first read, from the record's creation fields, which no transition changes: the same
+  // text as at creation (docs/decisions.md, "The record nearly free").
+  setDigestOnRead(data, 'record', record, creationDigest);
   return data;
 }
-
-/**
- * The record digest of `job.created`, computed on first read (docs/decisions.md, "The record
- * nearly free") from the fields the record's steps had when created, which no transition
- * changes: the same text as when created.
- */
-class CreationDigest {
-  readonly #record: Job;
-  #digest: string | undefined;
-
-  constructor(record: Job) {
-    this.#record = record;
-  }
-
-  get digest(): string {
-    return (this.#digest ??= creationDigest(this.#record));
-  }
-}
-
-const CREATION_DIGEST = lazyField((source: CreationDigest) => source.digest);
 
 /**
  * The decision fields an event carries beside the input digest (docs/api.md, "runtime.verifyJob"),

@@ -361,7 +361,7 @@ export class OperatorRuntime {
     // Not an async function: one promise per job, the executor's own (docs/decisions.md,
     // "Allocation on the hot path"); what throws before the job exists still rejects.
     let job: Promise<Job>;
-    let control: LiveJob;
+    const live = liveJob();
     try {
       this.#assertOpen();
       const caller = snapshotCaller(readCaller(options));
@@ -374,8 +374,6 @@ export class OperatorRuntime {
         admitted.idempotencyKey !== undefined && caller?.id !== undefined
           ? this.#claimFor(admitted, caller as CallerWithId)
           : this.#executorDependencies();
-      control = liveJob();
-      const live = control;
       if (deps instanceof Promise) {
         job = deps.then((ready: ClaimedDependencies) => {
           // A repeated key: the first job, nothing run.
@@ -390,19 +388,7 @@ export class OperatorRuntime {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    // One handler pair per job: it leaves the live jobs and is counted until it settles.
-    this.#active++;
-    job.then(
-      () => {
-        this.#live.delete(control);
-        this.#ended();
-      },
-      (error: unknown) => {
-        this.#live.delete(control);
-        this.#failed(error);
-      },
-    );
-    return job;
+    return this.#track(job, live);
   }
 
   /**
@@ -1107,10 +1093,24 @@ export class OperatorRuntime {
     if (store !== undefined) await store.close();
   }
 
-  /** Counts a job or decision until it settles (its rejection stays its caller's). */
-  #track(running: Promise<Job>): Promise<Job> {
+  /**
+   * Counts a job or decision until it settles (its rejection stays its caller's); a job of
+   * `executePlan` leaves the live jobs then too, in the same handlers (one pair per job).
+   */
+  #track(running: Promise<Job>, live?: LiveJob): Promise<Job> {
     this.#active++;
-    running.then(this.#ended, this.#failed);
+    if (live === undefined) running.then(this.#ended, this.#failed);
+    else
+      running.then(
+        () => {
+          this.#live.delete(live);
+          this.#ended();
+        },
+        (error: unknown) => {
+          this.#live.delete(live);
+          this.#failed(error);
+        },
+      );
     return running;
   }
 

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { digestRecorded, recordValue, sameRecordedValue } from '../../src/jobs/recorded-value.js';
+import {
+  digestRecorded,
+  recordValue,
+  recordWithLazyDigest,
+  sameRecordedValue,
+  setDigestOnRead,
+} from '../../src/jobs/recorded-value.js';
 
 const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
@@ -53,6 +59,40 @@ describe('recordValue()', () => {
       },
     );
     assert.equal(recordValue(proxy, 'input').value, '[Unreadable]');
+  });
+});
+
+describe('digests computed on first read', () => {
+  it('computes once, when read, and reads as a plain enumerable string', () => {
+    let computed = 0;
+    const target: Record<string, unknown> = { stepId: 's' };
+    setDigestOnRead(target, 'resultDigest', { n: 1 }, (source) => {
+      computed++;
+      return digestRecorded(source);
+    });
+    Object.freeze(target);
+    assert.equal(computed, 0);
+    assert.equal(target.resultDigest, sha256('{"n":1}'));
+    assert.equal(target.resultDigest, sha256('{"n":1}'));
+    assert.equal(computed, 1);
+    assert.equal(JSON.stringify(target), `{"stepId":"s","resultDigest":"${sha256('{"n":1}')}"}`);
+  });
+
+  it('digests the encoding made when recorded, whatever happens to the value later', () => {
+    const result = { items: [1, 2] };
+    const target: Record<string, unknown> = {};
+    const recorded = recordWithLazyDigest(result, 'result', target, 'resultDigest');
+    result.items.push(3);
+    assert.deepEqual(recorded, { items: [1, 2] });
+    assert.equal(target.resultDigest, sha256('{"items":[1,2]}'));
+  });
+
+  it('reads as the digest of "[Unreadable]" when its text cannot be made', () => {
+    const target: Record<string, unknown> = {};
+    setDigestOnRead(target, 'record', undefined, () => {
+      throw new RangeError('Invalid string length');
+    });
+    assert.equal(target.record, sha256('"[Unreadable]"'));
   });
 });
 

@@ -84,6 +84,33 @@ const oneStep = (goal: string) => ({
 });
 
 describe('PostgresJobStore specifics', () => {
+  it('keeps an error listener on a client it holds between statements (a terminated connection is never an unhandled error event)', async () => {
+    const url = await (await postgres()).createDatabase();
+    const listeners: number[] = [];
+    const connect = pg.Pool.prototype.connect;
+    // Every client the store checks out, as it gets it: how many listen for its 'error'.
+    pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
+      // pool.query checks out with a callback: that form is left as it is.
+      if (args.length > 0) return (connect as (...a: unknown[]) => unknown).apply(this, args);
+      return (connect as (this: pg.Pool) => Promise<pg.PoolClient>).call(this).then((client) => {
+        listeners.push(client.listenerCount('error'));
+        return client;
+      });
+    } as typeof connect;
+    const store = new PostgresJobStore(url);
+    try {
+      await store.list({ limit: 1 });
+    } finally {
+      pg.Pool.prototype.connect = connect;
+      await store.close();
+    }
+    assert.ok(listeners.length > 0, 'the store checked out a client (its schema check)');
+    assert.ok(
+      listeners.every((count) => count >= 1),
+      `listeners: ${listeners.join(', ')}`,
+    );
+  });
+
   it('creates its schema once even when several stores open one database at the same time', async () => {
     const url = await (await postgres()).createDatabase();
     const stores = Array.from({ length: 6 }, () => new PostgresJobStore(url));

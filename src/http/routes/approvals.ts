@@ -16,7 +16,7 @@ import { isJsonObject } from '../parse-json-body.js';
 import { approvalRefusalStatus } from '../status-codes.js';
 import type { RequestCaller } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
-import { JOB_LIST_DEFAULT, JOB_LIST_MAX } from './jobs.js';
+import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
 /** The answer of every approval route without an authentication mode. */
 function noApprover(reply: FastifyReply) {
@@ -36,16 +36,8 @@ export function registerApprovalRoutes(
     async (request, reply) => {
       if (!identified) return noApprover(reply);
       const { jobId, cursor, limit: limitText } = request.query;
-      const limit =
-        limitText === undefined
-          ? JOB_LIST_DEFAULT
-          : /^\d{1,4}$/.test(limitText)
-            ? Number(limitText)
-            : Number.NaN;
-      if (!(limit >= 1 && limit <= JOB_LIST_MAX))
-        return reply
-          .code(400)
-          .send({ error: `limit must be an integer from 1 to ${JOB_LIST_MAX}` });
+      const limit = listLimit(limitText);
+      if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });
       const caller = await callerOf(request);
       if (caller === undefined) return [];
       try {

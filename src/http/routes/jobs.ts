@@ -19,8 +19,14 @@ export const JOB_WAIT_MAX_MS = 30_000;
 export const JOB_LIST_DEFAULT = 50;
 export const JOB_LIST_MAX = 1000;
 
-/** The `limit` of a job list: the default when absent, undefined when not 1..JOB_LIST_MAX. */
-function jobListLimit(text: string | undefined): number | undefined {
+/** The 400 answer's text for a `limit` that listLimit refused. */
+export const LIST_LIMIT_INVALID = `limit must be an integer from 1 to ${JOB_LIST_MAX}`;
+
+/**
+ * The `limit` of a list (jobs, approvals, notifications): the default when absent, undefined
+ * when not 1..JOB_LIST_MAX.
+ */
+export function listLimit(text: string | undefined): number | undefined {
   if (text === undefined) return JOB_LIST_DEFAULT;
   if (!/^\d{1,4}$/.test(text)) return undefined;
   const limit = Number(text);
@@ -44,11 +50,8 @@ export function registerJobRoutes(
     '/api/jobs',
     async (request, reply) => {
       const { status, capability, goal } = request.query;
-      const limit = jobListLimit(request.query.limit);
-      if (limit === undefined)
-        return reply
-          .code(400)
-          .send({ error: `limit must be an integer from 1 to ${JOB_LIST_MAX}` });
+      const limit = listLimit(request.query.limit);
+      if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });
       const filter: JobListFilter = { limit };
       if (status !== undefined) filter.status = status as JobListFilter['status'];
       if (capability !== undefined) filter.capability = capability;

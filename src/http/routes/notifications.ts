@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
 import type { NotificationRecord, OperatorRuntime } from '../../index.js';
 import type { RequestCaller } from './request-caller.js';
-import { JOB_LIST_DEFAULT, JOB_LIST_MAX } from './jobs.js';
+import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
 /** The auditor's scope (docs/api.md, "Reading and tenants"), as the token mode grants it. */
 const AUDIT_SCOPE = 'warrant:audit';
@@ -46,16 +46,8 @@ export function registerNotificationRoutes(
           .send({ error: `Notifications are shown to a caller with the scope ${AUDIT_SCOPE}` });
       if (!identified) return forbidden();
       const { cursor, limit: limitText } = request.query;
-      const limit =
-        limitText === undefined
-          ? JOB_LIST_DEFAULT
-          : /^\d{1,4}$/.test(limitText)
-            ? Number(limitText)
-            : Number.NaN;
-      if (!(limit >= 1 && limit <= JOB_LIST_MAX))
-        return reply
-          .code(400)
-          .send({ error: `limit must be an integer from 1 to ${JOB_LIST_MAX}` });
+      const limit = listLimit(limitText);
+      if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });
       if (cursor !== undefined && !/^[1-9]\d{0,14}$/.test(cursor))
         return reply.code(400).send({ error: 'cursor is not a cursor of this list' });
       const caller = await callerOf(request);
