@@ -18,7 +18,7 @@ import {
 } from '../../src/index.js';
 import { recordValue } from '../../src/jobs/recorded-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
-import { checkProperty, runLabel } from './support.js';
+import { settings } from './support.js';
 
 interface Invocation {
   readonly jobId: string;
@@ -70,10 +70,14 @@ const actionArb = fc.record({
 const directory = mkdtempSync(join(tmpdir(), 'warrant-approvals-property-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
 let runs = 0;
+// Each run opens an SQLite file and may restart the runtime on it up to six times, so runs are
+// WARRANT_PROPERTY_RUNS, at most MAX_RUNS (docs/decisions.md, "Test runs").
+const MAX_RUNS = 2_000;
+const numRuns = Math.min(settings.numRuns, MAX_RUNS);
 
 describe('approvals property', () => {
-  it(`runs a step that needs approval only after one granted approval for exactly it (${runLabel})`, async () => {
-    await checkProperty(
+  it(`runs a step that needs approval only after one granted approval for exactly it (seed ${settings.seed}, ${numRuns} runs)`, async () => {
+    await fc.assert(
       fc.asyncProperty(
         fc.array(stepArb, { minLength: 1, maxLength: 4 }),
         fc.subarray([...PEOPLE]),
@@ -179,6 +183,12 @@ describe('approvals property', () => {
           }
         },
       ),
+      {
+        seed: settings.seed,
+        numRuns,
+        ...(settings.path === undefined ? {} : { path: settings.path }),
+        endOnFailure: false,
+      },
     );
   });
 });
