@@ -203,10 +203,9 @@ check(
   `${packed.name}@${packed.version}`,
 );
 const files = packed.files.map((file) => file.path).sort();
-// The audit console's static files, copied next to the module that serves them (scripts/build.mjs).
-const CONSOLE_FILES = ['index.html', 'app.js', 'app.css'].map(
-  (file) => `dist/esm/http/console/${file}`,
-);
+// The audit console's static files, copied next to the module that serves them, which the build
+// puts in a chunk (scripts/build.mjs).
+const CONSOLE_FILES = ['index.html', 'app.js', 'app.css'].map((file) => `dist/esm/chunks/${file}`);
 const isAllowed = (path) =>
   [
     'README.md',

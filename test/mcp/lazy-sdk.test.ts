@@ -44,8 +44,15 @@ describe('importing the package root', () => {
   });
 
   it('loads no @modelcontextprotocol module and no zod (CommonJS), until an adapter builds a server', () => {
+    // Nothing of theirs is required with the root; the first createServer() imports the server
+    // SDK with import(), which the same resolve hook as above refuses.
+    const hook = `export async function resolve(specifier, context, next) {
+      if (${WATCHED}.test(specifier)) throw new Error('refused ' + specifier);
+      return next(specifier, context);
+    }`;
     const output = runModule(`
-      import { createRequire } from 'node:module';
+      import { createRequire, register } from 'node:module';
+      register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
       const require = createRequire(${JSON.stringify(CJS)});
       const watched = () =>
         Object.keys(require.cache).filter((file) => /[\\\\/]node_modules[\\\\/](@modelcontextprotocol|zod)[\\\\/]/.test(file));
@@ -53,10 +60,20 @@ describe('importing the package root', () => {
       const runtime = new root.OperatorRuntime({ store: 'memory' });
       const adapter = new root.McpAdapter(runtime);
       console.log(JSON.stringify(watched()));
-      await adapter.createServer();
-      console.log(watched().some((file) => file.includes('@modelcontextprotocol')));
+      const failure = await adapter.createServer().then(() => 'loaded', (error) => error.message);
+      console.log(failure);
       await runtime.close();
     `);
-    assert.equal(output, '[]\ntrue\n');
+    assert.equal(output, '[]\nrefused @modelcontextprotocol/server\n');
+    // Without the hook, the same build serves.
+    const served = runModule(`
+      import { createRequire } from 'node:module';
+      const root = createRequire(${JSON.stringify(CJS)})(${JSON.stringify(CJS)});
+      const runtime = new root.OperatorRuntime({ store: 'memory' });
+      const server = await new root.McpAdapter(runtime).createServer();
+      console.log(typeof server.connect);
+      await runtime.close();
+    `);
+    assert.equal(served, 'function\n');
   });
 });
