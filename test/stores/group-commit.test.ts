@@ -142,4 +142,45 @@ describe('the group commit of the durable stores', () => {
     await nextTurn();
     assert.equal(queue.busy, false);
   });
+  it('settled waits for the changes queued before it, not for those a steady flow adds later', async () => {
+    const batches: number[][] = [];
+    const written: (() => void)[] = [];
+    const queue = new GroupCommit<Change>({
+      write: (batch) =>
+        new Promise<void>((done) => {
+          batches.push(batch.map((queued) => queued.change.n));
+          written.push(() => {
+            for (const queued of batch) queued.resolve();
+            done();
+          });
+        }),
+      keyOf: (change) => change.job,
+      forget: () => {},
+    });
+    let idle = false;
+    void queue.settled().then(() => (idle = true));
+    await Promise.resolve();
+    assert.equal(idle, true, 'nothing queued: settled at once');
+    void queue.add({ job: 'a', n: 1 });
+    await nextTurn();
+    void queue.add({ job: 'a', n: 2 });
+    let settled = false;
+    void queue.settled().then(() => (settled = true));
+    // The flow never stops: each batch written brings another change.
+    written[0]?.();
+    await nextTurn();
+    await nextTurn();
+    assert.deepEqual(batches, [[1], [2]]);
+    void queue.add({ job: 'a', n: 3 });
+    assert.equal(settled, false, 'change 2 is not written yet');
+    written[1]?.();
+    await nextTurn();
+    assert.equal(settled, true, 'changes 1 and 2 are written, 3 is not waited for');
+    assert.equal(queue.busy, true);
+    await nextTurn();
+    assert.deepEqual(batches, [[1], [2], [3]]);
+    written[2]?.();
+    await queue.settled();
+    assert.equal(queue.busy, false);
+  });
 });

@@ -36,6 +36,8 @@ export interface GroupCommitOptions<C> {
 }
 
 interface Batch<C> {
+  /** Batches are numbered in the order they are made, which is the order they are written. */
+  readonly number: number;
   readonly changes: QueuedChange<C>[];
   /** The keys of `changes`, when keyOf is given. */
   readonly keys: Set<string> | undefined;
@@ -50,6 +52,10 @@ export class GroupCommit<C> {
   /** A batch is being written (one at a time: the next one gathers meanwhile). */
   #writing = false;
   #scheduled = false;
+  /** The number of the last batch made. */
+  #made = 0;
+  /** Who waits for the batches made so far, by the number of the last one they wait for. */
+  readonly #waiting: { readonly number: number; readonly resolve: () => void }[] = [];
 
   constructor(options: GroupCommitOptions<C>) {
     this.#write = options.write;
@@ -62,13 +68,26 @@ export class GroupCommit<C> {
     return this.#writing || this.#queue.length > 0;
   }
 
+  /**
+   * Settles once every change queued before the call is committed or has failed (now, when none
+   * is); changes queued later are not waited for, so a steady flow of them cannot hold it back.
+   */
+  settled(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#waiting.push({ number: this.#made, resolve }));
+  }
+
   /** Queues one change; the promise settles once the change is committed or has failed. */
   add(change: C): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const key = this.#keyOf?.(change);
       let batch = this.#queue.at(-1);
       if (batch === undefined || (key !== undefined && batch.keys?.has(key) === true)) {
-        batch = { changes: [], keys: this.#keyOf === undefined ? undefined : new Set() };
+        batch = {
+          number: (this.#made += 1),
+          changes: [],
+          keys: this.#keyOf === undefined ? undefined : new Set(),
+        };
         this.#queue.push(batch);
       }
       batch.changes.push({ change, resolve, reject });
@@ -94,16 +113,20 @@ export class GroupCommit<C> {
     if (batch === undefined) return;
     this.#writing = true;
     const written = this.#write(batch.changes);
-    if (written === undefined) {
-      this.#writing = false;
-      this.#schedule();
-    } else {
-      void written.finally(() => {
-        this.#writing = false;
-        this.#schedule();
-      });
-    }
+    if (written === undefined) this.#wrote(batch.number);
+    else void written.finally(() => this.#wrote(batch.number));
   };
+
+  #wrote(number: number): void {
+    this.#writing = false;
+    if (this.#waiting.length > 0) {
+      // Waiters are in the order of their numbers, which never decrease.
+      let done = 0;
+      while (done < this.#waiting.length && (this.#waiting[done]?.number ?? 0) <= number) done++;
+      for (const waiter of this.#waiting.splice(0, done)) waiter.resolve();
+    }
+    this.#schedule();
+  }
 
   /**
    * Writes the next batch on the next turn, once no batch is being written: even a change alone

@@ -1534,8 +1534,9 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
   }
 
   async close(): Promise<void> {
-    // Changes already reported are written first (each write is bounded by the time-outs).
-    while (this.#writes.busy) await new Promise(setImmediate);
+    // Changes already reported are written first (each write is bounded by the time-outs), and
+    // those their jobs report meanwhile.
+    while (this.#writes.busy) await this.#writes.settled();
     if (!this.#pool.ended) {
       await this.#sealer.close();
       await this.#pool.end();
@@ -1560,7 +1561,9 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
    * chain (the seq primary key backs it). Marks made meanwhile are left for the next seal.
    */
   async seal(): Promise<Checkpoint | undefined> {
-    while (this.#writes.busy) await new Promise(setImmediate);
+    // What was reported before the call is sealed with it; later changes wait for the next seal
+    // (waiting for no write at all, under load, spun the event loop and could wait for ever).
+    await this.#writes.settled();
     await this.#whenReady();
     const client = await this.#pool.connect();
     try {
