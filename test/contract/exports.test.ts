@@ -59,6 +59,18 @@ describe('the built package root (dist/esm and dist/cjs in one process)', () => 
     cjs = createRequire(import.meta.url)(CJS_ENTRY) as Root;
   });
 
+  it('keeps the name of every exported class and function (the joined build renames none)', () => {
+    // scripts/build.mjs joins modules without esbuild's keepNames (docs/decisions.md, "Build").
+    for (const [build, root] of [
+      ['ESM', esm],
+      ['CommonJS', cjs],
+    ] as const) {
+      for (const [name, value] of Object.entries(root)) {
+        if (typeof value === 'function') assert.equal(value.name, name, `${build} ${name}`);
+      }
+    }
+  });
+
   it('exports exactly the values of docs/api.md from the ESM build', () => {
     assert.deepEqual(Object.keys(esm).sort(), EXPECTED_NOW);
   });
