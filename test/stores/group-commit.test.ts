@@ -36,6 +36,25 @@ function recordingQueue(failing: readonly number[] = [], keyed = false) {
   return { queue, batches, forgotten };
 }
 
+/** An asynchronous writer: each batch is committed when the test calls its `written` entry. */
+function asynchronousQueue(keyed = false) {
+  const batches: number[][] = [];
+  const written: (() => void)[] = [];
+  const queue = new GroupCommit<Change>({
+    write: (batch) =>
+      new Promise<void>((done) => {
+        batches.push(batch.map((queued) => queued.change.n));
+        written.push(() => {
+          for (const queued of batch) queued.resolve();
+          done();
+        });
+      }),
+    ...(keyed && { keyOf: (change: Change) => change.job }),
+    forget: () => {},
+  });
+  return { queue, batches, written };
+}
+
 describe('the group commit of the durable stores', () => {
   it('writes the changes of one turn together, in order, on the next turn', async () => {
     const { queue, batches } = recordingQueue();
@@ -111,19 +130,7 @@ describe('the group commit of the durable stores', () => {
   });
 
   it('writes one asynchronous batch at a time; the next gathers meanwhile', async () => {
-    const batches: number[][] = [];
-    const written: (() => void)[] = [];
-    const queue = new GroupCommit<Change>({
-      write: (batch) =>
-        new Promise<void>((done) => {
-          batches.push(batch.map((queued) => queued.change.n));
-          written.push(() => {
-            for (const queued of batch) queued.resolve();
-            done();
-          });
-        }),
-      forget: () => {},
-    });
+    const { queue, batches, written } = asynchronousQueue();
     const first = queue.add({ job: 'a', n: 1 });
     await nextTurn();
     assert.deepEqual(batches, [[1]]);
@@ -143,20 +150,7 @@ describe('the group commit of the durable stores', () => {
     assert.equal(queue.busy, false);
   });
   it('settled waits for the changes queued before it, not for those a steady flow adds later', async () => {
-    const batches: number[][] = [];
-    const written: (() => void)[] = [];
-    const queue = new GroupCommit<Change>({
-      write: (batch) =>
-        new Promise<void>((done) => {
-          batches.push(batch.map((queued) => queued.change.n));
-          written.push(() => {
-            for (const queued of batch) queued.resolve();
-            done();
-          });
-        }),
-      keyOf: (change) => change.job,
-      forget: () => {},
-    });
+    const { queue, batches, written } = asynchronousQueue(true);
     let idle = false;
     void queue.settled().then(() => (idle = true));
     await Promise.resolve();
