@@ -3,24 +3,35 @@
 // BENCH_BASELINE=<dir> also measures the package root at <dir>/src/index.ts (a checkout of an
 // earlier commit, e.g. `git archive <commit> src | tar -x -C <dir>`, with node_modules linked),
 // interleaved in the same rounds: before and after on the same machine, in one run.
+// BENCH_DIST=1 measures the built packages instead (this checkout's dist/esm/index.js, and the
+// baseline's, each built by its own `npm run build`): what users of each commit run.
+// BENCH_MAX_JOBS=<n> passes `maxJobs` to every runtime (the memory store's bound; default 1,000
+// here, 10,000 at 77123c5): how much of a plan's time is the collector copying kept records.
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as current from '../../src/index.js';
+import * as sourceRoot from '../../src/index.js';
 import type { ExecutionContext, ExecutionPlan } from '../../src/index.js';
 import { fmt, interleave, machine, median, percentile, type Subject } from '../support/measure.js';
 
-type Root = typeof current;
+type Root = typeof sourceRoot;
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 25);
 const operations = Number(process.env.BENCH_OPERATIONS ?? 2000);
 const baselineDir = process.env.BENCH_BASELINE;
+const built = process.env.BENCH_DIST === '1';
+const maxJobs =
+  process.env.BENCH_MAX_JOBS === undefined ? undefined : Number(process.env.BENCH_MAX_JOBS);
+const rootFile = built ? 'dist/esm/index.js' : 'src/index.ts';
+const current = built
+  ? ((await import(new URL('../../dist/esm/index.js', import.meta.url).href)) as Root)
+  : sourceRoot;
 
 const work = ({ input }: { input: { n: number } }) => ({ n: input.n + 1 });
 
 /** A runtime of `root` with the two bench capabilities, under names of its own (`prefix`). */
 function benchRuntime(root: Root, prefix: string) {
-  const runtime = new root.OperatorRuntime();
+  const runtime = new root.OperatorRuntime(maxJobs === undefined ? {} : { maxJobs });
   const increment = `${prefix}.increment`;
   const logged = `${prefix}.logged`;
   runtime.use({
@@ -50,7 +61,7 @@ function benchRuntime(root: Root, prefix: string) {
 
 const runtimes = [{ label: '', ...benchRuntime(current, 'bench') }];
 if (baselineDir !== undefined) {
-  const root = (await import(pathToFileURL(join(baselineDir, 'src/index.ts')).href)) as Root;
+  const root = (await import(pathToFileURL(join(baselineDir, rootFile)).href)) as Root;
   runtimes.push({ label: ' (baseline)', ...benchRuntime(root, 'bench-baseline') });
 }
 
@@ -97,7 +108,7 @@ for (const steps of [1, 10]) {
 
 console.log(`### Governed overhead (in-memory store)\n`);
 console.log(
-  `${machine()}, ${cpus().length} cores, ${rounds} interleaved rounds; times in µs per plan (median of rounds; p99 of rounds).\n`,
+  `${machine()}, ${cpus().length} cores, ${rounds} interleaved rounds; times in µs per plan (median of rounds; p99 of rounds); ${built ? 'the built packages (dist/esm)' : 'the sources (src/, through tsx)'}${maxJobs === undefined ? '' : `, maxJobs ${maxJobs}`}.\n`,
 );
 console.log('| steps | subject | median µs | p99 µs | ratio to direct | overhead µs/step |');
 console.log('| ---: | --- | ---: | ---: | ---: | ---: |');
