@@ -218,6 +218,9 @@ describe('SqliteJobStore specifics', () => {
       assert.match(seal, /SCAN u/);
       assert.doesNotMatch(seal, /SCAN (e|j|jobs|job_events)\b/);
       assert.match(seal, /SEARCH e USING PRIMARY KEY \(job_seq=\? AND position=\?\)/);
+      // ...and each job's last checkpoint entry by key too.
+      assert.doesNotMatch(seal, /SCAN (c|checkpoint_entries)\b/);
+      assert.match(seal, /SEARCH c USING PRIMARY KEY \(checkpoint=\? AND job_id=\?\)/);
     } finally {
       db.close();
     }
