@@ -72,7 +72,7 @@ after(() => rmSync(directory, { recursive: true, force: true }));
 let runs = 0;
 // Each run opens an SQLite file and may restart the runtime on it up to six times, so runs are
 // WARRANT_PROPERTY_RUNS, at most MAX_RUNS (docs/decisions.md, "Test runs").
-const MAX_RUNS = 2_000;
+const MAX_RUNS = 1_000;
 const numRuns = Math.min(settings.numRuns, MAX_RUNS);
 
 describe('approvals property', () => {
