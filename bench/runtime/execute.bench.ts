@@ -10,11 +10,11 @@
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as sourceRoot from '../../src/index.js';
+import type * as RootModule from '../../src/index.js';
 import type { ExecutionContext, ExecutionPlan } from '../../src/index.js';
 import { fmt, interleave, machine, median, percentile, type Subject } from '../support/measure.js';
 
-type Root = typeof sourceRoot;
+type Root = typeof RootModule;
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 25);
 const operations = Number(process.env.BENCH_OPERATIONS ?? 2000);
@@ -23,9 +23,8 @@ const built = process.env.BENCH_DIST === '1';
 const maxJobs =
   process.env.BENCH_MAX_JOBS === undefined ? undefined : Number(process.env.BENCH_MAX_JOBS);
 const rootFile = built ? 'dist/esm/index.js' : 'src/index.ts';
-const current = built
-  ? ((await import(new URL('../../dist/esm/index.js', import.meta.url).href)) as Root)
-  : sourceRoot;
+// Only the root measured is loaded: the sources or the build, never both.
+const current = (await import(new URL(`../../${rootFile}`, import.meta.url).href)) as Root;
 
 const work = ({ input }: { input: { n: number } }) => ({ n: input.n + 1 });
 

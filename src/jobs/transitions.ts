@@ -405,12 +405,12 @@ function createdData(record: Job): Record<string, unknown> {
 }
 
 /**
- * The decision fields an event carries beside the input digest (docs/api.md, "runtime.verifyJob"),
- * so the decision a step shows is proven by its events: the version authorized, the authorizer's
- * name, and the time of the decision when the event is not stamped with it (a step's end).
+ * The decision fields an event carries beside the input digest and the version authorized (which
+ * each caller sets in its literal, docs/api.md "runtime.verifyJob"), so the decision a step shows
+ * is proven by its events: the authorizer's name, its policies, the limit, and the time of the
+ * decision when the event is not stamped with it (a step's end).
  */
 function decisionData(data: Record<string, unknown>, decided: Decided, ended: boolean): void {
-  data.capabilityVersion = decided.capabilityVersion;
   if (decided.authorizer !== undefined) data.authorizer = decided.authorizer;
   if (decided.policies !== undefined) data.policies = decided.policies;
   if (decided.limit !== undefined) data.limit = decided.limit;
@@ -522,6 +522,7 @@ export function endStep(
       reason: end.reason,
       inputDigest,
       outcome: end.decided.outcome,
+      capabilityVersion: end.decided.capabilityVersion,
     };
     decisionData(data, end.decided, true);
     event = append(running, 'capability.denied', at, data);
@@ -537,6 +538,7 @@ export function endStep(
       // The decision made now (an authorizer that threw, or answered what is not a decision).
       data.outcome = end.decided.outcome;
       if (end.decided.reason !== undefined) data.reason = end.decided.reason;
+      data.capabilityVersion = end.decided.capabilityVersion;
       decisionData(data, end.decided, true);
     }
     event = append(running, 'capability.failed', at, data);

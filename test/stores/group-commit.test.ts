@@ -149,6 +149,7 @@ describe('the group commit of the durable stores', () => {
     await nextTurn();
     assert.equal(queue.busy, false);
   });
+
   it('settled waits for the changes queued before it, not for those a steady flow adds later', async () => {
     const { queue, batches, written } = asynchronousQueue(true);
     let idle = false;

@@ -1235,7 +1235,6 @@ export class SqliteJobStore implements JobStore {
     const db = this.#db;
     this.#sealing ??= {
       unsealed: db.prepare(UNSEALED_HEADS).raw(),
-      // The last entry of each job given (a JSON array of ids), in one statement.
       head: db.prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1'),
       insertCheckpoint: db.prepare(
         `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
