@@ -9,6 +9,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import {
   OperatorRuntime,
@@ -97,7 +98,33 @@ async function runAndKill(
   });
   child.kill('SIGKILL');
   await exited;
+  if (!store.startsWith('sqlite:')) await ownerSessionEnded(store);
   return { jobIds };
+}
+
+/**
+ * Waits (at most 10 s) until PostgreSQL has ended the killed child's sessions: its owner lock
+ * (an advisory lock held by its session) is released only once the server notices the closed
+ * connection, and a runtime recovering before that sees a live owner and, rightly, takes nothing.
+ */
+async function ownerSessionEnded(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { rows } = await client.query<{ held: number }>(
+        `SELECT count(*)::int AS held FROM pg_locks
+         WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      if (rows[0]?.held === 0) return;
+      if (Date.now() > deadline)
+        throw new Error('the killed owner still holds its lock after 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 const step = (id: string, capability: string, input: Record<string, unknown> = {}) => ({
