@@ -2,6 +2,8 @@
 export interface ExecutionCaller {
   readonly id?: string;
   readonly scopes?: readonly string[];
+  /** The caller's tenant: tenants never cross (docs/api.md, "Reading and tenants"). */
+  readonly tenant?: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
   readonly [key: string]: unknown;
 }

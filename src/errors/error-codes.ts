@@ -68,7 +68,7 @@ export const THROWN_ERRORS = {
   JOB_OPTIONS_INVALID:
     '`submitPlan`, `waitForJob` or `cancelJob` options are not an object or cannot be read, or a field is malformed (`timeoutMs` not a non-negative integer, `signal` not an AbortSignal, `reason` or `idempotencyKey` not a string)',
   CANCEL_FORBIDDEN:
-    "`cancelJob()`: the caller is neither the submitter (same `id` and `tenant`) nor allowed by `cancelPolicy` (default: the scope `warrant:cancel` in the job's tenant)",
+    "`cancelJob()`: the caller is neither the submitter (same `id` and `tenant`) nor allowed by `cancelPolicy` (asked only within the job's tenant; default: the scope `warrant:cancel`)",
   IDEMPOTENCY_CONFLICT:
     '`submitPlan` or `executePlan`: the idempotency key was used by the same caller (id and tenant) within `idempotencyTtlMs` for another plan (another plan digest)',
   JOB_CANCELLED:

@@ -36,7 +36,7 @@ import {
 import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
 import { checkDecisionArguments, type CheckedDecision } from '../approvals/decision-arguments.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
-import { tenantOf } from './cancel-policy.js';
+import { askWithinTenant } from '../callers/tenant-rules.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
 
 /** What deciding needs of the runtime. */
@@ -186,8 +186,9 @@ export class ApprovalDesk {
     }
     // Never across tenants, whatever the approver policy says (docs/api.md, "Reading and tenants").
     if (
-      tenantOf(args.approver) !== tenantOf(job.caller) ||
-      !(await askApprover(this.#config.approver, args.approver, request))
+      !(await askWithinTenant(args.approver, job.caller, () =>
+        askApprover(this.#config.approver, args.approver, request),
+      ))
     ) {
       throw refusal(
         ErrorCode.APPROVAL_FORBIDDEN,

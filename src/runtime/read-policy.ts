@@ -8,8 +8,8 @@
 import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
 import { isExpired, requestOf, waitingSteps } from '../approvals/approval-request.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
+import { askWithinTenant, isSubmitter, sameTenant } from '../callers/tenant-rules.js';
 import type { Job } from '../jobs/job.js';
-import { isSubmitter, tenantOf } from './cancel-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
 
 /** The scope that lets a caller read every job of its tenant (default policy). */
@@ -45,11 +45,7 @@ export async function mayRead(
   job: Job,
   policy: ReadPolicy,
 ): Promise<boolean> {
-  if (tenantOf(caller) !== tenantOf(job.caller)) return false;
-  if (isSubmitter(caller, job)) return true;
-  try {
-    return (await policy(caller, job)) === true;
-  } catch {
-    return false;
-  }
+  if (!sameTenant(caller, job.caller)) return false;
+  if (isSubmitter(caller, job.caller)) return true;
+  return askWithinTenant(caller, job.caller, () => policy(caller, job));
 }

@@ -358,6 +358,33 @@ describe('cancelJob', () => {
         'completed',
       );
     });
+    // No policy crosses tenants (docs/api.md, "Reading and tenants"): a policy that allows any
+    // caller holding `ops` is asked only about jobs of the caller's own tenant.
+    await withRuntime(
+      {
+        queue: { concurrency: 1 },
+        cancelPolicy: (caller) => caller.scopes?.includes('ops') === true,
+      },
+      async (runtime) => {
+        const g = gate();
+        const [cap] = register(runtime, g.definition) as [string];
+        const { jobId } = await runtime.submitPlan(planOf({ id: 'a', capability: cap }), {
+          caller: { id: 'alice', tenant: 'acme' },
+        });
+        await g.entered();
+        for (const caller of [
+          { id: 'eve', scopes: ['ops'], tenant: 'evil' },
+          { id: 'eve', scopes: ['ops'] },
+        ]) {
+          await assert.rejects(runtime.cancelJob(jobId, { caller }), { code: 'CANCEL_FORBIDDEN' });
+        }
+        assert.equal((await runtime.getJob(jobId))?.status, 'executing');
+        await runtime.cancelJob(jobId, {
+          caller: { id: 'sam', scopes: ['ops'], tenant: 'acme' },
+        });
+        assert.equal((await runtime.waitForJob(jobId, { timeoutMs: 10_000 }))?.status, 'cancelled');
+      },
+    );
     assert.throws(() => new OperatorRuntime({ cancelPolicy: 1 } as never), {
       code: 'RUNTIME_OPTIONS_INVALID',
     });
