@@ -15,16 +15,10 @@ import type {
   InferCapabilityInput,
 } from './capability.js';
 import type { CompiledSchema } from './input-schema.js';
-import {
-  checkCapabilityShape,
-  RETRY_KEY,
-  COST_KEY,
-  isCost,
-  TIMEOUT_KEY,
-  type RetryPolicy,
-} from './capability-shape.js';
+import { checkCapabilityShape, RETRY_KEY, COST_KEY, TIMEOUT_KEY } from './capability-shape.js';
+import { checkCost, checkRetry, checkTimeout } from './declared-options.js';
 import { LifecycleLoggingMiddleware, silentLogger } from './lifecycle-logging-middleware.js';
-import { TimeoutMiddleware, timeoutProblem } from './timeout-middleware.js';
+import { TimeoutMiddleware } from './timeout-middleware.js';
 
 const lifecycleLogging = new LifecycleLoggingMiddleware();
 
@@ -71,13 +65,9 @@ export function createCapability<Input, Output>(
   // proxy trap is CAPABILITY_DEFINITION_INVALID naming the field.
   const read = (target: object, key: string, what: string): unknown =>
     readField(target, key, (problem) => invalid(`${label}: ${what} ${problem}`));
-  const timeoutMs = read(definition, 'timeoutMs', 'timeoutMs');
+  const timeoutMs = checkTimeout(read(definition, 'timeoutMs', 'timeoutMs'), label);
   const retry = checkRetry(read(definition, 'retry', 'retry'), label, read);
-  const cost = read(definition, 'cost', 'cost');
-  if (cost !== undefined && !isCost(cost))
-    throw invalid(
-      `${label}: cost must be a finite non-negative number, got ${describeValue(cost)}`,
-    );
+  const cost = checkCost(read(definition, 'cost', 'cost'), label);
   const middleware = read(definition, 'middleware', 'middleware');
   const logging = read(definition, 'lifecycleLogging', 'lifecycleLogging');
   if (logging !== undefined && typeof logging !== 'boolean') {
@@ -93,12 +83,7 @@ export function createCapability<Input, Output>(
     layers.push({ target, execute: target.execute });
   };
   if (logging !== false) addLayer(lifecycleLogging);
-  if (timeoutMs !== undefined) {
-    // Refused here, not at the first call: setTimeout fires at once for delays above 2^31-1.
-    const problem = timeoutProblem(timeoutMs);
-    if (problem !== undefined) throw invalid(`${label}: ${problem}`);
-    addLayer(new TimeoutMiddleware(timeoutMs as number));
-  }
+  if (timeoutMs !== undefined) addLayer(new TimeoutMiddleware(timeoutMs));
   const userLayers =
     middleware === undefined
       ? []
@@ -193,40 +178,6 @@ export function createCapability<Input, Output>(
     Object.defineProperty(capability, COST_KEY, { value: cost, enumerable: false });
   }
   return Object.freeze(capability);
-}
-
-/**
- * `retry: { attempts, backoffMs?, idempotent: true }`, checked when the capability is defined:
- * without `idempotent: true`, or `attempts` not an integer from 1 to 100, it is refused.
- */
-function checkRetry(
-  retry: unknown,
-  label: string,
-  read: (target: object, key: string, what: string) => unknown,
-): RetryPolicy | undefined {
-  if (retry === undefined) return undefined;
-  if (typeof retry !== 'object' || retry === null)
-    throw invalid(`${label}: retry must be an object, got ${describeValue(retry)}`);
-  const attempts = read(retry, 'attempts', 'retry.attempts');
-  const backoffMs = read(retry, 'backoffMs', 'retry.backoffMs');
-  const idempotent = read(retry, 'idempotent', 'retry.idempotent');
-  if (idempotent !== true)
-    throw invalid(`${label}: retry needs idempotent: true (the capability may run more than once)`);
-  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1 || attempts > 100)
-    throw invalid(
-      `${label}: retry.attempts must be an integer from 1 to 100, got ${describeValue(attempts)}`,
-    );
-  if (
-    backoffMs !== undefined &&
-    (typeof backoffMs !== 'number' ||
-      !Number.isInteger(backoffMs) ||
-      backoffMs < 0 ||
-      backoffMs > 2_147_483_647)
-  )
-    throw invalid(
-      `${label}: retry.backoffMs must be an integer from 0 to 2147483647, got ${describeValue(backoffMs)}`,
-    );
-  return Object.freeze({ attempts, backoffMs: backoffMs ?? 0 });
 }
 
 /** A frozen field record from a compiled one. */

@@ -18,6 +18,7 @@ import {
   checkModuleShape,
   RISKS,
 } from './capability-shape.js';
+import { boundedExecute, plainOptions } from './declared-options.js';
 import type { CompiledSchema } from './input-schema.js';
 import type { StandardInput } from './standard-input.js';
 
@@ -164,14 +165,25 @@ export function registerModule(module: CapabilityModule): void {
         `${where}: capability ${quoteText(shape.name)} is not declared in manifest.capabilities`,
       );
     }
-    checkCallingConvention(shape, `${where}: capabilities[${index}] ${quoteText(shape.name)}`);
+    const label = `${where}: capabilities[${index}] ${quoteText(shape.name)}`;
+    checkCallingConvention(shape, label);
+    // A capability object's own timeoutMs, retry and cost, as createCapability checks them.
+    const plain = plainOptions(candidate as object, label);
     const existing = staged.get(shape.name) ?? inventory.get(shape.name);
     if (existing !== undefined) throw alreadyRegistered(shape.name, existing);
+    const identity = Object.freeze({ name: shape.name, version: shape.version, risk: shape.risk });
     staged.set(
       shape.name,
       Object.freeze({
         ...shape,
-        identity: Object.freeze({ name: shape.name, version: shape.version, risk: shape.risk }),
+        timeoutMs: plain.timeoutMs ?? shape.timeoutMs,
+        retry: plain.retry ?? shape.retry,
+        cost: plain.cost ?? shape.cost,
+        execute:
+          plain.timeoutMs === undefined
+            ? shape.execute
+            : boundedExecute(shape.execute, plain.timeoutMs, identity),
+        identity,
         target: candidate as Capability,
         module: moduleName,
       }),
