@@ -445,8 +445,16 @@ export class McpAdapter {
         caller === undefined ? undefined : await this.#runtime.getJob(read.jobId, { caller });
       if (job === undefined)
         return errorResult(errorText(`Job ${JSON.stringify(read.jobId)} not found`, REMOTE_ANSWER));
-      if (read.waitMs !== undefined && read.waitMs > 0)
-        job = (await this.#runtime.waitForJob(job.id, { timeoutMs: read.waitMs })) ?? job;
+      if (read.waitMs !== undefined && read.waitMs > 0) {
+        await this.#runtime.waitForJob(job.id, { timeoutMs: read.waitMs });
+        // Read again as the caller: what it may read can change while the job moves on (an
+        // approver reads a job only while it may decide its pending request).
+        job = await this.#runtime.getJob(read.jobId, { caller: caller as ExecutionCaller });
+        if (job === undefined)
+          return errorResult(
+            errorText(`Job ${JSON.stringify(read.jobId)} not found`, REMOTE_ANSWER),
+          );
+      }
       const content = jobStatusContent(jobAnswer(job, REMOTE_ANSWER));
       return {
         content: [{ type: 'text', text: answerText(content) }],

@@ -170,6 +170,44 @@ describe('warrant_job_status (jobTools)', () => {
     assert.equal((audited.structuredContent as { status: string }).status, 'completed');
   });
 
+  it('reads the job again as the caller after the wait', async () => {
+    // A read policy that stops allowing while the caller waits: the answer is "not found".
+    let allowed = true;
+    let firstRead!: () => void;
+    const read = new Promise<void>((resolve) => (firstRead = resolve));
+    const watched = new OperatorRuntime({
+      readPolicy: () => {
+        firstRead();
+        return allowed;
+      },
+    });
+    closing.push(() => watched.close());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const [slow] = register(watched, { execute: async () => (await gate, 'late') }) as [string];
+    const client = await connect(
+      new McpAdapter(watched, {
+        jobTools: true,
+        resolveCaller: () => ({ id: 'auditor', tenant: 't1' }),
+      }),
+    );
+    const { jobId } = await watched.submitPlan(
+      { version: '1.0', goal: 'slow', steps: [{ id: 's', capability: slow, input: {} }] },
+      { caller: { id: 'ada', tenant: 't1' } },
+    );
+    const waiting = client.callTool({
+      name: JOB_STATUS_TOOL,
+      arguments: { jobId, waitMs: 10_000 },
+    }) as Promise<CallToolResult>;
+    // Allowed at the first read; no longer by the time the job ends.
+    await read;
+    allowed = false;
+    release();
+    const answer = await waiting;
+    assert.equal(answer.isError, true);
+    assert.equal(textOf(answer), `Job ${JSON.stringify(jobId)} not found`);
+  });
+
   it('refuses malformed arguments with a one-line error', async () => {
     for (const [args, message] of [
       [{}, /jobId must be a string of 1 to 200 characters/],
