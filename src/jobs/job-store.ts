@@ -300,12 +300,14 @@ export interface JobStoreOutbox {
    * Claims, atomically (so that of processes sharing the store one alone delivers a row), at most
    * `limit` rows due at `now`: of each job and destination only its oldest pending row, and only
    * when no claim on it is live; each claimed row counts one attempt and is leased until
-   * `now + leaseMs`.
+   * `now + leaseMs`. With `destination` (a label), only that destination's rows: the deliverer
+   * claims for each destination apart, so that one never waits on another.
    */
   claimNotifications(
     now: number,
     leaseMs: number,
     limit: number,
+    destination?: string,
   ): OutboxRecord[] | Promise<OutboxRecord[]>;
   /**
    * Settles a claimed row: delivered (deleted), retried at `nextAt`, or failed for good

@@ -2,14 +2,16 @@
  * Delivers the outbox (docs/api.md, "Notifications"), in the process that owns the store: at
  * least once, each job's notifications in order, with exponential backoff, then marked failed.
  * It runs beside the jobs and never in their way: a slow or dead receiver costs a timer and a
- * socket, never a step.
+ * socket, never a step. Each destination is a lane of its own (its claims, its requests in
+ * flight, its timer), so a receiver that never answers holds up only its own rows, never
+ * another destination's.
  */
 import type { JobStoreOutbox, OutboxRecord } from '../jobs/job-store.js';
 import type { CheckedDestination, NotificationsConfig } from './notification-options.js';
 import { webhookHeaders } from './webhook-signature.js';
 
-/** Rows claimed (and requests in flight) at most at once. */
-const CLAIM_LIMIT = 16;
+/** Requests in flight at most per destination (rows claimed for it at once included). */
+const IN_FLIGHT_LIMIT = 16;
 
 /** A failure reported with the delay before the next attempt. */
 function describeFailure(error: unknown): string {
@@ -18,15 +20,25 @@ function describeFailure(error: unknown): string {
   return (typeof cause === 'string' ? `${message} (${cause})` : message).slice(0, 200);
 }
 
+/** One destination's deliveries. */
+interface Lane {
+  readonly destination: CheckedDestination;
+  /** Its requests in flight, each settling its row when it ends. */
+  readonly inFlight: Set<Promise<void>>;
+  /** The running claim, if one runs. */
+  claiming: Promise<void> | undefined;
+  /** Asked to claim while a claim ran: claim again at its end. */
+  again: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the timer fires (ms since the epoch). */
+  timerAt: number;
+}
+
 export class NotificationDeliverer {
   readonly #outbox: JobStoreOutbox;
   readonly #config: NotificationsConfig;
   readonly #byLabel: ReadonlyMap<string, CheckedDestination>;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  /** The running pass, if one runs. */
-  #pass: Promise<void> | undefined;
-  /** A wake came while a pass ran: run another at its end. */
-  #again = false;
+  readonly #lanes: readonly Lane[];
   #stopped = false;
 
   constructor(outbox: JobStoreOutbox, config: NotificationsConfig) {
@@ -35,6 +47,14 @@ export class NotificationDeliverer {
     this.#byLabel = new Map(
       config.destinations.map((destination) => [destination.label, destination]),
     );
+    this.#lanes = config.destinations.map((destination) => ({
+      destination,
+      inFlight: new Set(),
+      claiming: undefined,
+      again: false,
+      timer: undefined,
+      timerAt: 0,
+    }));
   }
 
   /** Looks at the outbox now (rows left by an earlier run included), then every `pollMs`. */
@@ -42,66 +62,94 @@ export class NotificationDeliverer {
     this.wake();
   }
 
-  /** Runs a pass soon: called once new rows are committed. */
+  /** Claims soon, for every destination: called once new rows are committed. */
   wake(): void {
-    if (this.#stopped) return;
-    if (this.#pass !== undefined) {
-      this.#again = true;
-      return;
-    }
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#run(), 0);
-    this.#timer.unref();
+    for (const lane of this.#lanes) this.#schedule(lane, 0);
   }
 
   /**
-   * Stops: no new pass after one last one (what the jobs just wrote goes out before the process
-   * ends, each request bounded by `timeoutMs`); what is still pending is delivered by the next
-   * process on the store.
+   * Stops: no new claim after one last one per destination (what the jobs just wrote goes out
+   * before the process ends, each request bounded by `timeoutMs`); what is still pending is
+   * delivered by the next process on the store.
    */
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#pass;
-    await this.#passOnce().catch(() => {});
+    for (const lane of this.#lanes) clearTimeout(lane.timer);
+    await Promise.all(
+      this.#lanes.map(async (lane) => {
+        await lane.claiming;
+        await Promise.all(lane.inFlight);
+        // The last claim: rows the requests just settled let through included.
+        await this.#claim(lane, IN_FLIGHT_LIMIT).catch(() => {});
+        await Promise.all(lane.inFlight);
+      }),
+    );
   }
 
-  #run(): void {
-    this.#pass = this.#passOnce().then(
-      (claimed) => {
-        this.#pass = undefined;
-        if (this.#stopped) return;
-        const soon = claimed > 0 || this.#again;
-        this.#again = false;
-        this.#timer = setTimeout(() => this.#run(), soon ? 0 : this.#config.delivery.pollMs);
-        this.#timer.unref();
+  /** Claims for `lane` in `delay` ms, unless a timer of its fires sooner. */
+  #schedule(lane: Lane, delay: number): void {
+    if (this.#stopped) return;
+    const at = Date.now() + delay;
+    if (lane.timer !== undefined && lane.timerAt <= at) return;
+    clearTimeout(lane.timer);
+    lane.timerAt = at;
+    lane.timer = setTimeout(() => {
+      lane.timer = undefined;
+      this.#fill(lane);
+    }, delay);
+    lane.timer.unref();
+  }
+
+  /** Claims as many of `lane`'s due rows as it has room in flight for. */
+  #fill(lane: Lane): void {
+    if (this.#stopped) return;
+    if (lane.claiming !== undefined) {
+      lane.again = true;
+      return;
+    }
+    const room = IN_FLIGHT_LIMIT - lane.inFlight.size;
+    // Full: each request that ends claims again.
+    if (room <= 0) return;
+    lane.again = false;
+    lane.claiming = this.#claim(lane, room).then(
+      () => {
+        lane.claiming = undefined;
+        this.#schedule(lane, lane.again ? 0 : this.#config.delivery.pollMs);
       },
       () => {
         // A store fault (the file locked, the server gone): tried again on the next poll.
-        this.#pass = undefined;
-        if (this.#stopped) return;
-        this.#timer = setTimeout(() => this.#run(), this.#config.delivery.pollMs);
-        this.#timer.unref();
+        lane.claiming = undefined;
+        this.#schedule(lane, this.#config.delivery.pollMs);
       },
     );
   }
 
-  /** Claims the rows due and delivers them, concurrently; resolves how many were claimed. */
-  async #passOnce(): Promise<number> {
+  /** Claims at most `limit` of `lane`'s due rows and starts their requests. */
+  async #claim(lane: Lane, limit: number): Promise<void> {
     const { delivery } = this.#config;
     const now = Date.now();
     // A claim outlives the longest request, so no other process takes a row still in flight.
     const lease = delivery.timeoutMs * 2 + 1_000;
-    const rows = await this.#outbox.claimNotifications(now, lease, CLAIM_LIMIT);
-    await Promise.all(rows.map((row) => this.#deliver(row)));
-    return rows.length;
+    const rows = await this.#outbox.claimNotifications(now, lease, limit, lane.destination.label);
+    for (const row of rows) {
+      const request: Promise<void> = this.#deliver(row)
+        // A settle the store refused: the lease ends and the row is claimed again.
+        .catch(() => {})
+        .finally(() => {
+          lane.inFlight.delete(request);
+          // Its room, and the job's next row, may be claimed now.
+          this.#schedule(lane, 0);
+        });
+      lane.inFlight.add(request);
+    }
   }
 
   async #deliver(row: OutboxRecord): Promise<void> {
     const destination = this.#byLabel.get(row.destination);
     if (destination === undefined) {
-      // Written by a process with another destination: its row waits for a process that has it.
+      // Claims name the lane's destination, so only an outbox that ignores it (a host's own)
+      // answers a row of another; one this process does not know waits for a process that has it.
       await this.#outbox.settleNotification(row.seq, {
         delivered: false,
         error: 'no such destination in this process',

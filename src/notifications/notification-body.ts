@@ -56,13 +56,58 @@ export function notificationBody(job: Job, event: JobEvent): NotificationBody {
     : { type: event.type, jobId: job.id, stepId, at: event.timestamp, data };
 }
 
+/**
+ * Characters that would break a line or reorder what is shown: the control characters (line
+ * feeds, carriage returns, tabs, escapes, C1), the Unicode line and paragraph separators and the
+ * bidirectional marks, overrides and isolates (docs/decisions.md, "Slack text").
+ */
+const UNSAFE_CHARS = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+const HAS_UNSAFE_CHAR = new RegExp(UNSAFE_CHARS.source, 'u');
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': 'n', '\r': 'r', '\t': 't' };
+
+/** `\n`, `\r`, `\t`, `\xHH` (other ASCII) or `\uHHHH` for one character of UNSAFE_CHARS. */
+function escapeOf(char: string): string {
+  const short = SHORT_ESCAPES[char];
+  if (short !== undefined) return `\\${short}`;
+  const code = char.codePointAt(0) as number;
+  return code < 0x80
+    ? `\\x${code.toString(16).padStart(2, '0')}`
+    : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * A value as Slack shows it, whatever it holds: `&`, `<` and `>` escaped as Slack documents
+ * (`&amp;`, `&lt;`, `&gt;`), so it can open no mention and no link, and every character of
+ * UNSAFE_CHARS shown as an escape, so it can start no line of its own.
+ */
+function slackText(value: string): string {
+  return value
+    .replace(UNSAFE_CHARS, escapeOf)
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;');
+}
+
+/**
+ * A shell word for the approve command, exactly `value` once the shell reads it: bare when
+ * plain, in single quotes otherwise, and as `$'...'` (ANSI-C quoting, bash and zsh) when it
+ * holds a character of UNSAFE_CHARS, each written as an escape (never as itself).
+ */
 function quoted(value: string): string {
-  return /^[A-Za-z0-9._:@/-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+  if (/^[A-Za-z0-9._:@/-]+$/.test(value)) return value;
+  if (!HAS_UNSAFE_CHAR.test(value)) return `'${value.replaceAll("'", `'\\''`)}'`;
+  const escaped = value
+    .replaceAll('\\', '\\\\')
+    .replaceAll("'", "\\'")
+    .replace(UNSAFE_CHARS, escapeOf);
+  return `$'${escaped}'`;
 }
 
 /**
  * A Slack-compatible message: the job, the step, the capability, the reason, and the exact
- * command that approves the step, or a link to the job in the console (`publicUrl`).
+ * command that approves the step, or a link to the job in the console (`publicUrl`). Every
+ * value in it goes through slackText: a planner's step id or a policy's reason cannot mention
+ * anyone, link anywhere or add a line.
  */
 export function slackMessage(
   job: Job,
@@ -73,21 +118,27 @@ export function slackMessage(
   const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
   const step = job.steps.find((candidate) => candidate.id === stepId);
   const capability = text(source.capability) ?? step?.capability;
-  const lines = [`Warrant: ${event.type} for job ${job.id}`];
+  const lines = [`Warrant: ${slackText(event.type)} for job ${slackText(job.id)}`];
   if (stepId !== undefined)
-    lines.push(`Step ${stepId}${capability === undefined ? '' : ` (${capability})`}`);
+    lines.push(
+      `Step ${slackText(stepId)}${capability === undefined ? '' : ` (${slackText(capability)})`}`,
+    );
   const reason = event.type === 'approval.requested' ? text(source.reason) : undefined;
-  if (reason !== undefined) lines.push(`Reason: ${reason}`);
+  if (reason !== undefined) lines.push(`Reason: ${slackText(reason)}`);
   const link =
     publicUrl === undefined
       ? undefined
       : `${publicUrl.replace(/\/?$/, '/')}#/jobs/${encodeURIComponent(job.id)}`;
-  if (link !== undefined) lines.push(`Open: ${link}`);
+  if (link !== undefined) lines.push(`Open: ${slackText(link)}`);
   else if (event.type === 'approval.requested' && stepId !== undefined) {
-    const digest = text(source.inputDigest) ?? '';
-    lines.push(
-      `Approve: warrant approvals approve ${quoted(job.id)} ${quoted(stepId)} --digest ${digest}`,
-    );
+    const digest = quoted(text(source.inputDigest) ?? '');
+    const ids = `${quoted(job.id)} ${quoted(stepId)}`;
+    // An id that starts with `-` is never read as an option: the ids then follow `--`.
+    const command =
+      job.id.startsWith('-') || stepId.startsWith('-')
+        ? `warrant approvals approve --digest ${digest} -- ${ids}`
+        : `warrant approvals approve ${ids} --digest ${digest}`;
+    lines.push(`Approve: ${slackText(command)}`);
   }
   return { text: lines.join('\n') };
 }

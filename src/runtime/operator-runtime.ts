@@ -35,6 +35,7 @@ import { captureSubmission } from '../plan/capture.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
+import { checkNotificationsCaller, tenantNotifications } from './tenant-notifications.js';
 import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
 import type { CheckedLimit } from '../limits/limit-options.js';
@@ -1185,12 +1186,14 @@ export class OperatorRuntime {
   /**
    * The notifications of the store not delivered yet, pending, failed or dropped, oldest first
    * (docs/api.md, "runtime.listNotifications"): at most `limit` (default 100), only those
-   * written after the row `after` (a `seq`) when given: the next page.
+   * written after the row `after` (a `seq`) when given: the next page. With `caller`, only
+   * those of jobs in its tenant (docs/api.md, "Reading and tenants").
    */
   async listNotifications(
-    options: { limit?: number; after?: number } = {},
+    options: { limit?: number; after?: number; caller?: ExecutionCaller } = {},
   ): Promise<NotificationRecord[]> {
     const { limit = 100, after = 0 } = options;
+    const caller = checkNotificationsCaller(options.caller);
     for (const [name, value] of [
       ['limit', limit],
       ['after', after],
@@ -1201,8 +1204,10 @@ export class OperatorRuntime {
           ErrorCode.JOB_FILTER_INVALID,
           `listNotifications ${name} must be a non-negative integer, got ${describeValue(value)}`,
         );
-    const rows = await this.#withStore(
-      (store) => store.outbox?.listNotifications(limit, after) ?? [],
+    const rows = await this.#withStore((store) =>
+      caller === undefined
+        ? (store.outbox?.listNotifications(limit, after) ?? [])
+        : tenantNotifications(store, caller, limit, after),
     );
     return rows.map((row) => ({ ...row }));
   }

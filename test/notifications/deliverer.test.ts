@@ -14,7 +14,12 @@ import {
 } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { register } from '../support/runtime-fixtures.js';
-import { newSecret, startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import {
+  newSecret,
+  startReceiver,
+  startSilentReceiver,
+  type Receiver,
+} from '../support/webhook-receiver.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-notify-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -196,6 +201,47 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
           assert.deepEqual(await runtime.listNotifications(), []);
         },
       );
+    });
+
+    it('a receiver that never answers delays only its own rows: another gets all of its own meanwhile', async () => {
+      const secret = newSecret();
+      const healthy = await startReceiver(secret);
+      const silent = await startSilentReceiver();
+      const runtime = new OperatorRuntime({
+        store: await store(),
+        notifications: [
+          // Listed first, written first: its rows are the oldest of every claim.
+          { url: silent.url, secret, events: ['job.completed'] },
+          { url: healthy.url, secret, events: ['job.completed'] },
+        ],
+        // Longer than the test: a request to the silent receiver never ends by itself here.
+        notificationDelivery: { ...FAST, timeoutMs: 600_000 },
+      });
+      try {
+        const [cap] = register(runtime, { execute: () => 1 }) as [string];
+        const jobs = new Set<string>();
+        for (let index = 0; index < 30; index++)
+          jobs.add((await runtime.executePlan(planOf({ id: 'a', capability: cap }))).id);
+        await healthy.until(
+          () => new Set(healthy.deliveries.map((d) => d.payload.jobId)).size >= jobs.size,
+        );
+        assert.deepEqual(new Set(healthy.deliveries.map((d) => d.payload.jobId)), jobs);
+        assert.ok(healthy.deliveries.every((d) => d.verified));
+        // ...while the silent receiver still holds requests it never answered.
+        assert.ok(silent.open() > 0, 'the silent receiver holds open requests');
+        const silentRows = (await runtime.listNotifications({ limit: 1000 })).filter((row) =>
+          row.destination.startsWith(`${new URL(silent.url).origin}#`),
+        );
+        assert.deepEqual(new Set(silentRows.map((row) => row.jobId)), jobs);
+        assert.ok(
+          silentRows.every((row) => row.status === 'pending'),
+          "the silent receiver's rows are all still due",
+        );
+      } finally {
+        // Its requests fail now, so the runtime's last pass ends at once.
+        await silent.stop();
+        await runtime.close();
+      }
     });
 
     it('a receiver that always fails: marked failed after the last attempt; jobs are not slowed', async () => {

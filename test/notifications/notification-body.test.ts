@@ -1,6 +1,7 @@
 // What a notification says (docs/api.md, "Notifications"): ids and digests only; the Slack
 // message names the job, step, capability and reason, and the approve command or console link.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import type { Job, JobEvent } from '../../src/jobs/job.js';
 import { notificationBody, slackMessage } from '../../src/notifications/notification-body.js';
@@ -92,5 +93,29 @@ describe('slackMessage', () => {
     const { text } = slackMessage(job, requested, 'https://warrant.example/');
     assert.match(text, /Open: https:\/\/warrant\.example\/#\/jobs\/job-1$/);
     assert.doesNotMatch(text, /Approve:/);
+  });
+
+  it('shows every control, separator and bidi character as an escape; the shell reads the step back', () => {
+    const stepId = "it's \\ \t\r\u0001\u001b[31m\u0085\u2028\u202e\u2066 end";
+    const { text } = slackMessage(
+      job,
+      { ...requested, data: { ...requested.data, stepId, reason: 'x\u2029y' } },
+      undefined,
+    );
+    // Nothing but the line feeds between lines is a control, separator or bidi character.
+    assert.doesNotMatch(
+      text.replaceAll('\n', ''),
+      /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u,
+    );
+    assert.equal(text.split('\n').length, 4);
+    assert.match(text, /\nReason: x\\u2029y\n/);
+    const command = (text.split('\n').at(-1) ?? '').slice(
+      'Approve: warrant approvals approve '.length,
+    );
+    const words = execFileSync('bash', ['-c', `printf '%s\\0' ${command}`], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).split('\0');
+    assert.deepEqual(words.slice(0, 2), ['job-1', stepId]);
   });
 });

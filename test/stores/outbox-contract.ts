@@ -30,8 +30,12 @@ function event(job: Job, type: JobEvent['type']): JobEvent {
   return added;
 }
 
-/** A writer that sends every event but job.created to `destination`. */
-function writer(maxPending: number, woken: { count: number }): OutboxWriter {
+/** A writer that sends every event but job.created to each of `destinations`. */
+function writer(
+  maxPending: number,
+  woken: { count: number },
+  destinations: readonly string[] = ['http://receiver#1'],
+): OutboxWriter {
   let counter = 0;
   return {
     maxPending,
@@ -39,14 +43,16 @@ function writer(maxPending: number, woken: { count: number }): OutboxWriter {
     entries: (job, events) =>
       events
         .filter((e) => e.type !== 'job.created')
-        .map((e): OutboxEntry => ({
-          id: `msg_${++counter}`,
-          destination: 'http://receiver#1',
-          jobId: job.id,
-          type: e.type,
-          at: e.timestamp,
-          body: JSON.stringify({ type: e.type, jobId: job.id }),
-        })),
+        .flatMap((e) =>
+          destinations.map((destination): OutboxEntry => ({
+            id: `msg_${++counter}`,
+            destination,
+            jobId: job.id,
+            type: e.type,
+            at: e.timestamp,
+            body: JSON.stringify({ type: e.type, jobId: job.id }),
+          })),
+        ),
   };
 }
 
@@ -134,6 +140,49 @@ export function outboxContract(open: () => Promise<JobStore> | JobStore): void {
           ['job.completed', 'pending', undefined],
         ],
       );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("claims one destination's rows apart: another's leased rows hold up none of them", async () => {
+    const store = await open();
+    try {
+      const outbox = store.outbox as NonNullable<JobStore['outbox']>;
+      outbox.attachOutbox(writer(100, { count: 0 }, ['http://slow#1', 'http://fast#2']));
+      const a = jobOf('a');
+      const b = jobOf('b');
+      await store.create(a);
+      await store.create(b);
+      await store.update(a, { steps: [], events: [event(a, 'approval.requested')] });
+      await store.update(b, { steps: [], events: [event(b, 'job.completed')] });
+      await store.update(a, { steps: [], events: [event(a, 'job.completed')] });
+      const now = Date.now();
+      const slow = await outbox.claimNotifications(now, 60_000, 10, 'http://slow#1');
+      assert.deepEqual(
+        slow.map((row) => [row.destination, row.jobId, row.type]),
+        [
+          ['http://slow#1', 'a', 'approval.requested'],
+          ['http://slow#1', 'b', 'job.completed'],
+        ],
+      );
+      // The slow destination's rows stay leased; the fast one's go out, each job in order.
+      const fast = await outbox.claimNotifications(now, 60_000, 10, 'http://fast#2');
+      assert.deepEqual(
+        fast.map((row) => [row.destination, row.jobId, row.type]),
+        [
+          ['http://fast#2', 'a', 'approval.requested'],
+          ['http://fast#2', 'b', 'job.completed'],
+        ],
+      );
+      for (const row of fast) await outbox.settleNotification(row.seq, { delivered: true });
+      const next = await outbox.claimNotifications(now, 60_000, 10, 'http://fast#2');
+      assert.deepEqual(
+        next.map((row) => [row.destination, row.jobId, row.type]),
+        [['http://fast#2', 'a', 'job.completed']],
+      );
+      assert.deepEqual(await outbox.claimNotifications(now, 60_000, 10, 'http://slow#1'), []);
+      assert.deepEqual(await outbox.claimNotifications(now, 60_000, 10, 'http://other#3'), []);
     } finally {
       await store.close();
     }

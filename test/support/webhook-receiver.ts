@@ -2,7 +2,7 @@
 // the `standardwebhooks` library (not our signing code), records it, and answers as told. It can
 // go down (its port closed) and come up again on the same port. Every wait is bounded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { after } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 
@@ -114,6 +114,42 @@ export async function startReceiver(secret: string | undefined): Promise<Receive
     },
   };
   return receiver;
+}
+
+/** A receiver that accepts connections and never answers (nor closes them) until stopped. */
+export interface SilentReceiver {
+  readonly url: string;
+  /** Connections accepted and still open. */
+  open(): number;
+  /** Closes the port and every connection it holds. */
+  stop(): Promise<void>;
+}
+
+const silentStops: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const stop of silentStops) await stop();
+});
+
+/** A real socket on 127.0.0.1 that takes every request and answers none. */
+export async function startSilentReceiver(): Promise<SilentReceiver> {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    // Read what comes (so the sender is never held by a full buffer), answer nothing.
+    socket.resume();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= new Promise<void>((done) => {
+      server.close(() => done());
+      for (const socket of sockets) socket.destroy();
+    }));
+  silentStops.push(stop);
+  return { url: `http://127.0.0.1:${port}/hook`, open: () => sockets.size, stop };
 }
 
 /** A fresh Standard Webhooks secret (24 random bytes). */

@@ -3,8 +3,9 @@
  * not delivered yet, pending, failed or dropped, oldest first, paged (`?limit=` 1..1000 default
  * 50, `?cursor=` from the `warrant-next-cursor` header). Only for a caller holding the scope
  * `warrant:audit` under an authentication mode: 403 otherwise, and without a mode (as the
- * approval routes). A row shows its destination by the label the store keeps (URL origin and a
- * digest of the URL), never the URL or a secret, and not the request body.
+ * approval routes); only the notifications of jobs in the caller's tenant. A row shows its
+ * destination by the label the store keeps (URL origin and a digest of the URL), never the URL
+ * or a secret, and not the request body.
  */
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
@@ -53,7 +54,9 @@ export function registerNotificationRoutes(
       const caller = await callerOf(request);
       if (!(caller?.scopes ?? []).includes(AUDIT_SCOPE)) return forbidden();
       try {
+        // Only the caller's tenant's (docs/api.md, "Reading and tenants").
         const rows = await runtime.listNotifications({
+          caller,
           limit,
           ...(cursor === undefined ? {} : { after: Number(cursor) }),
         });

@@ -45,12 +45,18 @@ export class MemoryOutbox implements JobStoreOutbox {
     }
   }
 
-  claimNotifications(now: number, leaseMs: number, limit: number): OutboxRecord[] {
+  claimNotifications(
+    now: number,
+    leaseMs: number,
+    limit: number,
+    destination?: string,
+  ): OutboxRecord[] {
     const seen = new Set<string>();
     const claimed: OutboxRecord[] = [];
     for (const row of this.#rows) {
       if (claimed.length >= limit) break;
       if (row.status !== 'pending') continue;
+      if (destination !== undefined && row.destination !== destination) continue;
       const key = `${row.destination}\n${row.jobId}`;
       if (seen.has(key)) continue;
       seen.add(key);

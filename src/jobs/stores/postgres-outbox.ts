@@ -112,16 +112,19 @@ function recordOf(row: Row): OutboxRecord {
  * goes to one claim. Of each job and destination only the oldest pending row is a candidate: a
  * job's notifications go out in order, each after the one before it was delivered or given up.
  */
-const CLAIM = `
+const claimSql = (and: string) => `
 UPDATE warrant_notification_outbox SET attempts = attempts + 1, leased_until = $1
 WHERE seq IN (
   SELECT o.seq FROM warrant_notification_outbox o
-  WHERE o.status = 'pending' AND o.next_at <= $2 AND o.leased_until <= $2
+  WHERE o.status = 'pending' AND o.next_at <= $2 AND o.leased_until <= $2 ${and}
     AND NOT EXISTS (SELECT 1 FROM warrant_notification_outbox p WHERE p.status = 'pending'
       AND p.destination = o.destination AND p.job_id = o.job_id AND p.seq < o.seq)
   ORDER BY o.seq LIMIT $3
   FOR UPDATE SKIP LOCKED)
 RETURNING ${COLUMNS}`;
+const CLAIM = claimSql('');
+/** CLAIM narrowed to one destination (`$4`). */
+const CLAIM_FOR = claimSql('AND o.destination = $4');
 
 const DELIVERED = "DELETE FROM warrant_notification_outbox WHERE seq = $1 AND status = 'pending'";
 const RETRY = `UPDATE warrant_notification_outbox SET error = $2, next_at = $3, leased_until = 0
@@ -221,14 +224,23 @@ export class PostgresOutbox implements JobStoreOutbox {
     this.#writer?.written();
   }
 
-  async claimNotifications(now: number, leaseMs: number, limit: number): Promise<OutboxRecord[]> {
+  async claimNotifications(
+    now: number,
+    leaseMs: number,
+    limit: number,
+    destination?: string,
+  ): Promise<OutboxRecord[]> {
     if (this.#writer === undefined) return [];
     await this.ready();
-    const { rows } = await this.#pool.query<Row>({
-      name: 'warrant_claim_outbox',
-      text: CLAIM,
-      values: [now + leaseMs, now, limit],
-    });
+    const { rows } = await this.#pool.query<Row>(
+      destination === undefined
+        ? { name: 'warrant_claim_outbox', text: CLAIM, values: [now + leaseMs, now, limit] }
+        : {
+            name: 'warrant_claim_outbox_for',
+            text: CLAIM_FOR,
+            values: [now + leaseMs, now, limit, destination],
+          },
+    );
     return rows.map(recordOf).sort((a, b) => a.seq - b.seq);
   }
 

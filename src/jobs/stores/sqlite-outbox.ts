@@ -56,10 +56,26 @@ interface Statements {
   readonly insert: Sqlite.Statement;
   readonly drop: Sqlite.Statement;
   readonly claim: Sqlite.Statement;
+  readonly claimFor: Sqlite.Statement;
   readonly delivered: Sqlite.Statement;
   readonly retry: Sqlite.Statement;
   readonly failed: Sqlite.Statement;
   readonly list: Sqlite.Statement;
+}
+
+/**
+ * Claims due rows (`and` narrows them: to one destination). Of each job and destination only the
+ * oldest pending row: a job's notifications go out in order, each after the one before it was
+ * delivered or given up.
+ */
+function claimSql(and: string): string {
+  return `UPDATE notification_outbox SET attempts = attempts + 1, leased_until = ? WHERE seq IN (
+    SELECT o.seq FROM notification_outbox o
+    WHERE o.status = 'pending' AND o.next_at <= ? AND o.leased_until <= ? ${and}
+      AND NOT EXISTS (SELECT 1 FROM notification_outbox p WHERE p.status = 'pending'
+        AND p.destination = o.destination AND p.job_id = o.job_id AND p.seq < o.seq)
+    ORDER BY o.seq LIMIT ?)
+  RETURNING ${COLUMNS}`;
 }
 
 /**
@@ -113,10 +129,19 @@ export class SqliteOutbox implements JobStoreOutbox {
     writer.written();
   }
 
-  claimNotifications(now: number, leaseMs: number, limit: number): OutboxRecord[] {
+  claimNotifications(
+    now: number,
+    leaseMs: number,
+    limit: number,
+    destination?: string,
+  ): OutboxRecord[] {
     const statements = this.#statements;
     if (statements === undefined) return [];
-    const rows = statements.claim.all(now + leaseMs, now, now, limit) as Row[];
+    const rows = (
+      destination === undefined
+        ? statements.claim.all(now + leaseMs, now, now, limit)
+        : statements.claimFor.all(now + leaseMs, now, now, destination, limit)
+    ) as Row[];
     return rows.map(recordOf).sort((a, b) => a.seq - b.seq);
   }
 
@@ -160,19 +185,8 @@ export class SqliteOutbox implements JobStoreOutbox {
            SELECT seq FROM notification_outbox WHERE destination = ? AND status = 'pending'
            ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
       ),
-      // Of each job and destination only the oldest pending row: a job's notifications go out
-      // in order, each after the one before it was delivered or given up.
-      claim: db
-        .prepare(
-          `UPDATE notification_outbox SET attempts = attempts + 1, leased_until = ? WHERE seq IN (
-             SELECT o.seq FROM notification_outbox o
-             WHERE o.status = 'pending' AND o.next_at <= ? AND o.leased_until <= ?
-               AND NOT EXISTS (SELECT 1 FROM notification_outbox p WHERE p.status = 'pending'
-                 AND p.destination = o.destination AND p.job_id = o.job_id AND p.seq < o.seq)
-             ORDER BY o.seq LIMIT ?)
-           RETURNING ${COLUMNS}`,
-        )
-        .raw(),
+      claim: db.prepare(claimSql('')).raw(),
+      claimFor: db.prepare(claimSql('AND o.destination = ?')).raw(),
       delivered: db.prepare("DELETE FROM notification_outbox WHERE seq = ? AND status = 'pending'"),
       retry: db.prepare(
         "UPDATE notification_outbox SET error = ?, next_at = ?, leased_until = 0 WHERE seq = ? AND status = 'pending'",

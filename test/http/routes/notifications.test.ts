@@ -1,10 +1,15 @@
 // GET /api/notifications (src/http/routes/notifications.ts; docs/api.md, "HTTP: notifications"):
-// for an auditor only (403 without an authentication mode or without the scope), paged with a
-// cursor, and never a URL, a secret or a body.
+// for an auditor only (403 without an authentication mode or without the scope), of its own
+// tenant only, paged with a cursor, and never a URL, a secret or a body.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { loadCallersFile } from '../../../src/http/auth/index.js';
 import { createHttpServer } from '../../../src/http/server.js';
-import { OperatorRuntime } from '../../../src/index.js';
+import { OperatorRuntime, type ExecutionCaller } from '../../../src/index.js';
 import { register } from '../../support/runtime-fixtures.js';
 import { newSecret, startReceiver } from '../../support/webhook-receiver.js';
 
@@ -114,5 +119,81 @@ describe('GET /api/notifications', () => {
     }
     assert.equal((await get(server.url, '/api/notifications?limit=0')).status, 400);
     assert.equal((await get(server.url, '/api/notifications?cursor=x')).status, 400);
+  });
+
+  it("shows an auditor only its tenant's rows (no tenant: only jobs without one), page by page", async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'warrant-notify-tenants-'));
+    closers.push(async () => rmSync(directory, { recursive: true, force: true }));
+    const sha = (token: string) => createHash('sha256').update(token).digest('hex');
+    const audit = ['warrant:audit'];
+    const auditors: Record<string, ExecutionCaller> = {
+      acme: { id: 'auditor', tenant: 'acme', scopes: audit },
+      globex: { id: 'auditor', tenant: 'globex', scopes: audit },
+      none: { id: 'auditor', scopes: audit },
+    };
+    const callersPath = join(directory, 'callers.json');
+    writeFileSync(
+      callersPath,
+      JSON.stringify({
+        callers: Object.entries(auditors).map(([name, caller]) => ({
+          tokenSha256: sha(`${name}-token`),
+          caller,
+        })),
+      }),
+      { mode: 0o600 },
+    );
+    const { authenticator } = await loadCallersFile(callersPath);
+    const receiver = await startReceiver(secret);
+    receiver.status = 500;
+    const runtime = new OperatorRuntime({
+      notifications: [{ url: receiver.url, secret, events: ['job.completed'] }],
+      notificationDelivery: { attempts: 1, pollMs: 20, initialDelayMs: 20, timeoutMs: 1_000 },
+    });
+    const app = createHttpServer(runtime, { authenticator });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(async () => (await app.close(), await runtime.close()));
+    const [cap] = register(runtime, { execute: () => 1 }) as [string];
+    // Jobs of the three tenants, interleaved, so a page of one tenant skips the others' rows.
+    const jobsOf: Record<string, string[]> = { acme: [], globex: [], none: [] };
+    for (let round = 0; round < 3; round++)
+      for (const [name, submitter] of [
+        ['acme', { id: 'alice', tenant: 'acme' }],
+        ['globex', { id: 'alice', tenant: 'globex' }],
+        ['none', { id: 'alice' }],
+      ] as const) {
+        const job = await runtime.executePlan(
+          { version: '1.0', steps: [{ id: 'a', capability: cap, input: {} }] },
+          { caller: submitter },
+        );
+        jobsOf[name]?.push(job.id);
+      }
+    assert.equal((await runtime.listNotifications()).length, 9, 'the library lists every row');
+
+    const pageAs = async (name: string, query: string) => {
+      const response = await fetch(`${url}/api/notifications${query}`, {
+        headers: { authorization: `Bearer ${name}-token` },
+        signal: AbortSignal.timeout(20_000),
+      });
+      assert.equal(response.status, 200);
+      const rows = (await response.json()) as { jobId: string }[];
+      return {
+        jobs: rows.map((row) => row.jobId),
+        cursor: response.headers.get('warrant-next-cursor'),
+      };
+    };
+    for (const name of Object.keys(auditors)) {
+      assert.deepEqual((await pageAs(name, '')).jobs, jobsOf[name], `${name} sees its own`);
+      // Two rows a page: the cursor walks past the other tenants' rows.
+      const first = await pageAs(name, '?limit=2');
+      assert.deepEqual(first.jobs, jobsOf[name]?.slice(0, 2));
+      assert.ok(first.cursor);
+      const second = await pageAs(name, `?limit=2&cursor=${first.cursor}`);
+      assert.deepEqual(second.jobs, jobsOf[name]?.slice(2));
+      assert.equal(second.cursor, null);
+      assert.deepEqual(
+        (await runtime.listNotifications({ caller: auditors[name] })).map((row) => row.jobId),
+        jobsOf[name],
+      );
+    }
   });
 });
