@@ -10,7 +10,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import type { Job } from '../jobs/job.js';
 import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
-import { tenantOf } from './cancel-policy.js';
+import { tenantOf } from '../callers/tenant-rules.js';
 
 /** The most rows read from the outbox at once while looking for a tenant's. */
 const MAX_BATCH = 4_096;
