@@ -191,9 +191,14 @@ async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
   );
   if (rows[0]?.present !== true) return false;
   const owners = await client.query<{ present: boolean }>(
-    "SELECT to_regclass('warrant_owners') IS NOT NULL AND to_regclass('warrant_chain_origin') IS NOT NULL AS present",
+    "SELECT to_regclass('warrant_owners') IS NOT NULL AS present",
   );
   if (owners.rows[0]?.present !== true) return false;
+  // The store's chain origin is written with this table (markOrigin).
+  const origin = await client.query<{ present: boolean }>(
+    "SELECT to_regclass('warrant_chain_origin') IS NOT NULL AS present",
+  );
+  if (origin.rows[0]?.present !== true) return false;
   const version = await client.query<{ version: number }>(
     'SELECT version FROM warrant_schema_version',
   );
