@@ -21,6 +21,13 @@
  * position, stepId, inputDigest, requestHash, decision, at])), after the job entries' leaves, in
  * (jobId, position) order. A checkpoint with no approvals has the root it had before the ledger was
  * sealed, so earlier checkpoints and evidence bundles verify as they did.
+ *
+ * A store's chain origin (docs/decisions.md, "Jobs without a chain") is the checkpoint written
+ * once, when the store is created or first opened by a version that writes one: its entries are
+ * the jobs recorded before the event chain (schema version 1 or 2), `[jobId, events,
+ * 'unchained']`, and a store created with chains has none (the one checkpoint with no leaves).
+ * Every other job must have a chain: a seal that finds a job whose last event has no hash seals
+ * it as `[jobId, events, 'no hash']`, which `verifyStore` reports.
  */
 import { hash as oneShotHash } from 'node:crypto';
 import { canonicalJson, hmacSha256Digest, sha256Digest } from '../json/canonical-json.js';
@@ -46,6 +53,12 @@ export interface CheckpointEntry {
   readonly events: number;
   readonly hash: string;
 }
+
+/** The hash of a chain origin's entry: a job recorded before the event chain (schema version 3). */
+export const UNCHAINED_ENTRY = 'unchained';
+
+/** The hash of an entry sealing a job whose last event has no chain hash (not written by Warrant). */
+export const MISSING_ENTRY = 'no hash';
 
 /** A step of a Merkle proof: the sibling's hash, and whether it is on the left. */
 export interface ProofStep {
@@ -228,6 +241,28 @@ export function nextCheckpoint(
     previous: head?.hash ?? '',
     root: merkleRoot(entries, approvals),
     events,
+    at,
+  };
+  return { checkpoint: { ...fields, hash: checkpointHash(fields, auditKey) }, entries };
+}
+
+/**
+ * The chain origin after `head`: a checkpoint sealing the jobs recorded before the event chain,
+ * each with its number of events (none in a store created with chains). It seals no chained
+ * event (`events` 0) and is the only checkpoint that can have no leaves.
+ */
+export function originCheckpoint(
+  head: CheckpointHead | undefined,
+  unchained: readonly { readonly jobId: string; readonly events: number }[],
+  at: string,
+  auditKey: string | undefined,
+): { checkpoint: Checkpoint; entries: CheckpointEntry[] } {
+  const entries = unchained.map(({ jobId, events }) => ({ jobId, events, hash: UNCHAINED_ENTRY }));
+  const fields = {
+    seq: (head?.seq ?? 0) + 1,
+    previous: head?.hash ?? '',
+    root: merkleRoot(entries),
+    events: 0,
     at,
   };
   return { checkpoint: { ...fields, hash: checkpointHash(fields, auditKey) }, entries };

@@ -10,6 +10,8 @@ import {
   checkpointHash,
   ledgerLeaf,
   merkleRoot,
+  MISSING_ENTRY,
+  UNCHAINED_ENTRY,
   type Checkpoint,
   type CheckpointHead,
   type LedgerEntry,
@@ -48,7 +50,10 @@ export interface StoreVerification {
   readonly sealedEvents: number;
   /** Jobs with events committed since the last checkpoint (not yet sealed). */
   readonly unsealed: number;
-  /** Jobs recorded before the event chain (schema version 3), never sealed: nothing to check. */
+  /**
+   * Jobs recorded before the event chain (schema version 1 or 2), as the store's chain origin
+   * sealed them: nothing to check them with. Any other job without a chain is a problem.
+   */
   readonly unchained: number;
   readonly problems: readonly StoreProblem[];
 }
@@ -138,6 +143,52 @@ function checkCheckpoints(
   return problems;
 }
 
+/**
+ * The store's chain origin (checkpoint.ts): the first checkpoint with no leaves but the jobs it
+ * seals as recorded before the chain, and those jobs with their numbers of events. A second one
+ * is a problem: the store's mark of its origin was removed and the store opened again, so that
+ * jobs without a chain written since would pass as recorded before it.
+ */
+function findOrigin(
+  checkpoints: readonly Checkpoint[],
+  entriesOf: ReadonlyMap<number, SealedEntry[]>,
+  approvalsOf: ReadonlyMap<number, SealedApproval[]>,
+): { origin: number | undefined; unchained: Map<string, number>; problems: StoreProblem[] } {
+  let origin: number | undefined;
+  const unchained = new Map<string, number>();
+  const problems: StoreProblem[] = [];
+  for (const { seq, root } of checkpoints) {
+    const entries = entriesOf.get(seq) ?? [];
+    if ((approvalsOf.get(seq)?.length ?? 0) > 0) continue;
+    if (!entries.every((entry) => entry.hash === UNCHAINED_ENTRY)) continue;
+    // A checkpoint whose entries were deleted is reported by its root, not taken as an origin.
+    if (merkleRoot(entries) !== root) continue;
+    if (origin === undefined) {
+      origin = seq;
+      for (const entry of entries) unchained.set(entry.jobId, entry.events);
+    } else {
+      problems.push(
+        problem(
+          'checkpoint',
+          `checkpoint ${seq} is a second chain origin (the first is checkpoint ${origin}): the store's mark of its origin was removed and the store opened again; only the jobs checkpoint ${origin} sealed are taken as recorded before the chain`,
+          undefined,
+          seq,
+        ),
+      );
+    }
+  }
+  return { origin, unchained, problems };
+}
+
+/** Why a job without a chain that the origin did not seal as it is now is not intact. */
+function notChained(origin: number | undefined, before: number | undefined): string {
+  if (before !== undefined)
+    return `no chain, and events the store's chain origin (checkpoint ${origin}) did not seal: the job had ${before} when the store began keeping chains; events without a hash were added`;
+  const since =
+    origin === undefined ? 'keeps chains' : `has kept chains since checkpoint ${origin}`;
+  return `no chain: its events carry no hash, and it was not recorded before the chain (the store ${since}): not written by Warrant (copied or forged), or its hashes were removed`;
+}
+
 /** The first sealed event of a job that is not as its checkpoint sealed it. */
 function checkSealed(
   jobId: string,
@@ -149,6 +200,16 @@ function checkSealed(
       return problem(
         'sealed',
         `job ${jobId} has ${hashes.length} events, checkpoint ${entry.checkpoint} sealed ${entry.events}: events were removed, or an older copy restored`,
+        jobId,
+        entry.checkpoint,
+      );
+    }
+    // Recorded before the chain: no hash to compare (findOrigin says which origin counts).
+    if (entry.hash === UNCHAINED_ENTRY) continue;
+    if (entry.hash === MISSING_ENTRY) {
+      return problem(
+        'sealed',
+        `event ${entry.events - 1} of job ${jobId} had no chain hash when checkpoint ${entry.checkpoint} sealed it: the store keeps chains, so it was not written by Warrant (copied or forged), or its hash was removed`,
         jobId,
         entry.checkpoint,
       );
@@ -224,6 +285,8 @@ export async function verifySeals(
     else byCheckpoint.push(approval);
   }
   const problems = checkCheckpoints(checkpoints, entriesOf, approvalsOf, auditKey);
+  const origin = findOrigin(checkpoints, entriesOf, approvalsOf);
+  problems.push(...origin.problems);
   problems.push(...checkLedger(seals.approvals ?? [], seals.ledger ?? []));
   const last = checkpoints.at(-1);
   const head = last === undefined ? undefined : { seq: last.seq, hash: last.hash };
@@ -290,8 +353,13 @@ export async function verifySeals(
     }
     const verification = verifyRecord(read.job, read.hashes, auditKey, read.consumed);
     if (verification.ok) continue;
-    if (verification.reason === NO_CHAIN && sealed === undefined) {
-      unchained++;
+    if (verification.reason === NO_CHAIN) {
+      const before = origin.unchained.get(jobId);
+      if (before !== undefined && before === read.hashes?.length) {
+        unchained++;
+      } else {
+        problems.push(problem('record', notChained(origin.origin, before), jobId));
+      }
       continue;
     }
     problems.push({

@@ -5,7 +5,12 @@
 // kept elsewhere detects a rollback of the whole store.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { OperatorRuntime, createCapability, type ExecutionPlan } from '../../src/index.js';
+import {
+  OperatorRuntime,
+  createCapability,
+  verifyEvidence,
+  type ExecutionPlan,
+} from '../../src/index.js';
 import { chainHashes } from '../../src/jobs/event-chain.js';
 import type { JobEvent } from '../../src/jobs/job.js';
 import type { StoreVerification } from '../../src/jobs/verify-store.js';
@@ -88,6 +93,36 @@ async function rechain(sql: Sql, option: string, jobId: string): Promise<void> {
       `UPDATE {job_events} SET hash = ? WHERE job_seq = ${JOB_SEQ} AND position = ?`,
       [hashes[index], jobId, row.position],
     );
+}
+
+/**
+ * The attack of issue 45, as someone who can write the database but has no audit key: a job's
+ * rows copied under a new id, its goal and its second step's result edited, its events' hashes
+ * left NULL (as if written before the chain).
+ */
+async function forgeCopy(sql: Sql, option: string, sourceId: string, forgedId: string) {
+  const forgedSeq = '(SELECT seq FROM {jobs} WHERE id = CAST(? AS TEXT))';
+  await sql(
+    option,
+    `INSERT INTO {jobs} (id, status, goal, created_at, updated_at, fixed, state)
+     SELECT CAST(? AS TEXT), status, CAST(? AS TEXT), created_at, updated_at, fixed,
+       replace(state, '"n":2', '"n":9') FROM {jobs} WHERE id = ?`,
+    [forgedId, JSON.stringify('forged'), sourceId],
+  );
+  await sql(
+    option,
+    `INSERT INTO {job_steps} (job_seq, position, capability, status, fixed, state, decision)
+     SELECT ${forgedSeq}, position, capability, status, fixed, replace(state, '"n":2', '"n":9'),
+       decision FROM {job_steps} WHERE job_seq = ${JOB_SEQ}`,
+    [forgedId, sourceId],
+  );
+  await sql(
+    option,
+    `INSERT INTO {job_events} (job_seq, position, event, hash)
+     SELECT ${forgedSeq}, position, replace(event, CAST(? AS TEXT), CAST(? AS TEXT)), NULL
+     FROM {job_events} WHERE job_seq = ${JOB_SEQ}`,
+    [forgedId, sourceId, forgedId, sourceId],
+  );
 }
 
 export function runCheckpointContract(store: StoreUnderTest): void {
@@ -260,6 +295,91 @@ export function runCheckpointContract(store: StoreUnderTest): void {
           'the copy is consistent in itself',
         );
         reported(await runtime.verifyStore(), waiting.id, /has \d+ events, checkpoint \d+ sealed/);
+      });
+
+      it('reports a job copied under a new id with no hashes, sealed or not (issue 45)', async () => {
+        const { runtime, option, done } = await sealedStore(auditKey);
+        const forged = `${done.id}-copy`;
+        await forgeCopy(sql, option, done.id, forged);
+        const copy = await runtime.getJob(forged);
+        assert.equal(copy?.goal, 'forged');
+        assert.deepEqual(copy?.steps[1]?.result, { n: 9 });
+        const unsealed = await runtime.verifyStore();
+        reported(
+          unsealed,
+          forged,
+          /^no chain: its events carry no hash, and it was not recorded before the chain/,
+        );
+        assert.equal(unsealed.unchained, 0);
+        assert.deepEqual(
+          unsealed.problems.map((problem) => [problem.kind, problem.jobId]),
+          [['record', forged]],
+        );
+        // Sealing never skips it (export seals first): sealed as having no hash, and reported so.
+        const bundle = await runtime.exportJob(forged);
+        const evidence = verifyEvidence(bundle, auditKey === undefined ? {} : { auditKey });
+        assert.equal(evidence.ok, false, 'its evidence does not verify');
+        const sealed = await runtime.verifyStore();
+        reported(sealed, forged, /had no chain hash when checkpoint \d+ sealed it/);
+        assert.equal(sealed.unchained, 0);
+        // Removed again, it is gone from what a checkpoint sealed.
+        for (const table of ['job_events', 'job_steps'])
+          await sql(option, `DELETE FROM {${table}} WHERE job_seq = ${JOB_SEQ}`, [forged]);
+        await sql(option, 'DELETE FROM {jobs} WHERE id = ?', [forged]);
+        reported(await runtime.verifyStore(), forged, /is gone: checkpoint \d+ sealed/);
+      });
+
+      it('counts the jobs of a store migrated from version 2 apart, and reports a copy of one', async () => {
+        const { option, done, runtime: idle } = await sealedStore(auditKey);
+        await idle.close();
+        // What version 2 had: no checkpoints, no decision column, no hash column.
+        await sql(
+          option,
+          store.name === 'sqlite'
+            ? 'DROP TRIGGER job_events_unsealed'
+            : 'DROP TRIGGER warrant_job_events_unsealed ON warrant_job_events',
+        );
+        for (const table of [
+          'checkpoint_entries',
+          'checkpoint_approvals',
+          'checkpoints',
+          'checkpoint_unsealed',
+          'chain_origin',
+        ])
+          await sql(option, `DROP TABLE IF EXISTS {${table}}`);
+        await sql(option, 'ALTER TABLE {job_steps} DROP COLUMN decision');
+        await sql(option, 'ALTER TABLE {job_events} DROP COLUMN hash');
+        await sql(option, 'UPDATE {schema_version} SET version = 2');
+        const runtime = open(option, auditKey);
+        const migrated = await runtime.verifyStore();
+        assert.deepEqual(migrated.problems, []);
+        assert.equal(migrated.ok, true);
+        assert.equal(migrated.unchained, 2, 'both jobs recorded before the chain');
+        assert.equal(migrated.jobs, 2);
+        // New jobs are chained and sealed; the old ones stay apart.
+        const fresh = await runtime.executePlan(twoSteps);
+        assert.equal((await runtime.exportJob(fresh.id)) !== undefined, true);
+        const later = await runtime.verifyStore();
+        assert.deepEqual(later.problems, []);
+        assert.equal(later.unchained, 2);
+        // A copy of an old job, as unchained as it is, was not there when the chain began.
+        await forgeCopy(sql, option, done.id, `${done.id}-copy`);
+        const copied = await runtime.verifyStore();
+        reported(copied, `${done.id}-copy`, /^no chain: .*not recorded before the chain/);
+        assert.equal(copied.unchained, 2);
+        // Events without a hash added to an old job are reported too.
+        await sql(
+          option,
+          `INSERT INTO {job_events} (job_seq, position, event, hash)
+           SELECT job_seq, position + 1, event, NULL FROM {job_events}
+           WHERE job_seq = ${JOB_SEQ} ORDER BY position DESC LIMIT 1`,
+          [done.id],
+        );
+        reported(
+          await runtime.verifyStore(),
+          done.id,
+          /^no chain, and events the store's chain origin \(checkpoint \d+\) did not seal/,
+        );
       });
 
       it('detects a rollback of the whole store with a head kept elsewhere (since)', async () => {

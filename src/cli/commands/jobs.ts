@@ -53,7 +53,9 @@ caller of --caller (default { id: 'cli:<os user name>' }): a queued or awaiting 
 running step's signal is aborted by the process running it (within 1 s).
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
 --store: as for warrant run (default ${DEFAULT_STORE}).
-Exit codes: 0 ok (verify: every job intact); 1 unknown job (verify: a job is not intact; cancel:
+Exit codes: 0 ok (verify: every job intact; --all counts the jobs a store migrated from schema
+version 1 or 2 recorded before the event chain apart); 1 unknown job (verify: a job is not
+intact, a job without a chain in a store that keeps chains included; cancel:
 the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
 store that cannot be opened.`;
 
@@ -307,6 +309,9 @@ async function verifyAll(
       .filter((problem) => problem.kind === 'record' || problem.kind === 'sealed')
       .map((problem) => problem.jobId),
   );
+  // Jobs recorded before the event chain, as the store's chain origin sealed them: neither
+  // intact nor broken (docs/api.md, "runtime.verifyStore").
+  const intact = verification.jobs - brokenJobs.size - verification.unchained;
   const head =
     verification.head === undefined
       ? 'head: none (nothing sealed yet)'
@@ -324,7 +329,7 @@ async function verifyAll(
     });
     const answer = {
       jobs: verification.jobs,
-      intact: verification.jobs - brokenJobs.size,
+      intact,
       broken,
       ...(verification.head === undefined ? {} : { head: verification.head }),
       checkpoints: verification.checkpoints,
@@ -336,8 +341,12 @@ async function verifyAll(
     writeOut(`${JSON.stringify(answer, null, 2)}\n`);
   } else {
     for (const problem of problems) writeOut(`${problemLine(problem)}\n`);
+    const unchained =
+      verification.unchained === 0
+        ? ''
+        : `, ${verification.unchained} recorded before the event chain (schema version 1 or 2): nothing to check them with`;
     writeOut(
-      `${verification.jobs} jobs verified: ${verification.jobs - brokenJobs.size} intact, ${brokenJobs.size} not\n`,
+      `${verification.jobs} jobs verified: ${intact} intact, ${brokenJobs.size} not${unchained}\n`,
     );
     const pending =
       verification.unsealed === 0 ? '' : `, ${verification.unsealed} jobs not yet sealed`;

@@ -52,7 +52,9 @@ import { isFinished } from '../job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from './approval-ledger.js';
 import {
   ledgerLeaf,
+  MISSING_ENTRY,
   nextCheckpoint,
+  originCheckpoint,
   type Checkpoint,
   type CheckpointEntry,
   type LedgerEntry,
@@ -192,10 +194,57 @@ async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
     "SELECT to_regclass('warrant_owners') IS NOT NULL AS present",
   );
   if (owners.rows[0]?.present !== true) return false;
+  // The store's chain origin is written with this table (markOrigin).
+  const origin = await client.query<{ present: boolean }>(
+    "SELECT to_regclass('warrant_chain_origin') IS NOT NULL AS present",
+  );
+  if (origin.rows[0]?.present !== true) return false;
   const version = await client.query<{ version: number }>(
     'SELECT version FROM warrant_schema_version',
   );
   return version.rows[0]?.version === POSTGRES_SCHEMA_VERSION;
+}
+
+/**
+ * Writes the store's chain origin (checkpoint.ts) once: the jobs recorded before the event chain,
+ * sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without a
+ * chain"). Run in the schema's transaction, under the checkpoint lock.
+ */
+async function markOrigin(client: pg.PoolClient, auditKey: string | undefined): Promise<void> {
+  const marked = await client.query('SELECT 1 FROM warrant_chain_origin LIMIT 1');
+  if (marked.rows.length > 0) return;
+  const unchained = await client.query<{ id: string; events: number }>(UNCHAINED_JOBS);
+  const head = await client.query<{ seq: number; hash: string }>(
+    'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
+  );
+  const { checkpoint, entries } = originCheckpoint(
+    head.rows[0],
+    unchained.rows.map((row) => ({ jobId: row.id, events: row.events })),
+    new Date().toISOString(),
+    auditKey,
+  );
+  await client.query(
+    `INSERT INTO warrant_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [
+      checkpoint.seq,
+      checkpoint.previous,
+      checkpoint.root,
+      checkpoint.events,
+      checkpoint.at,
+      checkpoint.hash,
+    ],
+  );
+  await client.query(
+    `INSERT INTO warrant_checkpoint_entries (checkpoint, job_id, events, hash)
+     SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])`,
+    [
+      checkpoint.seq,
+      entries.map((entry) => entry.jobId),
+      entries.map((entry) => entry.events),
+      entries.map((entry) => entry.hash),
+    ],
+  );
+  await client.query('INSERT INTO warrant_chain_origin (checkpoint) VALUES ($1)', [checkpoint.seq]);
 }
 
 /** Arbitrary constant key of the advisory lock that serializes schema creation. */
@@ -397,19 +446,35 @@ DO $$ BEGIN
       FOR EACH STATEMENT EXECUTE FUNCTION warrant_mark_unsealed();
   END IF;
 END $$;
+CREATE TABLE IF NOT EXISTS warrant_chain_origin (checkpoint INTEGER NOT NULL);
 `;
+
+/**
+ * The jobs recorded before the event chain (schema version 1 or 2), with their numbers of events,
+ * for the store's chain origin (checkpoint.ts): no event with a hash, and created before the first
+ * job whose first event has one (a database migrated from version 2 chains every job it creates
+ * after). A store created with chains has none.
+ */
+const UNCHAINED_JOBS = `
+SELECT j.id, count(*)::int AS events FROM warrant_jobs j
+JOIN warrant_job_events e ON e.job_seq = j.seq
+WHERE j.seq > 0 AND j.seq < coalesce((SELECT f.job_seq FROM warrant_job_events f
+  WHERE f.position = 0 AND f.hash IS NOT NULL ORDER BY f.job_seq LIMIT 1), 9223372036854775807)
+GROUP BY j.seq, j.id HAVING count(e.hash) = 0 ORDER BY j.seq`;
 
 /** Arbitrary constant key of the advisory lock that serializes sealing across processes. */
 const CHECKPOINT_LOCK = 0x7365616c; // "seal"
 
-/** The marked jobs (by the marks' ids): each one's id, and the position and hash of its last event. */
+/**
+ * The marked jobs (by the marks' ids): each one's id, and the position and hash of its last event
+ * (NULL when it has none: sealed as such, checkpoint.ts).
+ */
 const UNSEALED_HEADS = `
 SELECT j.id, e.position, e.hash
 FROM (SELECT DISTINCT job_seq FROM warrant_checkpoint_unsealed WHERE id = ANY($1::bigint[])) u
 JOIN warrant_jobs j ON j.seq = u.job_seq
 JOIN LATERAL (SELECT position, hash FROM warrant_job_events WHERE job_seq = u.job_seq
-  ORDER BY position DESC LIMIT 1) e ON true
-WHERE e.hash IS NOT NULL`;
+  ORDER BY position DESC LIMIT 1) e ON true`;
 
 const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
 
@@ -908,6 +973,8 @@ export class PostgresJobStore implements JobStore {
         await client.query('COMMIT');
         return;
       }
+      // The chain origin below is a checkpoint: taken before any table lock, as a seal takes it.
+      await client.query('SELECT pg_advisory_xact_lock($1)', [CHECKPOINT_LOCK]);
       await client.query(SCHEMA);
       await client.query(APPROVAL_LEDGER);
       await client.query(CHECKPOINT_SCHEMA);
@@ -936,6 +1003,7 @@ export class PostgresJobStore implements JobStore {
           POSTGRES_SCHEMA_VERSION,
         ]);
       }
+      await markOrigin(client, this.#auditKey);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -1573,14 +1641,15 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
         'SELECT id FROM warrant_checkpoint_unsealed',
       );
       const ids = marks.rows.map((row) => row.id);
-      const heads = await client.query<{ id: string; position: number; hash: string }>(
+      const heads = await client.query<{ id: string; position: number; hash: string | null }>(
         UNSEALED_HEADS,
         [ids],
       );
+      // An event without a hash is sealed too, as such: verifyStore reports it.
       const current = heads.rows.map((row) => ({
         jobId: row.id,
         events: row.position + 1,
-        hash: row.hash,
+        hash: row.hash ?? MISSING_ENTRY,
       }));
       const before = await client.query<CheckpointEntry>(
         `SELECT DISTINCT ON (job_id) job_id AS "jobId", events, hash FROM warrant_checkpoint_entries

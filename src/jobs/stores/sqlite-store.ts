@@ -42,7 +42,9 @@ import {
 } from './approval-ledger.js';
 import {
   ledgerLeaf,
+  MISSING_ENTRY,
   nextCheckpoint,
+  originCheckpoint,
   type Checkpoint,
   type CheckpointEntry,
   type LedgerEntry,
@@ -207,15 +209,28 @@ CREATE TRIGGER IF NOT EXISTS job_events_unsealed AFTER INSERT ON job_events
 BEGIN
   INSERT OR IGNORE INTO checkpoint_unsealed (job_seq) VALUES (NEW.job_seq);
 END;
+CREATE TABLE IF NOT EXISTS chain_origin (checkpoint INTEGER NOT NULL);
 `;
 
 /**
- * Each marked job's id, the position and hash of its last event, and the events and hash of its
- * last checkpoint entry (NULL for a job no checkpoint holds yet). CROSS JOIN fixes the order:
- * from the marks to each job's last event by key. Left to the planner (the file has no
- * statistics) it scanned every row of job_events on each seal, a cost growing with the store.
- * The last entry is found by key in the same statement: asked for apart, with the ids as a JSON
- * array, it was an eighth of a seal's time.
+ * The jobs recorded before the event chain (schema version 1 or 2), with their numbers of events,
+ * for the store's chain origin (checkpoint.ts): no event with a hash, and created before the first
+ * job whose first event has one (a store migrated from version 2 chains every job it creates
+ * after). A store created with chains has none.
+ */
+const UNCHAINED_JOBS = `
+SELECT j.id, count(*) FROM jobs j JOIN job_events e ON e.job_seq = j.seq
+WHERE j.seq > 0 AND j.seq < coalesce((SELECT f.job_seq FROM job_events f
+  WHERE f.position = 0 AND f.hash IS NOT NULL ORDER BY f.job_seq LIMIT 1), 9223372036854775807)
+GROUP BY j.seq HAVING count(e.hash) = 0 ORDER BY j.seq`;
+
+/**
+ * Each marked job's id, the position and hash of its last event (NULL when it has none: sealed as
+ * such, checkpoint.ts), and the events and hash of its last checkpoint entry (NULL for a job no
+ * checkpoint holds yet). CROSS JOIN fixes the order: from the marks to each job's last event by
+ * key. Left to the planner (the file has no statistics) it scanned every row of job_events on
+ * each seal, a cost growing with the store. The last entry is found by key in the same
+ * statement: asked for apart, with the ids as a JSON array, it was an eighth of a seal's time.
  */
 export const UNSEALED_HEADS = `
 SELECT j.id, e.position, e.hash, c.events, c.hash FROM checkpoint_unsealed u
@@ -223,8 +238,7 @@ CROSS JOIN jobs j ON j.seq = u.job_seq
 CROSS JOIN job_events e ON e.job_seq = u.job_seq
   AND e.position = (SELECT max(position) FROM job_events WHERE job_seq = u.job_seq)
 LEFT JOIN checkpoint_entries c ON c.job_id = j.id
-  AND c.checkpoint = (SELECT max(checkpoint) FROM checkpoint_entries WHERE job_id = j.id)
-WHERE e.hash IS NOT NULL`;
+  AND c.checkpoint = (SELECT max(checkpoint) FROM checkpoint_entries WHERE job_id = j.id)`;
 
 const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
 
@@ -537,6 +551,7 @@ export class SqliteJobStore implements JobStore {
     db.pragma('foreign_keys = ON');
     this.#migrate(db.name);
     db.exec(CHECKPOINT_SCHEMA);
+    this.#markOrigin();
     db.exec(CANCEL_SCHEMA);
     this.outbox = new SqliteOutbox(db);
     this.#registerOwner();
@@ -876,6 +891,46 @@ export class SqliteJobStore implements JobStore {
   }
 
   /**
+   * Writes the store's chain origin (checkpoint.ts) once: the jobs recorded before the event
+   * chain, sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without
+   * a chain"). In one IMMEDIATE transaction, after the checkpoint head like any seal.
+   */
+  #markOrigin(): void {
+    const db = this.#db;
+    const marked = db.prepare('SELECT 1 FROM chain_origin LIMIT 1').pluck();
+    if (marked.get() !== undefined) return;
+    db.transaction(() => {
+      if (marked.get() !== undefined) return;
+      const unchained = (db.prepare(UNCHAINED_JOBS).raw().all() as [string, number][]).map(
+        ([jobId, events]) => ({ jobId, events }),
+      );
+      const head = db
+        .prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1')
+        .get() as { seq: number; hash: string } | undefined;
+      const { checkpoint, entries } = originCheckpoint(
+        head,
+        unchained,
+        new Date().toISOString(),
+        this.#auditKey,
+      );
+      db.prepare(`INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`).run(
+        checkpoint.seq,
+        checkpoint.previous,
+        checkpoint.root,
+        checkpoint.events,
+        checkpoint.at,
+        checkpoint.hash,
+      );
+      const insertEntry = db.prepare(
+        'INSERT INTO checkpoint_entries (checkpoint, job_id, events, hash) VALUES (?, ?, ?, ?)',
+      );
+      for (const entry of entries)
+        insertEntry.run(checkpoint.seq, entry.jobId, entry.events, entry.hash);
+      db.prepare('INSERT INTO chain_origin (checkpoint) VALUES (?)').run(checkpoint.seq);
+    }).immediate();
+  }
+
+  /**
    * Version 6 keeps a job's owner in its row (was: a job_owners row per job, written by triggers:
    * one more table written by the commits that create and end each job). The owners of queued
    * and executing jobs are copied; job_owners is left as it is, unused.
@@ -1177,14 +1232,15 @@ export class SqliteJobStore implements JobStore {
         const rows = statements.unsealed.all() as [
           string,
           number,
-          string,
+          string | null,
           number | null,
           string | null,
         ][];
         const current: CheckpointEntry[] = [];
         const sealed = new Map<string, CheckpointEntry>();
         for (const [jobId, position, hash, sealedEvents, sealedHash] of rows) {
-          current.push({ jobId, events: position + 1, hash });
+          // An event without a hash is sealed too, as such: verifyStore reports it.
+          current.push({ jobId, events: position + 1, hash: hash ?? MISSING_ENTRY });
           if (sealedEvents !== null && sealedHash !== null)
             sealed.set(jobId, { jobId, events: sealedEvents, hash: sealedHash });
         }

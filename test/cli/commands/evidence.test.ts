@@ -167,7 +167,7 @@ describe('warrant jobs export and warrant evidence verify', () => {
     assert.match(
       deleted.stdout,
       new RegExp(
-        `^store: NOT INTACT: job ${first} is gone: checkpoint 1 sealed 5 of its events$`,
+        `^store: NOT INTACT: job ${first} is gone: checkpoint 2 sealed 5 of its events$`,
         'm',
       ),
     );

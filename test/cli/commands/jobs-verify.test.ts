@@ -74,10 +74,11 @@ describe('warrant jobs verify and the decisions of warrant jobs show', () => {
     assert.equal(intact.stdout, `job ${done}: intact (5 events)\n`);
     const all = warrant(['jobs', 'verify', '--all', '--store', store], cwd);
     assert.equal(all.code, 0);
-    // The store's checkpoints too (docs/api.md, "Store checkpoints"): each run sealed its job.
+    // The store's checkpoints too (docs/api.md, "Store checkpoints"): its chain origin, then
+    // each run sealed its job.
     assert.match(
       all.stdout,
-      /^3 jobs verified: 3 intact, 0 not\n3 checkpoints sealing 18 events\nhead: 3 sha256:[0-9a-f]{64}\n$/,
+      /^3 jobs verified: 3 intact, 0 not\n4 checkpoints sealing 18 events\nhead: 4 sha256:[0-9a-f]{64}\n$/,
     );
 
     const db = new Database(join(cwd, 'jobs.db'));
@@ -123,5 +124,80 @@ describe('warrant jobs verify and the decisions of warrant jobs show', () => {
     assert.match(missing.stderr, /no job "nope"/);
     assert.equal(warrant(['jobs', 'verify', '--store', store], cwd).code, 2);
     assert.equal(warrant(['jobs', 'verify', done, '--all', '--store', store], cwd).code, 2);
+  });
+
+  it('verify --all: a job copied with no hashes is not intact, exit 1; jobs recorded before the chain are counted apart', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-forged-'));
+    const file = join(cwd, 'jobs.db');
+    const store = `sqlite:${file}`;
+    const plan = join(cwd, 'plan.json');
+    writeFileSync(
+      plan,
+      JSON.stringify({
+        version: '1.0',
+        goal: 'pay 10',
+        steps: [{ id: 'say', capability: 'system.echo', input: { message: 'pay 10' } }],
+      }),
+    );
+    const key = { WARRANT_AUDIT_KEY: 'the audit key' };
+    const run = warrant(['run', plan, '--store', store, '--json'], cwd, key);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout) as { id: string }).id;
+    // The attack of issue 45, without the key: the job's rows copied under a new id, its goal and
+    // result edited, its events' hashes left NULL.
+    const forged = `${id}-copy`;
+    const db = new Database(file);
+    const seq = '(SELECT seq FROM jobs WHERE id = ?)';
+    db.prepare(
+      `INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state)
+       SELECT ?, status, '"pay 1000"', created_at, updated_at, fixed,
+         replace(state, 'pay 10', 'pay 1000') FROM jobs WHERE id = ?`,
+    ).run(forged, id);
+    db.prepare(
+      `INSERT INTO job_steps (job_seq, position, capability, status, fixed, state, decision)
+       SELECT ${seq}, position, capability, status, replace(fixed, 'pay 10', 'pay 1000'),
+         replace(state, 'pay 10', 'pay 1000'), decision FROM job_steps WHERE job_seq = ${seq}`,
+    ).run(forged, id);
+    db.prepare(
+      `INSERT INTO job_events (job_seq, position, event, hash)
+       SELECT ${seq}, position, replace(replace(event, ?, ?), 'pay 10', 'pay 1000'), NULL
+       FROM job_events WHERE job_seq = ${seq}`,
+    ).run(forged, id, forged, id);
+    db.close();
+    const all = warrant(['jobs', 'verify', '--all', '--store', store], cwd, key);
+    assert.equal(all.code, 1, all.stdout);
+    assert.match(
+      all.stdout,
+      new RegExp(
+        `^job ${forged}: NOT INTACT: no chain: its events carry no hash, and it was not recorded before the chain \\(the store has kept chains since checkpoint 1\\): not written by Warrant \\(copied or forged\\), or its hashes were removed\n2 jobs verified: 1 intact, 1 not\n`,
+      ),
+    );
+    const json = JSON.parse(
+      warrant(['jobs', 'verify', '--all', '--store', store, '--json'], cwd, key).stdout,
+    ) as { intact: number; unchained: number; broken: { id: string }[] };
+    assert.deepEqual(
+      [json.intact, json.unchained, json.broken.map((job) => job.id)],
+      [1, 0, [forged]],
+    );
+
+    // A file from before the chain (schema version 2: no checkpoints, no hashes) opens, and its
+    // job is counted as recorded before the chain: not intact, not broken.
+    const legacyCwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-legacy-'));
+    const legacyFile = join(legacyCwd, 'jobs.db');
+    const legacy = `sqlite:${legacyFile}`;
+    assert.equal(warrant(['run', plan, '--store', legacy], legacyCwd).code, 0);
+    const old = new Database(legacyFile);
+    old.exec(`DROP TRIGGER job_events_unsealed;
+      DROP TABLE checkpoint_entries; DROP TABLE checkpoint_approvals; DROP TABLE checkpoints;
+      DROP TABLE checkpoint_unsealed; DROP TABLE IF EXISTS chain_origin;
+      ALTER TABLE job_steps DROP COLUMN decision; ALTER TABLE job_events DROP COLUMN hash;
+      UPDATE schema_version SET version = 2;`);
+    old.close();
+    const migrated = warrant(['jobs', 'verify', '--all', '--store', legacy], legacyCwd);
+    assert.equal(migrated.code, 0, migrated.stdout);
+    assert.match(
+      migrated.stdout,
+      /^1 jobs verified: 0 intact, 0 not, 1 recorded before the event chain \(schema version 1 or 2\): nothing to check them with\n1 checkpoints sealing 0 events\nhead: 1 sha256:[0-9a-f]{64}\n$/,
+    );
   });
 });
