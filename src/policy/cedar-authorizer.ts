@@ -20,6 +20,7 @@ import { loadCedar, type Cedar } from './cedar-wasm.cjs';
 import {
   capabilityEntities,
   cedarContext,
+  cedarInput,
   cedarRequest,
   principalOf,
   requestKeyText,
@@ -158,9 +159,16 @@ export function cedarAuthorizer(options: CedarAuthorizerOptions): ExecutionAutho
       entities = capabilityEntities(capability);
       capabilities.set(key, entities);
     }
+    // The whole input reaches the policies, or the step is denied: never a part, never none.
+    const input = cedarInput(asked.input);
+    if (!input.ok)
+      return decided(
+        { decision: 'deny', reason: `Input cannot be given to Cedar: ${input.reason}` },
+        [],
+      );
     const inputDigest = asked.inputDigest ?? recordValue(asked.input, 'input').digest;
     const principal = principalOf(asked.caller);
-    const context = cedarContext(asked, inputDigest);
+    const context = cedarContext(asked, inputDigest, input.value);
     const digest = sha256Digest(requestKeyText(principal, key, context));
     const cached = cache.get(digest);
     if (cached !== undefined) return cached;

@@ -1,9 +1,11 @@
 /**
  * The request each step makes of Cedar (docs/api.md, "Policy as code: Cedar"), fixed so that
  * policies can be written against it: the caller as principal, the capability as action (a
- * member of its risk group) and as resource, and the context `{ input?, inputDigest, jobId,
- * stepId, approved }`.
+ * member of its risk group) and as resource, and the context `{ input, inputDigest, jobId,
+ * stepId, approved }`, the input whole (a decimal, a number or a null as a marker, reserved keys
+ * escaped) or the step denied.
  */
+import { types } from 'node:util';
 import type { CapabilityAuthorizationContext } from '../authorization/authorizer.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 
@@ -26,63 +28,177 @@ export interface CedarRequest {
   readonly entities: CedarEntity[];
 }
 
-/** Deeper input is left out of the context (Cedar's parser recurses per level). */
-export const MAX_INPUT_DEPTH = 32;
-/** Keys Cedar's JSON reads as an entity, an extension call or an expression. */
-const ESCAPES = new Set(['__entity', '__extn', '__expr']);
-const NOT_HELD = Symbol('not held');
+/**
+ * Input nested deeper than this many levels (the outermost object or array is level 1) is
+ * denied: Cedar reads a request as JSON of at most 128 levels, of which the request and its
+ * context take two and a marker (a decimal, a null, a number) two more, at the deepest level
+ * (docs/api.md, "Policy as code: Cedar"; docs/decisions.md, "Cedar requests carry the whole
+ * input").
+ */
+export const MAX_INPUT_DEPTH = 123;
 
 const ANONYMOUS: EntityUid = Object.freeze({ type: 'Warrant::Anonymous', id: 'anonymous' });
 
+/** Cedar's JSON reads an object with one of these keys as an entity, an extension value or an expression. */
+const RESERVED_KEY = /^_*__(?:entity|extn|expr)$/;
+
 /**
- * A copy of `value` as Cedar holds it, or NOT_HELD: strings, booleans, safe integers, arrays
- * and plain objects only, no escape key at any depth, at most MAX_INPUT_DEPTH levels. Floats,
- * null, undefined and anything else are values Cedar cannot hold (or that could forge one).
+ * A key as Cedar's context holds it: `__entity`, `__extn` or `__expr` after any number of
+ * underscores gets one more underscore in front (`__entity` → `___entity`, `___entity` →
+ * `____entity`); every other key is itself. One to one, and no key comes out reserved.
  */
-function held(value: unknown, depth: number): unknown {
+export function cedarKey(key: string): string {
+  // 95 is '_': most keys are done with one comparison.
+  return key.charCodeAt(0) === 95 && RESERVED_KEY.test(key) ? `_${key}` : key;
+}
+
+/** The Cedar value of JSON `null`: an entity reference only this encoding can make. */
+const NULL_MARKER = Object.freeze({
+  __entity: Object.freeze({ type: 'Warrant::Null', id: 'null' }),
+});
+
+/** At most 4 fractional digits and no exponent: what a Cedar decimal can be. */
+const DECIMAL_TEXT = /^(-?)(\d+)\.(\d{1,4})$/;
+const DECIMAL_LIMIT = 2n ** 63n; // a decimal is a 64-bit integer of ten-thousandths
+
+/** Integers of a smaller magnitude are Longs (a Long is a 64-bit integer). */
+const LONG_LIMIT = 2 ** 63;
+
+/**
+ * The Cedar value of a number other than a Long: `decimal("<text>")` when its shortest text
+ * (`String(n)`) has at most 4 fractional digits, no exponent and is in the decimal range, else
+ * the entity `Warrant::Number::"<text>"`.
+ */
+function cedarNumber(value: number): unknown {
+  const text = String(value);
+  const parts = DECIMAL_TEXT.exec(text);
+  if (parts !== null) {
+    const [, sign, whole, fraction] = parts as unknown as [string, string, string, string];
+    const scaled = BigInt(whole) * 10_000n + BigInt(fraction.padEnd(4, '0'));
+    if (sign === '' ? scaled < DECIMAL_LIMIT : scaled <= DECIMAL_LIMIT)
+      return { __extn: { fn: 'decimal', arg: text } };
+  }
+  return { __entity: { type: 'Warrant::Number', id: text } };
+}
+
+/** A string Cedar cannot read: one holding a lone surrogate (Cedar's strings are UTF-8). */
+const SURROGATE = /[\ud800-\udfff]/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const unreadable = (text: string): boolean => SURROGATE.test(text) && LONE_SURROGATE.test(text);
+
+/** Why (part of) the input cannot be given to Cedar, and where. */
+class Refusal {
+  readonly path: (string | number)[] = [];
+  constructor(readonly why: string) {}
+}
+
+function typeName(value: object): string {
+  const prototype = Object.getPrototypeOf(value) as { constructor?: unknown } | null;
+  const name = (prototype?.constructor as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object of a class';
+}
+
+/**
+ * `value` as Cedar's context holds it, or the Refusal saying why it cannot be: JSON data only
+ * (strings, booleans, numbers, null, arrays, plain objects), at most MAX_INPUT_DEPTH levels.
+ * As the record encodes the input (README "Stores"), an undefined property is absent and an
+ * undefined array element (or hole) is null.
+ */
+function encode(value: unknown, depth: number): unknown {
   switch (typeof value) {
     case 'string':
+      return unreadable(value)
+        ? new Refusal('a string holds a lone surrogate, which Cedar cannot read')
+        : value;
     case 'boolean':
       return value;
     case 'number':
-      return Number.isSafeInteger(value) ? value : NOT_HELD;
+      // An integer is a Long as JSON writes it (its shortest digits, within the Long range
+      // when its magnitude is under 2^63); -0 is 0.
+      if (Number.isInteger(value) && Math.abs(value) < LONG_LIMIT) return value === 0 ? 0 : value;
+      return Number.isFinite(value) ? cedarNumber(value) : new Refusal(`${value} is not JSON data`);
+    case 'undefined':
+      return NULL_MARKER;
     case 'object': {
-      if (value === null || depth >= MAX_INPUT_DEPTH) return NOT_HELD;
+      if (value === null) return NULL_MARKER;
+      if (depth >= MAX_INPUT_DEPTH)
+        return new Refusal(`it is nested deeper than ${MAX_INPUT_DEPTH} levels (or is cyclic)`);
+      if (types.isProxy(value)) return new Refusal('a proxy is not JSON data');
       if (Array.isArray(value)) {
         const copy: unknown[] = [];
-        for (const item of value) {
-          const kept = held(item, depth + 1);
-          if (kept === NOT_HELD) return NOT_HELD;
+        for (let index = 0; index < value.length; index++) {
+          const kept = encode(value[index], depth + 1);
+          if (kept instanceof Refusal) {
+            kept.path.unshift(index);
+            return kept;
+          }
           copy.push(kept);
         }
         return copy;
       }
       const prototype = Object.getPrototypeOf(value) as unknown;
-      if (prototype !== Object.prototype && prototype !== null) return NOT_HELD;
+      if (prototype !== Object.prototype && prototype !== null)
+        return new Refusal(`${typeName(value)} is not JSON data`);
       // Keys sorted: the copy has one text whatever the input's key order (the cache key).
       const copy: Record<string, unknown> = {};
       for (const key of Object.keys(value).sort()) {
-        if (ESCAPES.has(key)) return NOT_HELD;
-        const kept = held((value as Record<string, unknown>)[key], depth + 1);
-        if (kept === NOT_HELD) return NOT_HELD;
-        copy[key] = kept;
+        const item = (value as Record<string, unknown>)[key];
+        if (item === undefined) continue;
+        const kept = unreadable(key)
+          ? new Refusal('a key holds a lone surrogate, which Cedar cannot read')
+          : encode(item, depth + 1);
+        if (kept instanceof Refusal) {
+          kept.path.unshift(key);
+          return kept;
+        }
+        // Assigning '__proto__' would set the prototype: that one key is defined as data.
+        if (key === '__proto__')
+          Object.defineProperty(copy, key, {
+            value: kept,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        else copy[cedarKey(key)] = kept;
       }
       return copy;
     }
     default:
-      return NOT_HELD;
+      return new Refusal(`a ${typeof value} is not JSON data`);
   }
 }
 
-/** The input as Cedar's context holds it, or undefined when Cedar cannot hold all of it. */
-export function cedarInput(input: unknown): unknown {
-  try {
-    const kept = held(input, 0);
-    return kept === NOT_HELD ? undefined : kept;
-  } catch {
-    // A getter or proxy that throws: left out, like any value Cedar cannot hold.
-    return undefined;
+/** Where in the input a refusal is: `input.a[0].b`, its first 8 steps. */
+function where(path: readonly (string | number)[]): string {
+  let text = 'input';
+  for (const step of path.slice(0, 8)) {
+    if (typeof step === 'number') text += `[${step}]`;
+    else if (/^[A-Za-z_$][\w$]{0,63}$/.test(step)) text += `.${step}`;
+    else text += `[${JSON.stringify(step.length > 64 ? `${step.slice(0, 64)}…` : step)}]`;
   }
+  return path.length > 8 ? `${text}…` : text;
+}
+
+/** The input as Cedar's context holds it, or why it cannot be given to Cedar. */
+export type CedarInput =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+
+/**
+ * The whole input as Cedar's context holds it (docs/api.md, "Policy as code: Cedar"), or the
+ * reason it cannot be given to Cedar, for which the step is denied: never a part of it.
+ */
+export function cedarInput(input: unknown): CedarInput {
+  let kept: unknown;
+  try {
+    kept = encode(input, 0);
+  } catch {
+    return { ok: false, reason: 'reading it threw' };
+  }
+  if (!(kept instanceof Refusal)) return { ok: true, value: kept };
+  return {
+    ok: false,
+    reason: kept.path.length === 0 ? kept.why : `at ${where(kept.path)}, ${kept.why}`,
+  };
 }
 
 function strings(value: unknown): string[] | undefined {
@@ -131,19 +247,22 @@ export function capabilityEntities(
   };
 }
 
-/** The context of one step's request: `{ input?, inputDigest, jobId, stepId, approved }`. */
+/**
+ * The context of one step's request: `{ input, inputDigest, jobId, stepId, approved }`, `input`
+ * the value `cedarInput` gave.
+ */
 export function cedarContext(
   asked: CapabilityAuthorizationContext,
   inputDigest: string,
+  input: unknown,
 ): Record<string, unknown> {
-  const context: Record<string, unknown> = {};
-  const input = cedarInput(asked.input);
-  if (input !== undefined) context['input'] = input;
-  context['inputDigest'] = inputDigest;
-  context['jobId'] = asked.jobId;
-  context['stepId'] = asked.stepId;
-  context['approved'] = asked.approval !== undefined;
-  return context;
+  return {
+    input,
+    inputDigest,
+    jobId: asked.jobId,
+    stepId: asked.stepId,
+    approved: asked.approval !== undefined,
+  };
 }
 
 /**
@@ -172,7 +291,8 @@ export function cedarRequest(
 /**
  * The canonical text of a request, for its digest: the principal (with its attributes), the
  * capability (whose entities follow from it) and the context, each built in a fixed key order
- * with the input's keys sorted, and strings and safe integers written as RFC 8785 writes them.
+ * with the input's keys sorted, and strings and integers written as RFC 8785 writes them
+ * (one text per input: the encoding of the input is one to one).
  */
 export function requestKeyText(
   principal: ReturnType<typeof principalOf>,

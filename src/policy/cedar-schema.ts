@@ -6,6 +6,7 @@
  */
 import { capabilityInputJsonSchema } from '../capabilities/json-schema.js';
 import { listCapabilities } from '../capabilities/descriptors.js';
+import { cedarKey } from './cedar-request.js';
 import { loadCedar } from './cedar-wasm.cjs';
 import { describeCedarError, lineAt, parsePolicySet } from './policy-set.js';
 
@@ -21,7 +22,11 @@ export interface CedarPolicyProblem {
 const RISKS = ['read', 'write', 'destructive'] as const;
 const quote = (text: string): string => JSON.stringify(text);
 
-/** The Cedar type of a JSON Schema, or undefined when Cedar cannot type it (floats, unions, null). */
+/**
+ * The Cedar type of a JSON Schema, or undefined when Cedar cannot type it: a number (a Long, a
+ * decimal or a `Warrant::Number` in the request), a union, null. Property names as the request
+ * holds them (`cedarKey`).
+ */
 function cedarType(schema: unknown, depth: number): string | undefined {
   if (typeof schema !== 'object' || schema === null || depth > 16) return undefined;
   const { type, items, properties, required } = schema as Record<string, unknown>;
@@ -43,9 +48,9 @@ function cedarType(schema: unknown, depth: number): string | undefined {
       for (const [key, value] of Object.entries(properties)) {
         const typed = cedarType(value, depth + 1);
         if (typed !== undefined)
-          attributes.push(`${quote(key)}${needed.has(key) ? '' : '?'}: ${typed}`);
+          attributes.push(`${quote(cedarKey(key))}${needed.has(key) ? '' : '?'}: ${typed}`);
       }
-      return `{ ${attributes.join(', ')} }`;
+      return attributes.length === 0 ? '{}' : `{ ${attributes.join(', ')} }`;
     }
     default:
       return undefined;
@@ -54,7 +59,8 @@ function cedarType(schema: unknown, depth: number): string | undefined {
 
 /**
  * The Cedar schema (human format) of every registered capability: the entity types of the
- * request, the risk groups, and an action per capability with its context. A capability whose
+ * request (the null and number markers included), the risk groups, and an action per
+ * capability with its context, `input` always present. A capability whose
  * name starts with `risk:` is left out (the Cedar authorizer always denies it).
  */
 export function cedarSchema(): string {
@@ -63,13 +69,19 @@ export function cedarSchema(): string {
     '  entity Caller = { "scopes": Set<String>, "roles"?: Set<String>, "tenant"?: String };',
     '  entity Anonymous;',
     '  entity Capability = { "name": String, "version": String, "risk": String };',
+    // The markers of a null and of a number neither a Long nor a decimal (docs/api.md, "Policy
+    // as code: Cedar").
+    '  entity Null;',
+    '  entity Number;',
     `  action ${RISKS.map((risk) => quote(`risk:${risk}`)).join(', ')};`,
   ];
   for (const { name, risk } of listCapabilities()) {
     if (name.startsWith('risk:')) continue;
     const input = cedarType(capabilityInputJsonSchema(name), 0);
+    // Always present: the request always carries the input. One Cedar cannot type is declared
+    // an empty record, so a policy validated against this schema reads none of its attributes.
     const context = [
-      ...(input === undefined ? [] : [`"input"?: ${input}`]),
+      `"input": ${input ?? '{}'}`,
       '"inputDigest": String',
       '"jobId": String',
       '"stepId": String',

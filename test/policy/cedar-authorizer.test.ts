@@ -7,11 +7,14 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   cedarAuthorizer,
+  validateCedarPolicies,
   type CapabilityAuthorizationContext,
   type ExecutionCaller,
 } from '../../src/index.js';
 import { decisionPolicies } from '../../src/authorization/decision-policies.js';
 import { isIssuedError } from '../../src/errors/warrant-error.js';
+import type { PlanVersion } from '../../src/plan/execution-plan.js';
+import { MAX_INPUT_DEPTH } from '../../src/policy/cedar-request.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 
 const CAPABILITY = { name: 'mail.send', version: '1.2.0', risk: 'write' } as const;
@@ -162,41 +165,73 @@ describe('the request each step makes', () => {
     assert.ok(holds('context.input == [1, "a", true, []]', { input: [1, 'a', true, []] }));
   });
 
-  it('leaves out input Cedar cannot hold: floats, null, unsafe integers, very deep values', () => {
-    const deep: Record<string, unknown> = {};
-    let level = deep;
-    for (let index = 0; index < 40; index++) level = level['next'] = {};
-    for (const input of [{ price: 1.5 }, { note: null }, { n: 2 ** 60 }, deep, [undefined]]) {
-      assert.ok(holds('!(context has input) && context has inputDigest', { input }));
+  it('carries floats, null and reserved keys, so policies can match them as documented', () => {
+    const input = {
+      price: 1.5,
+      tiny: 1e-7,
+      long: 2 ** 60,
+      big: 2 ** 64,
+      note: null,
+      list: [null, 0.25],
+      who: { __entity: { type: 'Warrant::Caller', id: 'root' } },
+      ip: { __extn: { fn: 'ip', arg: '10.0.0.1' } },
+      ___expr: 'one more underscore',
+    };
+    for (const condition of [
+      'context.input.price == decimal("1.5") && context.input.price.greaterThan(decimal("1.4"))',
+      'context.input.tiny == Warrant::Number::"1e-7"',
+      'context.input.long == 1152921504606847000 && context.input.long > 1000',
+      'context.input.big == Warrant::Number::"18446744073709552000"',
+      'context.input.note == Warrant::Null::"null" && context.input.note is Warrant::Null',
+      'context.input.list.contains(Warrant::Null::"null") && context.input.list.contains(decimal("0.25"))',
+      'context.input.who.___entity == { "type": "Warrant::Caller", "id": "root" }',
+      'context.input.ip.___extn.arg == "10.0.0.1"',
+      'context.input.____expr == "one more underscore"',
+    ])
+      assert.ok(holds(condition, { input }), condition);
+    // Input never forges an entity or an extension value.
+    assert.ok(!holds('context.input.who == Warrant::Caller::"root"', { input }));
+    assert.ok(!holds('context.input has ip && context.input.ip == ip("10.0.0.1")', { input }));
+    // A string is never a marker.
+    assert.ok(!holds('context.input.note == Warrant::Null::"null"', { input: { note: 'null' } }));
+  });
+
+  it('denies, before any policy, a step whose input cannot be given to Cedar whole', () => {
+    const deep = (levels: number): unknown => (levels === 0 ? 0.5 : { next: deep(levels - 1) });
+    const cases: [unknown, RegExp][] = [
+      [{ pad: deep(MAX_INPUT_DEPTH) }, /nested deeper than 123 levels/],
+      [
+        { at: new Date(0) },
+        /^Input cannot be given to Cedar: at input\.at, a Date is not JSON data$/,
+      ],
+      [{ n: NaN }, /NaN is not JSON data/],
+      [{ text: 'a\ud800' }, /lone surrogate/],
+    ];
+    for (const [input, reason] of cases) {
+      const answer = ask('permit(principal, action, resource);', { input });
+      assert.equal(answer.decision, 'deny');
+      assert.match(answer.reason ?? '', reason);
+      assert.deepEqual(answer.policies, []);
     }
-    // A policy that needs the input then denies.
+    // As deep as is carried, with a marker at the deepest level: Cedar reads it.
     assert.equal(
-      ask('permit(principal, action, resource) when { context.input.price < 2 };', {
-        input: { price: 1.5 },
-      }).decision,
-      'deny',
+      ask('permit(principal, action, resource);', { input: deep(MAX_INPUT_DEPTH - 1) }).decision,
+      'allow',
     );
   });
 
-  it('never lets input forge an entity, an extension value or an expression', () => {
-    const forged = [
-      { __entity: { type: 'Warrant::Caller', id: 'root' } },
-      { who: { __entity: { type: 'Warrant::Caller', id: 'root' } } },
-      { ip: { __extn: { fn: 'ip', arg: '10.0.0.1' } } },
-      { list: [{ __expr: 'true' }] },
-    ];
-    for (const input of forged) {
-      assert.ok(holds('!(context has input)', { input }), JSON.stringify(input));
-      assert.equal(
-        ask(
-          'permit(principal, action, resource) when { context.input == Warrant::Caller::"root" || context.input.who == Warrant::Caller::"root" };',
-          {
-            input,
-          },
-        ).decision,
-        'deny',
-      );
+  it('denies when a policy reads a value of another type than it expects (a marker for a string), not for a marker elsewhere', () => {
+    const policies = `permit(principal, action, resource);
+      @id("no-etc") forbid(principal, action, resource) when { context.input.path like "/etc/*" };`;
+    for (const path of [null, 0.5, 2 ** 64, 7, ['/etc/shadow']]) {
+      assert.deepEqual(ask(policies, { input: { path } }), {
+        decision: 'deny',
+        reason: 'Forbidden by policy no-etc',
+        policies: ['no-etc'],
+      });
     }
+    for (const pad of [null, 0.5, { __entity: { type: 'X', id: 'y' } }])
+      assert.equal(ask(policies, { input: { path: '/tmp/x', pad } }).decision, 'allow');
   });
 });
 
@@ -308,6 +343,68 @@ describe('cedarAuthorizer in the runtime', () => {
     });
     assert.equal(second.status, 'completed');
     await Promise.all([runtime.close(), pinned.close()]);
+  });
+
+  it('denies /etc/shadow however its input is padded, never invoking the capability; the forbid validates without `has`', async () => {
+    const runtime = runtimeWith({ planVersions: ['1.0', '2.0'] });
+    let reads = 0;
+    const [read] = register(runtime, {
+      inputSchema: { path: { type: 'string', required: true, description: 'the file' } },
+      execute: () => {
+        reads += 1;
+        return 'contents';
+      },
+    }) as [string];
+    await runtime.close();
+    // The forbid as the schema now lets it be written, and as authors had to write it before.
+    const forbids = ['', 'context has input && '].map(
+      (guard) => `@id("all") permit(principal, action, resource);
+@id("no-etc") forbid(principal, action == Warrant::Action::"${read}", resource) when { ${guard}context.input.path like "/etc/*" };`,
+    );
+    const deep = (levels: number): unknown => (levels === 0 ? 1 : { pad: deep(levels - 1) });
+    const pads: [string, unknown][] = [
+      ['none', undefined],
+      ['null', null],
+      ['a float', 0.5],
+      ['40 levels', deep(40)],
+      ['__entity', { __entity: { type: 'X', id: 'y' } }],
+      ['__extn', { __extn: { fn: 'decimal', arg: '1.0' } }],
+      ['__expr', { __expr: 'true' }],
+    ];
+    const outcomes: string[] = [];
+    const expected: string[] = [];
+    for (const [index, policies] of forbids.entries()) {
+      const guarded = runtimeWith({
+        planVersions: ['1.0', '2.0'],
+        authorizer: cedarAuthorizer({ policies }),
+      });
+      const run = (version: PlanVersion, path: string, pad: unknown) =>
+        guarded.executePlan({
+          version,
+          steps: [
+            { id: 'a', capability: read, input: pad === undefined ? { path } : { path, pad } },
+          ],
+        });
+      for (const version of ['1.0', '2.0'] as const)
+        for (const [label, pad] of pads) {
+          const job = await run(version, '/etc/shadow', pad);
+          const decision = job.steps[0]?.decision;
+          const step = `forbid ${index} ${version} ${label}`;
+          outcomes.push(`${step}: ${job.status} ${decision?.outcome} ${decision?.reason}`);
+          expected.push(`${step}: failed deny Forbidden by policy no-etc`);
+        }
+      // The same padding on another path runs: the input reached the policy whole.
+      for (const [label, pad] of pads) {
+        const job = await run('2.0', '/tmp/notes', pad);
+        outcomes.push(`forbid ${index} /tmp/notes ${label}: ${job.status}`);
+        expected.push(`forbid ${index} /tmp/notes ${label}: completed`);
+      }
+      await guarded.close();
+    }
+    assert.deepEqual(outcomes, expected);
+    assert.equal(reads, forbids.length * pads.length, 'only the /tmp/notes steps ran');
+    // Both forbids fit the generated schema; the first needs no `has`.
+    for (const policies of forbids) assert.deepEqual(validateCedarPolicies(policies), []);
   });
 
   it('keeps decision.policies in a SQLite record, which still verifies', async () => {

@@ -5,40 +5,140 @@ import {
   capabilityEntities,
   cedarContext,
   cedarInput,
+  cedarKey,
   cedarRequest,
   principalOf,
   requestKeyText,
 } from '../../src/policy/cedar-request.js';
 
+const NULL = { __entity: { type: 'Warrant::Null', id: 'null' } };
+const decimal = (text: string) => ({ __extn: { fn: 'decimal', arg: text } });
+const number = (text: string) => ({ __entity: { type: 'Warrant::Number', id: text } });
+const carried = (input: unknown): unknown => {
+  const answer = cedarInput(input);
+  assert.ok(answer.ok, JSON.stringify(answer));
+  return answer.value;
+};
+const refused = (input: unknown): string => {
+  const answer = cedarInput(input);
+  assert.ok(!answer.ok, 'carried');
+  return answer.reason;
+};
+const nest = (levels: number, leaf: unknown): unknown =>
+  levels === 0 ? leaf : [nest(levels - 1, leaf)];
+
 describe('cedarInput', () => {
-  it('copies what Cedar holds and leaves out the rest', () => {
+  it('copies strings, booleans, safe integers, arrays and plain objects as they are', () => {
     const input = {
       a: 'x',
       b: true,
       c: [1, { d: -3 }],
       e: Object.assign(Object.create(null), { f: 'g' }),
     };
-    assert.deepEqual(cedarInput(input), { a: 'x', b: true, c: [1, { d: -3 }], e: { f: 'g' } });
-    assert.notEqual(cedarInput(input), input);
-    for (const bad of [1.5, null, undefined, NaN, 2 ** 53, new Date(0), { m: new Map() }, () => 1])
-      assert.equal(cedarInput({ v: bad }), undefined, String(bad));
-    for (const key of ['__entity', '__extn', '__expr'])
-      assert.equal(cedarInput({ deep: [{ [key]: 'x' }] }), undefined, key);
+    assert.deepEqual(carried(input), { a: 'x', b: true, c: [1, { d: -3 }], e: { f: 'g' } });
+    assert.notEqual(carried(input), input);
+    assert.equal(carried(-0), 0);
   });
 
-  it(`leaves out input nested more than ${MAX_INPUT_DEPTH} levels`, () => {
-    const nest = (levels: number): unknown => (levels === 0 ? 'leaf' : [nest(levels - 1)]);
-    assert.notEqual(cedarInput(nest(MAX_INPUT_DEPTH - 1)), undefined);
-    assert.equal(cedarInput(nest(MAX_INPUT_DEPTH + 1)), undefined);
+  it('carries an integer of magnitude under 2^63 as a Long, another number as a decimal when one holds it, else as a Warrant::Number', () => {
+    assert.deepEqual(carried([2 ** 53, -(2 ** 60), 2 ** 63 - 1024]), [
+      2 ** 53,
+      -(2 ** 60),
+      2 ** 63 - 1024,
+    ]);
+    assert.deepEqual(carried({ v: 0.5 }), { v: decimal('0.5') });
+    assert.deepEqual(carried([-1.25, 0.0001, 123.4567]), [
+      decimal('-1.25'),
+      decimal('0.0001'),
+      decimal('123.4567'),
+    ]);
+    // The decimal range's ends: 64-bit ten-thousandths.
+    assert.deepEqual(carried(922337203685477.5), decimal('922337203685477.5'));
+    assert.deepEqual(carried(922337203685478.5), number('922337203685478.5'));
+    assert.deepEqual(carried(-922337203685477.5), decimal('-922337203685477.5'));
+    // More than 4 fractional digits, an exponent, an integer beyond the Long range (its text
+    // is String(n), the shortest that reads back as n).
+    assert.deepEqual(carried([0.00001, 1.23456, 1e21, 2 ** 63, -(2 ** 63)]), [
+      number('0.00001'),
+      number('1.23456'),
+      number('1e+21'),
+      number('9223372036854776000'),
+      number('-9223372036854776000'),
+    ]);
   });
 
-  it('leaves out input whose reading throws', () => {
+  it('carries null (and an absent input, or an undefined element) as Warrant::Null::"null"; an undefined property is absent', () => {
+    assert.deepEqual(carried({ pad: null }), { pad: NULL });
+    assert.deepEqual(carried(null), NULL);
+    assert.deepEqual(carried(undefined), NULL);
+    // eslint-disable-next-line no-sparse-arrays
+    assert.deepEqual(carried([undefined, , 1]), [NULL, NULL, 1]);
+    assert.deepEqual(carried({ a: undefined, b: 1 }), { b: 1 });
+  });
+
+  it('escapes reserved keys one to one: one more underscore in front, at any depth', () => {
+    const input = {
+      __entity: { type: 'X', id: 'y' },
+      ___entity: 1,
+      ____entity: 2,
+      deep: [{ __extn: { fn: 'ip', arg: '10.0.0.1' } }, { __expr: 'true', ___expr: 3 }],
+      _entity: 4,
+      __entityx: 5,
+    };
+    assert.deepEqual(carried(input), {
+      ___entity: { type: 'X', id: 'y' },
+      ____entity: 1,
+      _____entity: 2,
+      deep: [{ ___extn: { fn: 'ip', arg: '10.0.0.1' } }, { ___expr: 'true', ____expr: 3 }],
+      _entity: 4,
+      __entityx: 5,
+    });
+    for (const key of ['__entity', '___entity', '__extn', '__expr', 'a'])
+      assert.equal(cedarKey(cedarKey(key)) === cedarKey(key), key === 'a', key);
+  });
+
+  it('keeps a __proto__ key as a key', () => {
+    const input = JSON.parse('{"__proto__": {"path": "/etc/shadow"}}') as unknown;
+    const value = carried(input) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(value), Object.prototype);
+    assert.deepEqual(Object.keys(value), ['__proto__']);
+    assert.equal(JSON.stringify(value), '{"__proto__":{"path":"/etc/shadow"}}');
+  });
+
+  it(`carries ${MAX_INPUT_DEPTH} levels, a marker at the deepest included, and refuses one more`, () => {
+    assert.deepEqual(
+      JSON.stringify(carried(nest(MAX_INPUT_DEPTH, 0.5))),
+      JSON.stringify(nest(MAX_INPUT_DEPTH, decimal('0.5'))),
+    );
+    assert.match(
+      refused({ pad: nest(MAX_INPUT_DEPTH, 'leaf') }),
+      new RegExp(`^at input\\.pad\\[0\\]\\[0\\].*nested deeper than ${MAX_INPUT_DEPTH} levels`),
+    );
+    const cycle: Record<string, unknown> = {};
+    cycle['self'] = cycle;
+    assert.match(refused(cycle), /nested deeper than .* \(or is cyclic\)/);
+  });
+
+  it('refuses what is not JSON data, and strings Cedar cannot read, saying where', () => {
+    const cases: [unknown, RegExp][] = [
+      [NaN, /^NaN is not JSON data$/],
+      [{ v: [Infinity] }, /^at input\.v\[0\], Infinity is not JSON data$/],
+      [{ v: 1n }, /a bigint is not JSON data/],
+      [{ v: () => 1 }, /a function is not JSON data/],
+      [{ v: Symbol('s') }, /a symbol is not JSON data/],
+      [{ v: new Date(0) }, /a Date is not JSON data/],
+      [{ v: new Map() }, /a Map is not JSON data/],
+      [{ v: new Proxy({}, {}) }, /a proxy is not JSON data/],
+      [{ 'odd key': '\ud800' }, /^at input\["odd key"\], a string holds a lone surrogate/],
+      [{ ['\udc00']: 1 }, /a key holds a lone surrogate/],
+    ];
+    for (const [input, reason] of cases) assert.match(refused(input), reason);
     const hostile = {
       get x(): never {
         throw new Error('no');
       },
     };
-    assert.equal(cedarInput(hostile), undefined);
+    assert.equal(refused(hostile), 'reading it threw');
   });
 });
 
@@ -49,7 +149,11 @@ describe('cedarRequest', () => {
     const request = cedarRequest(
       principalOf(caller),
       capabilityEntities(capability),
-      cedarContext({ jobId: 'j', stepId: 's', capability, input: { n: 1 }, caller }, 'sha256:1'),
+      cedarContext(
+        { jobId: 'j', stepId: 's', capability, input: { n: 1 }, caller },
+        'sha256:1',
+        carried({ n: 1 }),
+      ),
     );
     assert.deepEqual(request, {
       principal: { type: 'Warrant::Caller', id: 'u' },
@@ -87,12 +191,19 @@ describe('requestKeyText', () => {
       requestKeyText(
         principalOf(caller),
         'c@1',
-        cedarContext({ jobId, stepId: 's', capability, input, caller }, 'sha256:1'),
+        cedarContext({ jobId, stepId: 's', capability, input, caller }, 'sha256:1', carried(input)),
       );
     assert.equal(text({ a: 1, b: { c: 'x', d: true } }), text({ b: { d: true, c: 'x' }, a: 1 }));
     assert.notEqual(text({ a: 1 }), text({ a: 2 }));
     assert.notEqual(text({ a: 1 }), text({ a: 1 }, { id: 'u', scopes: ['b'] }));
     assert.notEqual(text({ a: 1 }), text({ a: 1 }, undefined, 'k'));
-    assert.notEqual(text({ a: 1.5 }), text({}), 'input left out is not the same as an empty input');
+    // Markers and escaped keys keep texts apart: the encoding is one to one.
+    assert.notEqual(text({ a: 0.5 }), text({ a: '0.5' }));
+    assert.notEqual(text({ a: null }), text({ a: 'null' }));
+    assert.notEqual(
+      text({ a: null }),
+      text({ a: { __entity: { type: 'Warrant::Null', id: 'null' } } }),
+    );
+    assert.notEqual(text({ __entity: 1 }), text({ ___entity: 1 }));
   });
 });

@@ -14,7 +14,8 @@ const [mail, note] = register(
     inputSchema: {
       to: { type: 'string', required: true, description: 'recipient' },
       urgent: { type: 'boolean', required: false, description: 'flag' },
-      price: { type: 'number', required: false, description: 'a float, which Cedar cannot hold' },
+      price: { type: 'number', required: false, description: 'a Long, a decimal or a number' },
+      __entity: { type: 'string', required: false, description: 'a reserved key' },
     },
     execute: () => 1,
   },
@@ -31,11 +32,18 @@ describe('cedarSchema', () => {
     );
     assert.ok(
       schema.includes(
-        `action "${mail}" in ["risk:write"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input"?: { "to": String, "urgent"?: Bool }, "inputDigest": String, "jobId": String, "stepId": String, "approved": Bool }\n  };`,
+        `action "${mail}" in ["risk:write"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input": { "to": String, "urgent"?: Bool, "___entity"?: String }, "inputDigest": String, "jobId": String, "stepId": String, "approved": Bool }\n  };`,
       ),
       schema,
     );
-    assert.ok(schema.includes(`action "${note}" in ["risk:read"]`));
+    // An input Cedar cannot type is still present, as an empty record.
+    assert.ok(
+      schema.includes(
+        `action "${note}" in ["risk:read"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input": {}, "inputDigest"`,
+      ),
+      schema,
+    );
+    assert.match(schema, /^ {2}entity Null;\n {2}entity Number;$/m);
   });
 });
 
@@ -45,6 +53,18 @@ describe('validateCedarPolicies', () => {
       validateCedarPolicies(
         `permit(principal, action == Warrant::Action::"${mail}", resource) when { context has input && context.input.to like "*@example.com" };\n` +
           'forbid(principal, action in Warrant::Action::"risk:write", resource) when { principal is Warrant::Caller && principal.scopes.isEmpty() };',
+      ),
+      [],
+    );
+  });
+
+  it('accepts a forbid that reads the input without `has`, and policies on the markers and escaped keys', () => {
+    assert.deepEqual(
+      validateCedarPolicies(
+        `forbid(principal, action == Warrant::Action::"${mail}", resource) when { context.input.to like "*@evil.example" };\n` +
+          `forbid(principal, action == Warrant::Action::"${mail}", resource) when { context.input has ___entity && context.input.___entity == "x" };\n` +
+          `forbid(principal, action == Warrant::Action::"${note}", resource) when { context.inputDigest == "" };\n` +
+          'forbid(principal, action, resource) when { Warrant::Null::"null" is Warrant::Null && Warrant::Number::"1e-7" is Warrant::Number };',
       ),
       [],
     );

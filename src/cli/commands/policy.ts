@@ -22,8 +22,9 @@ export const policyHelp = `Usage: warrant policy schema [options]
 schema prints the Cedar schema of the registered capabilities (built-ins plus --module files):
 principals Warrant::Caller and Warrant::Anonymous, an action per capability in its risk group
 (Warrant::Action::"risk:<risk>"), resource Warrant::Capability, and each action's context with
-the input attributes its input schema declares (number fields are left out: a float cannot be
-in Cedar's context). validate checks the policies of a file against that schema, strictly.
+the input, always present, typed by its input schema (number fields are left out: a number
+reaches Cedar as a Long, a decimal or a Warrant::Number). validate checks the policies of a
+file against that schema, strictly.
 Nothing runs, so no store is opened (--store is ignored).
 Exit codes: 0 printed, or the policies are valid; 1 validate found problems (one line each:
 <file>:<line>: policy <id>: <problem>); 2 bad usage (options, files, a bad module).

@@ -31,7 +31,7 @@ describe('warrant policy schema', () => {
     assert.match(printed.stdout, /action "system\.echo" in \["risk:read"\]/);
     assert.match(
       printed.stdout,
-      /action "fixture\.count" in \["risk:read"\] appliesTo \{[^}]*context: \{ "input"\?: \{ "text": String \}/,
+      /action "fixture\.count" in \["risk:read"\] appliesTo \{[^}]*context: \{ "input": \{ "text": String \}/,
     );
   });
 });
@@ -40,7 +40,9 @@ describe('warrant policy validate', () => {
   it('exits 0 for policies that fit the schema', () => {
     const good = file(
       'good.cedar',
-      'permit(principal, action == Warrant::Action::"fixture.count", resource) when { context has input && context.input.text != "" };',
+      'permit(principal, action == Warrant::Action::"fixture.count", resource) when { context has input && context.input.text != "" };\n' +
+        // No `has`: the input is always in the context.
+        'forbid(principal, action == Warrant::Action::"fixture.count", resource) when { context.input.text like "/etc/*" };',
     );
     const checked = warrant(['policy', 'validate', good, '--module', modules]);
     assert.equal(checked.code, 0, checked.stderr);
