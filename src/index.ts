@@ -23,7 +23,7 @@ export type {
   NotificationDestination,
   NotificationEvent,
 } from './notifications/notification-options.js';
-export type { NotificationRecord } from './jobs/job-store.js';
+export type { NotificationRecord, StoreAvailability } from './jobs/job-store.js';
 export type { LimitDefinition, LimitScope } from './limits/limit-options.js';
 export type { LimitCounterShown, LimitShown, LimitsView } from './limits/limits-view.js';
 export type { ApprovalRequest } from './approvals/approval-request.js';

@@ -15,6 +15,8 @@ export const THROWN_ERRORS = {
   JOB_STORE_FAILED: 'the job store failed while recording a job (the original error is `cause`)',
   STORE_UNAVAILABLE:
     'a SQLite or PostgreSQL store write failed on a lost connection or a locked database through every retry (docs/api.md, "Store outages"; the driver\'s error is `cause`)',
+  JOB_OWNER_LOST:
+    'a PostgreSQL store refused a write of a job it ran under an owner lock it has lost (its session ended, docs/api.md "Recovery"): the store goes on under a new owner, and the job is left to recovery (the original error is `cause`)',
   RUNTIME_CLOSED:
     '`executePlan`, `getJob`, `listJobs`, `listApprovals` or `decideApproval` after `runtime.close()`',
   RUNTIME_OPTIONS_INVALID:

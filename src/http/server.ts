@@ -236,9 +236,10 @@ export function createHttpServer(
     if (status !== undefined && status >= 400 && status < 500) {
       return reply.code(400).send({ error: clientErrorMessage(error) });
     }
-    // A store that failed: 503 with Retry-After while it is unavailable, and the job's id (and
-    // its recorded state, when the store answers) once the job exists (docs/api.md, "Store outages").
-    const failed = storeFailureAnswer(error);
+    // A store that failed: 503 with Retry-After while it is unavailable (or cannot be written at
+    // all, as the runtime knows without asking it), and the job's id (and its recorded state,
+    // when the store answers) once the job exists (docs/api.md, "Store outages").
+    const failed = storeFailureAnswer(error, !runtime.storeAvailability().writable);
     if (failed !== undefined) return storeFailureReply(reply, failed, error, request);
     reportInternalError(error, request);
     return reply.code(500).send({ error: 'Internal error' });
@@ -305,7 +306,7 @@ export function createHttpServer(
   // (bench/http/execute.bench.ts measures it).
   app.addHook('onRequest', (request, reply, done) => runGate(request, reply, done));
 
-  registerHealthRoute(app);
+  registerHealthRoute(app, runtime);
   registerCapabilityRoutes(app, runtime, caller);
   registerPlanRoute(app, runtime, caller, options.queuePlans === true);
   registerJobRoutes(app, runtime, caller);

@@ -148,6 +148,15 @@ export interface JobSeal {
  * reported state on disk. Methods may be synchronous or return promises: the executor awaits
  * only when a promise comes back.
  */
+/** What a store can do now (JobStore.availability). */
+export type StoreAvailability =
+  | { readonly writable: true }
+  | {
+      readonly writable: false;
+      /** Why, in one sentence that names no database, host or credential. */
+      readonly reason: string;
+    };
+
 export interface JobStore {
   /**
    * Persists a newly created job. The runtime starts a job as it creates it, so the job usually
@@ -206,9 +215,22 @@ export interface JobStore {
   /**
    * Takes the queued and executing jobs whose owner is gone, each by a conditional write (so of
    * processes recovering together exactly one takes a job), and resolves their ids, oldest
-   * first. With `owner`.
+   * first; with `admits`, only the jobs it answers true for (the others stay the gone owner's).
+   * With `owner`.
    */
-  claimOrphans?(): string[] | Promise<string[]>;
+  claimOrphans?(admits?: (job: Job) => boolean): string[] | Promise<string[]>;
+  /**
+   * True when the store tells a gone owner from a live one while it runs (PostgreSQL: its
+   * advisory lock is free): a runtime with `recover: true` then looks for gone owners every
+   * second, not only at open (docs/api.md, "Recovery").
+   */
+  readonly recoversWhileRunning?: boolean;
+  /**
+   * Whether the store can write now, from what it knows (no statement is sent): false from the
+   * moment it lost its owner lock until it holds a new one, and while its writes fail on a lost
+   * connection (docs/api.md, "runtime.storeAvailability"). A store without it always can.
+   */
+  availability?(): StoreAvailability;
   /**
    * Takes a queued job for this owner, a worker about to run it (docs/api.md, "Workers"): true
    * when the job is `queued` and its owner is still the one read (a compare-and-swap, so of

@@ -107,28 +107,43 @@ export function answerText(answer: unknown, indent?: number): string {
 /** Seconds a client is told to wait before it sends again while the store is unavailable. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
+/** True when the error, or one of its causes, says the store could not be reached or written. */
+function unreachable(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    if (code === ErrorCode.STORE_UNAVAILABLE || code === ErrorCode.JOB_OWNER_LOST) return true;
+    current = cause;
+  }
+  return false;
+}
+
 /**
  * What an edge answers for a store that failed (docs/api.md, "Store outages"), or undefined for
  * any other error: `STORE_UNAVAILABLE` before a job exists (nothing was recorded: send again
- * later); `JOB_STORE_FAILED` with the job's id once it exists (`unavailable` when the store was
- * unreachable rather than failing). The message is Warrant's own, never the driver's text.
+ * later), or for any error at all when `unwritable` (the edge knows the store cannot be written
+ * now); `JOB_STORE_FAILED` with the job's id once it exists (`unavailable` when the store was
+ * unreachable, or its owner lock lost, rather than failing). The message is Warrant's own, never
+ * the driver's text.
  */
 export function storeFailureAnswer(
   error: unknown,
+  unwritable = false,
 ): { error: string; code: ErrorCode; jobId?: string; unavailable: boolean } | undefined {
   const { code, jobId, cause } = (error ?? {}) as {
     code?: unknown;
     jobId?: unknown;
     cause?: unknown;
   };
-  if (code === ErrorCode.STORE_UNAVAILABLE)
+  const failedJob = code === ErrorCode.JOB_STORE_FAILED && typeof jobId === 'string';
+  if (code === ErrorCode.STORE_UNAVAILABLE || (unwritable && !failedJob))
     return {
       error: 'The job store is unavailable; nothing was recorded, send the request again later',
-      code,
+      code: ErrorCode.STORE_UNAVAILABLE,
       unavailable: true,
     };
-  if (code !== ErrorCode.JOB_STORE_FAILED || typeof jobId !== 'string') return undefined;
-  const unavailable = (cause as { code?: unknown } | null)?.code === ErrorCode.STORE_UNAVAILABLE;
+  if (!failedJob) return undefined;
+  const unavailable = unwritable || unreachable(cause);
   return {
     error: unavailable
       ? `The job store became unavailable while job ${jobId} ran; its state is the last one recorded`

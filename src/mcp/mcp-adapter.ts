@@ -398,8 +398,12 @@ export class McpAdapter {
       return this.#answer(await running, tool);
     } catch (error) {
       if (isPlanAdmissionError(error)) return errorResult(errorText(error.message, REMOTE_ANSWER));
-      // A store that failed: Warrant's own words, with the job's id once it exists.
-      const failed = storeFailureAnswer(error);
+      // A store that failed (or cannot be written now): Warrant's own words, with the job's id
+      // once it exists.
+      const failed = storeFailureAnswer(
+        error,
+        this.#runtime.storeAvailability?.().writable === false,
+      );
       if (failed !== undefined) {
         if (!failed.unavailable) this.#options.onInternalError?.(error, toolName);
         return errorResult(`${failed.code}: ${failed.error}`);

@@ -20,7 +20,12 @@ import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
-import type { AwaitingJob, JobStore, NotificationRecord } from '../jobs/job-store.js';
+import type {
+  AwaitingJob,
+  JobStore,
+  NotificationRecord,
+  StoreAvailability,
+} from '../jobs/job-store.js';
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';
@@ -58,8 +63,8 @@ import {
   type StartWorkerOptions,
   type Worker,
 } from './dbos-queue.js';
-import { recoverStoredJob, type Recovery } from './recovery.js';
-import { StrandedJobs } from './stranded-jobs.js';
+import { recoverable, recoverStoredJob, type Recovery } from './recovery.js';
+import { isOwnerLost, StrandedJobs } from './stranded-jobs.js';
 import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
@@ -102,6 +107,12 @@ interface ClaimedDependencies extends ExecutorDependencies {
 
 /** How often a runtime running jobs on a shared store looks for cancels written by others. */
 const CANCEL_POLL_MS = 200;
+
+/**
+ * How often a runtime with `recover: true`, on a store that tells gone owners while it runs
+ * (PostgreSQL), looks for them (docs/api.md, "Recovery"; docs/decisions.md, "A lost owner lock").
+ */
+const OWNER_PROBE_MS = 1_000;
 
 /** A job queued or running in this runtime: what a cancel needs to stop it. */
 interface LiveJob extends JobControl {
@@ -165,6 +176,9 @@ export interface ApprovalCountFilter {
   jobId?: string;
   caller?: ExecutionCaller;
 }
+
+/** What `storeAvailability()` answers for a store that can write (or is not open yet). */
+const WRITABLE_STORE: StoreAvailability = Object.freeze({ writable: true });
 
 /** The most jobs awaiting approval read from the store at once, for a page or a count. */
 const AWAITING_BATCH_MAX = 1000;
@@ -273,6 +287,12 @@ export class OperatorRuntime {
   readonly #live = new Set<LiveJob>();
   /** Polls the store for cancels written by other processes while jobs run here. */
   #cancelPoll: ReturnType<typeof setInterval> | undefined;
+  /** Looks for gone owners every OWNER_PROBE_MS (`recover: true` on PostgreSQL). */
+  #ownerProbe: ReturnType<typeof setInterval> | undefined;
+  /** The look under way, if any (one at a time). */
+  #probing: Promise<void> | undefined;
+  /** The last look failed (reported once until one succeeds). */
+  #probeFailed = false;
   /** Called when `#active` falls to 0 while close() waits. */
   #drained: (() => void) | undefined;
   readonly #ended = (): void => {
@@ -1067,6 +1087,10 @@ export class OperatorRuntime {
 
   async #shutDown(): Promise<void> {
     this.#closed = true;
+    // No gone owner's job is taken from now on; the look under way ends first.
+    clearInterval(this.#ownerProbe);
+    this.#ownerProbe = undefined;
+    await this.#probing;
     // A worker stops taking jobs first; the jobs it runs end below like any others.
     await this.#dbos?.close();
     // Queued jobs still run (they were admitted); close() waits for them as for running ones.
@@ -1146,6 +1170,7 @@ export class OperatorRuntime {
           await this.#recoverOrphans(store).catch((error: unknown) => {
             this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
           });
+          if (store.recoversWhileRunning === true) this.#probeOwners(store);
         }
         this.#opening = undefined;
         return store;
@@ -1219,14 +1244,17 @@ export class OperatorRuntime {
    * the order they were created. A job that cannot be taken up is reported on the logger and
    * left to its record.
    */
-  async #recoverOrphans(store: JobStore): Promise<void> {
-    const owner = store.owner;
-    if (owner === undefined || store.claimOrphans === undefined) return;
-    const ids = await store.claimOrphans();
+  async #recoverOrphans(store: JobStore, admittedOnly = false): Promise<void> {
+    if (store.owner === undefined || store.claimOrphans === undefined) return;
+    const inventory = capabilityInventory();
+    const lookup = (name: string) => inventory.get(name);
+    const ids = await store.claimOrphans(
+      admittedOnly ? (record) => recoverable(record, lookup) : undefined,
+    );
     if (ids.length === 0) return;
     const deps = this.#dependenciesOn(store);
-    const inventory = capabilityInventory();
-    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
+    // The owner that took them (read after the claim: a lost owner lock replaces it).
+    const host = { deps, lookup, by: store.owner };
     const cancels = (await store.cancelRequests?.(ids)) ?? [];
     for (const id of ids) {
       const stored = cancels.find((request) => request.jobId === id);
@@ -1237,10 +1265,55 @@ export class OperatorRuntime {
         recovery = await recoverStoredJob(host, id, cancel);
       } catch (error) {
         this.#logger.warn(`warrant: recovering job ${id} failed: ${describeThrown(error)}`, {});
+        // Taken, the job is this owner's now: it is settled once the store answers (unless this
+        // owner was lost meanwhile: then it is recovery's again).
+        if (!isOwnerLost(error)) this.#stranded.keep(id);
         continue;
       }
       if (recovery !== undefined && recovery.kind !== 'settled') this.#runRecovered(recovery, deps);
     }
+  }
+
+  /**
+   * Looks for gone owners every OWNER_PROBE_MS while the runtime is open, and takes up the jobs
+   * of theirs it can admit (docs/api.md, "Recovery"): a process that ended, or lost its owner
+   * lock, after this runtime opened (this runtime's own lost owners included). One look at a
+   * time; a failing look is reported once, until one succeeds.
+   */
+  #probeOwners(store: JobStore): void {
+    if (this.#ownerProbe !== undefined || this.#closed) return;
+    this.#ownerProbe = setInterval(() => {
+      if (this.#probing !== undefined || this.#closed) return;
+      this.#probing = this.#recoverOrphans(store, true)
+        .then(
+          () => {
+            this.#probeFailed = false;
+          },
+          (error: unknown) => {
+            if (!this.#probeFailed)
+              this.#logger.warn(
+                `warrant: looking for gone owners failed (tried again every second): ${describeThrown(error)}`,
+                {},
+              );
+            this.#probeFailed = true;
+          },
+        )
+        .finally(() => {
+          this.#probing = undefined;
+        });
+    }, OWNER_PROBE_MS);
+    this.#ownerProbe.unref();
+  }
+
+  /**
+   * Whether the store this runtime opened can write now, from what the store knows (no
+   * statement is sent): not from the moment a PostgreSQL store lost its owner lock until it
+   * holds a new one, nor while its writes fail on a lost connection (docs/api.md,
+   * "runtime.storeAvailability"). A memory or SQLite store, or one not opened yet, answers
+   * writable.
+   */
+  storeAvailability(): StoreAvailability {
+    return this.#store?.availability?.() ?? WRITABLE_STORE;
   }
 
   /**
@@ -1267,6 +1340,10 @@ export class OperatorRuntime {
     if (this.#closed) return;
     const { running, plan, caller } = recovery;
     const jobId = running.job.id;
+    // Still queued here as a lost owner's job (docs/api.md, "Recovery"): this run replaces it in
+    // the queue, so that one never starts.
+    const stale = this.#liveJobOf(jobId);
+    if (stale?.queued !== undefined) this.#endLive(stale);
     const live = liveJob(jobId);
     if (recovery.kind === 'queued') live.queued = { running, plan, caller };
     this.#active++;

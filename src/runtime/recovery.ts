@@ -95,6 +95,20 @@ function admitAgain(record: Job, lookup: RecoveryHost['lookup']): AdmittedPlan {
 }
 
 /**
+ * True when this runtime can take up the job as recorded: its plan is admitted again against
+ * what is registered now, each step decided before at the version registered now. A runtime
+ * that looks for gone owners while it runs takes only such jobs (docs/api.md, "Recovery").
+ */
+export function recoverable(record: Job, lookup: RecoveryHost['lookup']): boolean {
+  try {
+    admitAgain(record, lookup);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The grant recorded for a step approved and never started (its last event `approval.granted`):
  * only `context.approval` for the new decision. The approver is known by id only.
  */

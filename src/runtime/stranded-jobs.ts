@@ -7,7 +7,8 @@
  * failure, then every 2, 4, ... up to 30 s while the store stays down, and at once when the
  * store tells it is up again. At most MAX_STRANDED ids are kept; a job beyond them, or one whose
  * settling fails on something else than the store, is reported on the logger and left to the
- * recovery of the next process that opens the store.
+ * recovery of the next process that opens the store. A job refused because its owner lost its
+ * lock (JOB_OWNER_LOST) is not kept: the recovery of gone owners takes it up.
  */
 import { describeThrown } from '../errors/describe-value.js';
 import { ErrorCode } from '../errors/error-codes.js';
@@ -23,9 +24,24 @@ export interface StrandedTiming {
 
 const TIMING: StrandedTiming = Object.freeze({ firstDelayMs: 1_000, maxDelayMs: 30_000 });
 
-/** The id of the job a store failure gave up, if the error is one. */
+/**
+ * True for a write refused because the owner the job ran under lost its lock (JOB_OWNER_LOST,
+ * as it is or as the `cause` of JOB_STORE_FAILED): that job is no longer this owner's to settle;
+ * the recovery of gone owners takes it up (docs/api.md, "Recovery").
+ */
+export function isOwnerLost(error: unknown): boolean {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: unknown };
+  return (
+    code === ErrorCode.JOB_OWNER_LOST ||
+    (code === ErrorCode.JOB_STORE_FAILED &&
+      (cause as { code?: unknown } | null)?.code === ErrorCode.JOB_OWNER_LOST)
+  );
+}
+
+/** The id of the job a store failure gave up, if the error is one (not a lost owner's job). */
 export function strandedJobId(error: unknown): string | undefined {
   if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_STORE_FAILED) return undefined;
+  if (isOwnerLost(error)) return undefined;
   const jobId = (error as { jobId?: unknown }).jobId;
   return typeof jobId === 'string' ? jobId : undefined;
 }
@@ -72,7 +88,12 @@ export class StrandedJobs {
   /** Keeps the job a rejection gave up, if it is one; anything else is ignored. */
   add(error: unknown): void {
     const jobId = strandedJobId(error);
-    if (jobId === undefined || this.#stopped || this.#ids.has(jobId)) return;
+    if (jobId !== undefined) this.keep(jobId);
+  }
+
+  /** Keeps a job of this owner to be settled (one taken up whose recovery failed, say). */
+  keep(jobId: string): void {
+    if (this.#stopped || this.#ids.has(jobId)) return;
     if (this.#ids.size >= MAX_STRANDED) {
       this.#warn(
         `warrant: job ${jobId} could not be recorded and ${MAX_STRANDED} jobs wait already; it is left to recovery at the next start`,
@@ -126,6 +147,11 @@ export class StrandedJobs {
       try {
         await this.#settle(jobId);
       } catch (error) {
+        // Its owner lost its lock meanwhile: the job is recovery's now, not this owner's.
+        if (isOwnerLost(error)) {
+          this.#ids.delete(jobId);
+          continue;
+        }
         if (storeFault(error)) {
           this.#delay = Math.min(this.#delay * 2, this.#timing.maxDelayMs);
           return;

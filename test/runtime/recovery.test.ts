@@ -375,4 +375,89 @@ describe('recovery on PostgreSQL', () => {
     await postgres?.stop();
   });
   scenarios(() => postgres.createDatabase());
+
+  it('a running runtime takes up the jobs of a process killed after it opened', async () => {
+    const store = await postgres.createDatabase();
+    const ledger = newLedger();
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        CHILD,
+        store,
+        JSON.stringify(
+          [
+            plan(step('a1', 'recovery.append'), step('a2', 'recovery.append', { hang: true })),
+            plan(step('p1', 'recovery.put', { hang: true })),
+            plan(step('f1', 'recovery.append', { hang: true })),
+            plan(step('g1', 'recovery.append', { hang: true })),
+            // Behind the four that hang (the child runs 4 at once): queued.
+            plan(step('q1', 'recovery.append')),
+          ].map((queued) => ({ plan: queued })),
+        ),
+      ],
+      { cwd: ROOT, env: { ...process.env, WARRANT_TEST_HANG: '1' } },
+    );
+    children.push(child);
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    const jobIds: string[] = [];
+    await new Promise<void>((ready, failed) => {
+      const timer = setTimeout(() => failed(new Error('child not ready in 30 s')), 30_000);
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const parsed = JSON.parse(line) as { jobId?: string; ready?: boolean };
+        if (parsed.jobId !== undefined) jobIds.push(parsed.jobId);
+        if (parsed.ready === true) {
+          clearTimeout(timer);
+          ready();
+        }
+      });
+    });
+    const [interrupted, idempotent, hung, other, queued] = jobIds as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    // Opened while the child lives: its recovery at open takes nothing.
+    const runtime = new OperatorRuntime({ store, recover: true, authorizer: ledgerAuthorizer });
+    try {
+      await runtime.listJobs({ limit: 0 });
+      assert.equal((await runtime.getJob(queued))?.status, 'queued');
+      const before = await runtime.getJob(interrupted);
+      assert.equal(before?.status, 'executing');
+      assert.ok(!before?.events.some((event) => event.type === 'job.recovered'));
+      // Killed while the runtime runs: its lock is released after the runtime opened, and the
+      // runtime takes its jobs up then.
+      child.kill('SIGKILL');
+      await exited;
+      const jobs = await ended(runtime, jobIds);
+      const lines = ledgerLines(ledger);
+      const byId = new Map(jobs.map((job) => [job.id, job]));
+      assert.equal(byId.get(interrupted)?.status, 'failed');
+      assert.match(byId.get(interrupted)?.error ?? '', /^STEP_INTERRUPTED: step "a2"/);
+      assert.equal(byId.get(idempotent)?.status, 'completed');
+      assert.equal(runsOf(lines, idempotent, 'p1').length, 2);
+      for (const [id, stepId] of [
+        [interrupted, 'a2'],
+        [hung, 'f1'],
+        [other, 'g1'],
+        [queued, 'q1'],
+      ] as const)
+        assert.equal(runsOf(lines, id, stepId).length, 1, `${id} ${stepId}`);
+      assert.equal(byId.get(queued)?.status, 'completed');
+      const takers = new Set<unknown>();
+      for (const job of jobs) {
+        const recovered = job.events.filter((event) => event.type === 'job.recovered');
+        assert.equal(recovered.length, 1, job.id);
+        takers.add(recovered[0]?.data?.by);
+        assert.equal((await runtime.verifyJob(job.id))?.ok, true, job.id);
+      }
+      assert.equal(takers.size, 1);
+    } finally {
+      await runtime.close();
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
 });

@@ -2,7 +2,8 @@
 // plans at once while every connection of theirs is terminated (pg_terminate_backend), as an
 // operator or a failover would. Afterwards no job is queued or executing with a live owner (its
 // owner lock is free, or the job ended), a runtime opened with `recover: true` settles every job
-// left, and no step ran twice (a ledger kept outside Warrant).
+// left, and no step ran twice (a ledger kept outside Warrant). And one runtime whose owner lock's
+// session alone is terminated goes on as a new owner and takes its lost owner's jobs up itself.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -153,10 +154,96 @@ async function underLoad(pooled: boolean) {
   }
 }
 
+/**
+ * docs/api.md, "Recovery": only the session holding a runtime's owner lock is terminated (an
+ * idle-connection killer), its pool's connections live on. The runtime refuses every further
+ * write of the jobs it ran as the lost owner (JOB_OWNER_LOST), goes on as a new owner, and with
+ * `recover: true` takes the lost owner's jobs up itself while it runs.
+ */
+async function ownerLockOnly() {
+  const url = await (postgres as TestPostgres).createDatabase();
+  const runtime = new OperatorRuntime({ store: url, recover: true });
+  const ledger: string[] = [];
+  const [name] = register(runtime, {
+    execute: async ({ input }) => {
+      ledger.push(String((input as { mark: string }).mark));
+      await sleep(15);
+      return { ok: true };
+    },
+  });
+  const plan = (goal: string, steps: number): ExecutionPlan => ({
+    version: '1.0',
+    goal,
+    steps: Array.from({ length: steps }, (_, step) => ({
+      id: `s${step}`,
+      capability: name as string,
+      input: { mark: `${goal}/${step}` },
+    })),
+  });
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    assert.equal((await runtime.executePlan(plan('warm up', 1))).status, 'completed');
+    const running = Promise.allSettled(
+      Array.from({ length: 8 }, (_, n) => runtime.executePlan(plan(`load ${n}`, 4))),
+    );
+    // Once steps run, the owner lock's session alone is terminated.
+    for (let waited = 0; ledger.length < 10; waited += 5) {
+      assert.ok(waited < 10_000, 'the load never ran');
+      await sleep(5);
+    }
+    const { rows } = await admin.query<{ n: number }>(
+      `SELECT count(*) FILTER (WHERE pg_terminate_backend(l.pid))::int AS n FROM pg_locks l
+       WHERE l.locktype = 'advisory' AND l.pid <> pg_backend_pid()
+         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    assert.equal(rows[0]?.n, 1);
+    const settled = await running;
+    const lost = settled.filter(
+      (outcome) =>
+        outcome.status === 'rejected' &&
+        (outcome.reason as { cause?: { code?: unknown } }).cause?.code === 'JOB_OWNER_LOST',
+    );
+    for (const outcome of settled)
+      if (outcome.status === 'rejected')
+        assert.equal((outcome.reason as { code?: unknown }).code, 'JOB_STORE_FAILED');
+    assert.ok(lost.length > 0, 'no job was cut off by the lost owner lock');
+    // The runtime goes on as a new owner: a new plan runs to its end.
+    assert.equal((await runtime.executePlan(plan('after', 2))).status, 'completed');
+    assert.deepEqual(runtime.storeAvailability(), { writable: true });
+    // The lost owner's jobs end, taken up by this runtime (its new owner) while it runs.
+    let jobs: Job[] = [];
+    for (const deadline = Date.now() + 20_000; ;) {
+      jobs = await runtime.listJobs({ limit: 100 });
+      if (jobs.every((job) => job.status !== 'queued' && job.status !== 'executing')) break;
+      assert.ok(Date.now() < deadline, 'a job of the lost owner was never taken up');
+      await sleep(50);
+    }
+    assert.equal(jobs.length, 10);
+    // Each job cut off was taken up by the recovery rule.
+    for (const outcome of lost) {
+      const jobId = ((outcome as PromiseRejectedResult).reason as { jobId: string }).jobId;
+      const job = jobs.find((candidate) => candidate.id === jobId);
+      assert.ok(
+        job?.events.some((event) => event.type === 'job.recovered'),
+        jobId,
+      );
+    }
+    assert.equal(new Set(ledger).size, ledger.length, `a step ran twice: ${ledger.join(',')}`);
+    for (const job of jobs) assert.equal((await runtime.verifyJob(job.id))?.ok, true, job.id);
+  } finally {
+    await runtime.close();
+    await admin.end();
+  }
+}
+
 describe('connections terminated under load (PostgreSQL, two runtimes)', () => {
   it("the pools' connections: every job ends in its live owner, no step ran twice", () =>
     underLoad(true));
 
   it('every connection, owner locks too: no job executing with a live owner, the next start settles the rest, no step ran twice', () =>
     underLoad(false));
+
+  it('only the owner lock session: the runtime goes on as a new owner and takes the lost owner jobs up, no step ran twice', () =>
+    ownerLockOnly());
 });

@@ -68,12 +68,18 @@ export function registerPlanRoute(
             .send(jobAnswer(first, REMOTE_ANSWER));
         }
         if (respondAsync) {
-          const queued = await runtime.getJob(jobId);
+          // Recorded queued already: should reading it back fail (the store cut off a moment
+          // later), the answer still says so and where to look.
+          const queued = await runtime.getJob(jobId).catch(() => undefined);
           return reply
             .code(202)
             .header('location', `/api/jobs/${encodeURIComponent(jobId)}`)
             .header('preference-applied', 'respond-async')
-            .send(jobAnswer(queued as Job, REMOTE_ANSWER));
+            .send(
+              queued === undefined
+                ? { id: jobId, status: 'queued' }
+                : jobAnswer(queued, REMOTE_ANSWER),
+            );
         }
         job = await recordedJob(runtime, jobId, false);
       } else {

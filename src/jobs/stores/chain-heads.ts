@@ -42,4 +42,9 @@ export class ChainHeads {
   forget(id: string): void {
     this.#heads.delete(id);
   }
+
+  /** Drops every head (the writer lost its owner: whoever writes these jobs next reads them). */
+  clear(): void {
+    this.#heads.clear();
+  }
 }

@@ -42,6 +42,7 @@ import type {
   JobStore,
   OutboxEntry,
   LimitCounter,
+  StoreAvailability,
   LimitTake,
   LimitVerdict,
   RecordedChain,
@@ -334,6 +335,24 @@ WITH taken AS (
   RETURNING job_id
 )
 SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
+
+/**
+ * Takes those of a gone owner's jobs ($3) that are still its own and queued or executing (the
+ * jobs a recovering runtime can admit, docs/api.md "Recovery"); oldest first.
+ */
+const TAKE_SOME = `
+WITH taken AS (
+  UPDATE warrant_job_owners SET owner = $1
+  WHERE owner = $2 AND job_id = ANY($3::text[]) AND job_id IN (
+    SELECT id FROM warrant_jobs WHERE status IN ('queued', 'executing'))
+  RETURNING job_id
+)
+SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
+
+/** The queued and executing jobs of an owner. */
+const OWNED_BY = `
+SELECT o.job_id AS id FROM warrant_job_owners o JOIN warrant_jobs j ON j.id = o.job_id
+WHERE o.owner = $1 AND j.status IN ('queued', 'executing')`;
 
 /** The owner of a queued job (none for a job recorded before owners existed). */
 const QUEUED_OWNER = `
@@ -643,6 +662,10 @@ interface EncodedChange {
   readonly events: EventColumns;
   /** The notifications the change's events cause (docs/api.md, "Notifications"). */
   readonly outbox: readonly OutboxEntry[] | undefined;
+  /** A change of a job already created: the owner generation its record writes under. */
+  readonly generation: number | undefined;
+  /** A new job: its record, which writes under the owner generation that created it. */
+  readonly job: Job | undefined;
 }
 
 function stepColumns(job: Job, positions: Iterable<number>, decided?: number): StepColumns {
@@ -685,6 +708,7 @@ function encodedUpdate(
   first: number,
   hashes: string[],
   outbox: readonly OutboxEntry[] | undefined,
+  generation: number | undefined,
 ): EncodedChange {
   return {
     id: job.id,
@@ -695,6 +719,8 @@ function encodedUpdate(
     steps,
     events: eventColumns(events, first, hashes),
     outbox,
+    generation,
+    job: undefined,
   };
 }
 
@@ -784,6 +810,11 @@ function isDataError(error: unknown): boolean {
   return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
+/** True for a unique violation (SQLSTATE 23505). */
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23505';
+}
+
 function toJob(row: JobRow): Job {
   const steps = row.step_capabilities.map((capability, position) =>
     decodeStep(
@@ -843,6 +874,31 @@ function notFound(id: string): Error {
   );
 }
 
+/**
+ * One owner identity of the store (docs/api.md, "Recovery"): its owner id, whose advisory lock
+ * a dedicated connection holds, and its generation, 0 for the first and one more for each owner
+ * that replaced a lost one (docs/decisions.md, "A lost owner lock").
+ */
+interface OwnerIdentity {
+  readonly owner: string;
+  readonly generation: number;
+}
+
+/** First wait before the next try to take a new owner lock, or to reach a store whose writes failed (ms). */
+const MEND_FIRST_MS = 250;
+/** Those waits double up to this (ms). */
+const MEND_MAX_MS = 2_000;
+/** How long a job the recovering runtime could not admit is left unread by its claims (ms). */
+const REFUSED_MS = 30_000;
+/** Attempts of a read that fails on transient errors, and the wait after the first (ms). */
+const READ_ATTEMPTS = 3;
+const READ_DELAY_MS = 50;
+/** At most this many jobs' next generations are kept (the oldest are dropped beyond). */
+const NEXT_GENERATIONS_MAX = 10_000;
+
+/** What `availability()` answers while the store can write. */
+const WRITABLE: StoreAvailability = Object.freeze({ writable: true });
+
 export interface PostgresStoreOptions {
   /** Connections in this process's pool (default 4). */
   readonly poolSize?: number;
@@ -862,19 +918,49 @@ export interface PostgresStoreOptions {
 export class PostgresJobStore implements JobStore {
   readonly #pool: pg.Pool;
   readonly #label: string;
-  /** This store's owner id (docs/api.md, "Recovery"). */
-  readonly owner: string = newOwnerId();
+  /**
+   * The owner this store writes as now (docs/api.md, "Recovery"): a new one replaces an owner
+   * whose lock was lost (docs/decisions.md, "A lost owner lock").
+   */
+  #identity: OwnerIdentity = { owner: newOwnerId(), generation: 0 };
+  /** The owner the pool names on every connection it opens (the first identity's). */
+  readonly #firstOwner: string;
+  /** The owner a pooled connection was switched to since it opened (set_config). */
+  readonly #connectionOwner = new WeakMap<pg.ClientBase, string>();
+  /** The owners this store wrote as and lost: their records are removed. */
+  readonly #lostOwners: string[] = [];
   readonly #url: string;
   readonly #connectMs: number | undefined;
   /**
-   * The dedicated connection holding this owner's session-level advisory lock for the store's
-   * life: while it holds it, no other process takes this owner's jobs.
+   * The dedicated connection holding the current owner's session-level advisory lock: while it
+   * holds it, no other process takes this owner's jobs.
    */
   #ownerClient: pg.Client | undefined;
   /** Taking the owner lock: before the first write that can make a job queued or executing. */
-  #owning: Promise<void> | undefined;
-  /** Set when that connection ended: this store writes nothing more (its jobs may be taken). */
-  #ownerLost: Error | undefined;
+  #owning: Promise<OwnerIdentity> | undefined;
+  /**
+   * Set from the moment an owner's lock connection ended until the next owner holds its lock:
+   * the store cannot write meanwhile (docs/api.md, "runtime.storeAvailability").
+   */
+  #between: Error | undefined;
+  /** The generation each record being written writes under (the owner that created or took it). */
+  readonly #tracked = new WeakMap<Job, number>();
+  /**
+   * The generation the next record read of a job writes under: the owner that took it
+   * (claimOrphans, takeQueued), or under which one of its changes failed (a stranded job).
+   */
+  readonly #nextGeneration = new Map<string, number>();
+  /** Claims of orphans, one at a time (they share the owner's connection). */
+  #claiming: Promise<unknown> = Promise.resolve();
+  /** Jobs a recovering runtime could not admit, and when: not read again for REFUSED_MS. */
+  readonly #refused = new Map<string, number>();
+  /** Retries taking the next owner lock, or probes a store whose writes fail (`#mend`). */
+  #mendTimer: ReturnType<typeof setTimeout> | undefined;
+  #mendDelay = MEND_FIRST_MS;
+  /** close() was called: nothing is retried in the background any more. */
+  #stopping = false;
+  /** close() has written what was queued: every later write is refused. */
+  #closed = false;
   #ready: Promise<void> | undefined;
   #limitsReady: Promise<void> | undefined;
   /** The last chain hash of each job this process is writing (each job has one writer). */
@@ -897,8 +983,12 @@ export class PostgresJobStore implements JobStore {
         this.outbox.written();
     },
     keyOf: (change) => change.id,
-    // After a failed change the executor writes nothing more for that job.
-    forget: (change) => this.#heads.forget(change.id),
+    // After a failed change the executor writes nothing more for that job; a later record of it
+    // (the stranded job settled, docs/api.md "Store outages") writes under the same owner.
+    forget: (change) => {
+      this.#heads.forget(change.id);
+      if (change.generation !== undefined) this.#rememberGeneration(change.id, change.generation);
+    },
   });
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
@@ -922,16 +1012,23 @@ export class PostgresJobStore implements JobStore {
       // Sent to the server at connection (pg lets the URL's own parameter take precedence).
       statement_timeout: timeout,
       // Names this store's owner on every connection: the owner trigger reads it.
-      options: `-c warrant.owner=${this.owner}`,
+      options: `-c warrant.owner=${this.#identity.owner}`,
       ...(timeout > 0 && {
         query_timeout: timeout + CLIENT_MARGIN_MS,
         connectionTimeoutMillis: timeout + CLIENT_MARGIN_MS,
       }),
     });
+    this.#firstOwner = this.#identity.owner;
     this.#connectMs = timeout > 0 ? timeout + CLIENT_MARGIN_MS : undefined;
     this.#heads = new ChainHeads(options.auditKey);
     this.#auditKey = options.auditKey;
-    this.#health = new StoreHealth(options.onOutage);
+    // Writes that fail on a lost connection: the store is probed until it answers again, so
+    // that it says so without waiting for the next write (docs/api.md, "runtime.storeAvailability").
+    const onOutage = options.onOutage;
+    this.#health = new StoreHealth((state) => {
+      if (state === 'down') this.#mend(MEND_FIRST_MS);
+      onOutage?.(state);
+    });
     this.#faults = options.faults;
     // An idle client whose server went away emits 'error' on the pool; unhandled, that event
     // would end the process. The next query fails and reports it instead.
@@ -1019,14 +1116,36 @@ export class PostgresJobStore implements JobStore {
     }
   }
 
+  /** This store's owner id now (docs/api.md, "Recovery"): another after a lost owner lock. */
+  get owner(): string {
+    return this.#identity.owner;
+  }
+
+  /** Gone owners are known while the store runs: their advisory locks are free. */
+  get recoversWhileRunning(): true {
+    return true;
+  }
+
+  /** Whether the store can write now, from what it knows (docs/api.md, "runtime.storeAvailability"). */
+  availability(): StoreAvailability {
+    if (this.#between !== undefined)
+      return {
+        writable: false,
+        reason: 'the store lost its owner lock (its connection ended) and holds no new one yet',
+      };
+    if (this.#health.down)
+      return { writable: false, reason: 'writes to the store fail on a lost connection' };
+    return WRITABLE;
+  }
+
   /**
-   * Opens the owner's dedicated connection, takes its advisory lock (session-level, held until
-   * the connection ends) and records the owner. Should that connection end, the store stops
-   * writing: another process may then take its jobs.
+   * Opens the current owner's dedicated connection, takes its advisory lock (session-level, held
+   * until the connection ends) and records the owner; resolves that identity. Should that
+   * connection end, the store takes a new owner (`#lose`).
    */
-  #whenOwner(): Promise<void> {
+  #whenOwner(): Promise<OwnerIdentity> {
     this.#owning ??= this.#whenReady()
-      .then(() => this.#holdOwner())
+      .then(() => this.#holdOwner(this.#identity))
       .catch((error: unknown) => {
         this.#owning = undefined;
         throw error;
@@ -1034,72 +1153,193 @@ export class PostgresJobStore implements JobStore {
     return this.#owning;
   }
 
-  async #holdOwner(): Promise<void> {
+  async #holdOwner(identity: OwnerIdentity): Promise<OwnerIdentity> {
     const client = new pg.Client({
       connectionString: this.#url,
       ...(this.#connectMs !== undefined && { connectionTimeoutMillis: this.#connectMs }),
     });
-    client.on('error', (error: Error) => {
-      this.#ownerLost ??= error;
-    });
-    client.on('end', () => {
-      this.#ownerLost ??= new Error('the connection holding its owner lock ended');
-    });
+    client.on('error', (error: Error) => this.#lose(client, error));
+    client.on('end', () =>
+      this.#lose(client, new Error('the connection holding its owner lock ended')),
+    );
+    const key = lockKeyOf(identity.owner);
     try {
       await client.connect();
-      await client.query('SELECT pg_advisory_lock($1::bigint)', [lockKeyOf(this.owner)]);
+      await client.query('SELECT pg_advisory_lock($1::bigint)', [key]);
       await client.query(
         'INSERT INTO warrant_owners (owner, lock_key, at) VALUES ($1, $2::bigint, $3) ON CONFLICT (owner) DO NOTHING',
-        [this.owner, lockKeyOf(this.owner), new Date().toISOString()],
+        [identity.owner, key, new Date().toISOString()],
       );
+      // The records of this store's lost owners: they are gone, so any runtime may take their
+      // jobs without asking their locks (a missing record means gone).
+      if (this.#lostOwners.length > 0)
+        await client.query('DELETE FROM warrant_owners WHERE owner = ANY($1::text[])', [
+          this.#lostOwners,
+        ]);
     } catch (error) {
       await client.end().catch(() => {});
+      // A connection that cannot be had now is an outage (503), not a store that cannot open.
+      if (isTransientStoreError(error))
+        throw storeError(
+          ErrorCode.STORE_UNAVAILABLE,
+          'The job store is unavailable: its owner lock cannot be taken (the connection to the database was lost)',
+          error,
+        );
       throw storeError(
         ErrorCode.STORE_OPEN_FAILED,
         `Cannot take the owner lock on the PostgreSQL store at ${this.#label}: ${describeThrown(error)}`,
         error,
       );
     }
-    // Held for the store's life, it does not keep the process alive by itself (as the pool's
+    if (this.#closed) {
+      await client.end().catch(() => {});
+      throw this.#closedError();
+    }
+    // Held while the store writes, it does not keep the process alive by itself (as the pool's
     // idle connections do not); a recovery holds it while it uses it.
     (client as RefClient).unref();
     this.#ownerClient = client;
+    this.#between = undefined;
+    // The store answers: an outage the loss began (or writes failed in) is over.
+    this.#health.succeeded();
+    return identity;
+  }
+
+  /**
+   * The connection holding the current owner's lock ended (terminated, a failover, the network):
+   * the store stops writing as that owner (its jobs are anyone's to take by the recovery rule,
+   * this process's included) and takes a new owner, a new lock on a fresh connection, at once
+   * and again until it holds one (docs/decisions.md, "A lost owner lock").
+   */
+  #lose(client: pg.Client, error: unknown): void {
+    if (client !== this.#ownerClient) return;
+    this.#ownerClient = undefined;
+    client.end().catch(() => {});
+    const lost = this.#identity;
+    this.#lostOwners.push(lost.owner);
+    this.#identity = { owner: newOwnerId(), generation: lost.generation + 1 };
+    this.#between = error instanceof Error ? error : new Error(describeThrown(error));
+    this.#owning = undefined;
+    // Heads of the lost owner's runs: a run that takes one of those jobs up reads the stored one.
+    this.#heads.clear();
+    this.#mend(0);
+    this.#health.failed();
+  }
+
+  /**
+   * In the background, until the store can write again: takes the next owner lock after a
+   * loss, or sends one statement while writes fail on a lost connection; waits MEND_FIRST_MS
+   * after a failed try, doubling up to MEND_MAX_MS. Its timer keeps no process alive.
+   */
+  #mend(delay: number): void {
+    if (this.#stopping || this.#mendTimer !== undefined) return;
+    this.#mendTimer = setTimeout(() => void this.#mendOnce(), delay);
+    this.#mendTimer.unref();
+  }
+
+  async #mendOnce(): Promise<void> {
+    try {
+      if (this.#between !== undefined) await this.#whenOwner();
+      else if (this.#health.down) {
+        await this.#pool.query('SELECT 1');
+        this.#health.succeeded();
+      }
+      this.#mendDelay = MEND_FIRST_MS;
+    } catch {
+      this.#mendDelay = Math.min(this.#mendDelay * 2, MEND_MAX_MS);
+    }
+    this.#mendTimer = undefined;
+    if (this.#between !== undefined || this.#health.down) this.#mend(this.#mendDelay);
+  }
+
+  /**
+   * The generation a record writes under: the one it was created or first written under; a
+   * record read afresh, the generation of the owner that took its job (or under which a change
+   * of it failed), else the current one.
+   */
+  #generationOf(job: Job): number {
+    let generation = this.#tracked.get(job);
+    if (generation === undefined) {
+      generation = this.#nextGeneration.get(job.id) ?? this.#identity.generation;
+      this.#nextGeneration.delete(job.id);
+      this.#tracked.set(job, generation);
+    }
+    return generation;
+  }
+
+  /** The next record of a job read afresh writes under this generation. */
+  #rememberGeneration(jobId: string, generation: number): void {
+    this.#nextGeneration.delete(jobId);
+    if (this.#nextGeneration.size >= NEXT_GENERATIONS_MAX) {
+      const oldest = this.#nextGeneration.keys().next().value;
+      if (oldest !== undefined) this.#nextGeneration.delete(oldest);
+    }
+    this.#nextGeneration.set(jobId, generation);
+  }
+
+  /** Points a pooled connection at `identity`'s owner, for the owner trigger, if it is not yet. */
+  async #asOwner(client: pg.ClientBase, identity: OwnerIdentity): Promise<void> {
+    if ((this.#connectionOwner.get(client) ?? this.#firstOwner) === identity.owner) return;
+    await client.query("SELECT set_config('warrant.owner', $1, false)", [identity.owner]);
+    this.#connectionOwner.set(client, identity.owner);
+  }
+
+  /**
+   * Takes a queued job for this owner (a worker about to run it): a compare-and-swap on its
+   * owner, so of workers and recoverers racing exactly one takes it.
+   */
+  async takeQueued(jobId: string): Promise<boolean> {
+    const identity = await this.#whenOwner();
+    const { rows } = await this.#pool.query<{ owner: string | null }>(QUEUED_OWNER, [jobId]);
+    if (rows.length === 0) return false;
+    const current = rows[0]?.owner ?? null;
+    const taken =
+      current === identity.owner ||
+      (current === null
+        ? await this.#pool.query(TAKE_UNOWNED, [identity.owner, jobId])
+        : await this.#pool.query(TAKE_QUEUED, [identity.owner, jobId, current])
+      ).rowCount === 1;
+    if (taken) this.#rememberGeneration(jobId, identity.generation);
+    return taken;
   }
 
   /**
    * Takes the queued and executing jobs of owners that are gone: an owner whose advisory lock
    * this store can take has no live session (it is released at once), and one with no owner
-   * record closed. Each owner's jobs are taken by one conditional update. Resolves their ids,
-   * oldest first.
+   * record closed (or was lost). Each owner's jobs are taken by one conditional update; with
+   * `admits`, only those it admits (read first; one it refused is not read again for
+   * REFUSED_MS). Claims run one at a time. Resolves their ids, oldest first.
    */
-  async takeQueued(jobId: string): Promise<boolean> {
-    await this.#whenOwner();
-    const { rows } = await this.#pool.query<{ owner: string | null }>(QUEUED_OWNER, [jobId]);
-    if (rows.length === 0) return false;
-    const current = rows[0]?.owner ?? null;
-    if (current === this.owner) return true;
-    const taken =
-      current === null
-        ? await this.#pool.query(TAKE_UNOWNED, [this.owner, jobId])
-        : await this.#pool.query(TAKE_QUEUED, [this.owner, jobId, current]);
-    return taken.rowCount === 1;
+  claimOrphans(admits?: (job: Job) => boolean): Promise<string[]> {
+    const claim = this.#claiming.then(() => this.#claimOrphans(admits));
+    this.#claiming = claim.catch(() => {});
+    return claim;
   }
 
-  async claimOrphans(): Promise<string[]> {
-    await this.#whenOwner();
-    const client = this.#ownerClient as RefClient;
-    client.ref();
+  async #claimOrphans(admits: ((job: Job) => boolean) | undefined): Promise<string[]> {
+    const identity = await this.#whenOwner();
+    const client = this.#ownerClient;
+    if (client === undefined || identity !== this.#identity)
+      throw storeError(
+        ErrorCode.STORE_UNAVAILABLE,
+        'The job store is unavailable: its owner lock was lost while it claimed jobs',
+      );
+    (client as RefClient).ref();
     try {
-      return await this.#claimWith(client);
+      return await this.#claimWith(client, identity, admits);
     } finally {
-      client.unref();
+      (client as RefClient).unref();
     }
   }
 
-  async #claimWith(client: pg.Client): Promise<string[]> {
+  async #claimWith(
+    client: pg.Client,
+    identity: OwnerIdentity,
+    admits: ((job: Job) => boolean) | undefined,
+  ): Promise<string[]> {
     const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
       OWNERS_ELSEWHERE,
-      [this.owner],
+      [identity.owner],
     );
     const taken: string[] = [];
     for (const { owner, lock_key: key } of rows) {
@@ -1112,11 +1352,20 @@ export class PostgresJobStore implements JobStore {
         if (tried.rows[0]?.locked !== true) continue;
       }
       try {
+        const some = admits === undefined ? undefined : await this.#admitted(client, owner, admits);
+        if (some?.length === 0) continue;
         await client.query('BEGIN');
-        const jobs = await client.query<{ id: string }>(TAKE_JOBS, [this.owner, owner]);
+        const jobs = await client.query<{ id: string }>(
+          some === undefined ? TAKE_JOBS : TAKE_SOME,
+          some === undefined ? [identity.owner, owner] : [identity.owner, owner, some],
+        );
+        // Gone: its record goes (jobs left to it are then taken without asking its lock).
         await client.query('DELETE FROM warrant_owners WHERE owner = $1', [owner]);
         await client.query('COMMIT');
-        for (const row of jobs.rows) taken.push(row.id);
+        for (const row of jobs.rows) {
+          taken.push(row.id);
+          this.#rememberGeneration(row.id, identity.generation);
+        }
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
@@ -1127,8 +1376,34 @@ export class PostgresJobStore implements JobStore {
     return taken;
   }
 
+  /** The queued and executing jobs of a gone owner that `admits` takes (see claimOrphans). */
+  async #admitted(
+    client: pg.Client,
+    owner: string,
+    admits: (job: Job) => boolean,
+  ): Promise<string[]> {
+    const now = Date.now();
+    for (const [id, at] of this.#refused) if (now - at >= REFUSED_MS) this.#refused.delete(id);
+    const { rows } = await client.query<{ id: string }>(OWNED_BY, [owner]);
+    const ids = rows.map((row) => row.id).filter((id) => !this.#refused.has(id));
+    if (ids.length === 0) return [];
+    const jobs = await client.query<JobRow>(`${SELECT_JOBS} WHERE j.id = ANY($1::text[])`, [ids]);
+    const admitted: string[] = [];
+    for (const row of jobs.rows) {
+      let admit = false;
+      try {
+        admit = admits(toJob(row)) === true;
+      } catch {
+        // A record that cannot be read, or a predicate that throws: not taken.
+      }
+      if (admit) admitted.push(row.id);
+      else this.#refused.set(row.id, now);
+    }
+    return admitted;
+  }
+
   create(job: Job): Promise<void> {
-    if (this.#ownerLost !== undefined) return Promise.reject(this.#lostOwner());
+    if (this.#closed) return Promise.reject(this.#closedError());
     // Encoded now, before anything is awaited: the job as it is when it is created.
     const hashes = this.#heads.append(job.id, '', job.events, isFinished(job));
     return this.#enqueue({
@@ -1140,6 +1415,8 @@ export class PostgresJobStore implements JobStore {
       steps: stepColumns(job, job.steps.keys()),
       events: eventColumns(job.events, 0, hashes),
       outbox: this.outbox.entriesOf(job, job.events),
+      generation: undefined,
+      job,
     });
   }
 
@@ -1156,27 +1433,31 @@ export class PostgresJobStore implements JobStore {
   /**
    * Writes a batch; settles every change of it, never rejects. A lost connection is retried
    * (write-retry.ts): before each new attempt, the changes the lost one may have committed are
-   * looked for, and only those not found are written again.
+   * looked for, and only those not found are written again. Each attempt writes as the current
+   * owner; a change of a record that writes under a lost owner is refused (JOB_OWNER_LOST).
    */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
-    try {
-      await this.#whenOwner();
-      // The outbox table, when notifications are attached (created once, at attach).
-      if (this.outbox.attached) await this.outbox.ready();
-    } catch (error) {
-      for (const write of writes) this.#writes.fail(write, error);
-      return;
-    }
     // The changes of the batch not settled yet.
     let pending = writes;
     const settled = new Set<QueuedWrite>();
+    // The owner each change was last sent as (a change found written was written as it).
+    const sentAs = new Map<QueuedWrite, OwnerIdentity>();
     try {
       await retryTransient(
-        () => this.#writeBatch(pending, settled),
+        async () => {
+          const identity = await this.#whenOwner();
+          // The outbox table, when notifications are attached (created once, at attach).
+          if (this.outbox.attached) await this.outbox.ready();
+          pending = pending.filter((write) => !this.#refusedAsLost(write, settled, identity));
+          if (pending.length === 0) return;
+          for (const write of pending) sentAs.set(write, identity);
+          await this.#writeBatch(pending, settled, identity);
+        },
         async () => {
           pending = await this.#unwritten(
             pending.filter((write) => !settled.has(write)),
             settled,
+            sentAs,
           );
           return pending.length === 0;
         },
@@ -1187,13 +1468,26 @@ export class PostgresJobStore implements JobStore {
     }
   }
 
+  /** Refuses (settles) a change of a record that writes under an owner other than `identity`. */
+  #refusedAsLost(write: QueuedWrite, settled: Set<QueuedWrite>, identity: OwnerIdentity): boolean {
+    if (settled.has(write)) return true;
+    const { generation, id } = write.change;
+    if (generation === undefined || generation === identity.generation) return false;
+    this.#settle(write, settled, this.#ownerLost(id), undefined);
+    return true;
+  }
+
   /**
    * Writes changes by one statement, or each alone after an error in the data of one; settles
    * each change it wrote or that failed on its own, adding it to `settled`. Throws a transient
    * error (write-retry.ts) before settling the change it hit.
    */
-  async #writeBatch(writes: readonly QueuedWrite[], settled: Set<QueuedWrite>): Promise<void> {
-    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite, settled);
+  async #writeBatch(
+    writes: readonly QueuedWrite[],
+    settled: Set<QueuedWrite>,
+    identity: OwnerIdentity,
+  ): Promise<void> {
+    if (writes.length === 1) return this.#writeOne(writes[0] as QueuedWrite, settled, identity);
     let found: Set<string>;
     try {
       const changes = writes.map((write) => write.change);
@@ -1205,16 +1499,17 @@ export class PostgresJobStore implements JobStore {
               text: WRITE_BATCH,
               values: batchValues(changes),
             },
+        identity,
       );
       found = new Set(rows.map((row) => row.id));
     } catch (error) {
       if (isTransientStoreError(error)) throw error;
       if (!isDataError(error)) {
-        for (const write of writes) this.#settle(write, settled, error);
+        for (const write of writes) this.#settle(write, settled, error, identity);
         return;
       }
       // Nothing of the batch was written: each change alone, in order, so only its own fails.
-      for (const write of writes) await this.#writeOne(write, settled);
+      for (const write of writes) await this.#writeOne(write, settled, identity);
       return;
     }
     for (const write of writes) {
@@ -1223,39 +1518,54 @@ export class PostgresJobStore implements JobStore {
         write,
         settled,
         change.row === undefined && !found.has(change.id) ? notFound(change.id) : undefined,
+        identity,
       );
     }
   }
 
   /** Writes one change by its own statement and settles it; throws a transient error unsettled. */
-  async #writeOne(write: QueuedWrite, settled: Set<QueuedWrite>): Promise<void> {
+  async #writeOne(
+    write: QueuedWrite,
+    settled: Set<QueuedWrite>,
+    identity: OwnerIdentity,
+  ): Promise<void> {
     if (settled.has(write)) return;
     const { change } = write;
     let error: unknown;
     try {
       if (change.outbox !== undefined) {
         // With its outbox rows: the batch statement, for this change alone.
-        const { rows } = await this.#write<{ id: string }>(this.#batchWithOutbox([change]));
+        const { rows } = await this.#write<{ id: string }>(
+          this.#batchWithOutbox([change]),
+          identity,
+        );
         if (change.row === undefined && rows.length === 0) error = notFound(change.id);
       } else if (change.row !== undefined) {
-        await this.#write({
-          name: 'warrant_create_job',
-          text: CREATE_JOB,
-          values: createValues(change, change.row),
-        });
+        await this.#write(
+          {
+            name: 'warrant_create_job',
+            text: CREATE_JOB,
+            values: createValues(change, change.row),
+          },
+          identity,
+        );
       } else {
-        const { rowCount } = await this.#write({
-          name: 'warrant_update_job',
-          text: UPDATE_JOB,
-          values: updateValues(change),
-        });
+        const { rowCount } = await this.#write(
+          { name: 'warrant_update_job', text: UPDATE_JOB, values: updateValues(change) },
+          identity,
+        );
         if (rowCount === 0) error = notFound(change.id);
       }
     } catch (thrown) {
       if (isTransientStoreError(thrown)) throw thrown;
-      error = thrown;
+      // Another writer appended at this change's positions (the events' key): another owner took
+      // the job up, this one's lock lost (known here yet or not).
+      error =
+        change.row === undefined && isUniqueViolation(thrown)
+          ? this.#ownerLost(change.id, thrown)
+          : thrown;
     }
-    this.#settle(write, settled, error);
+    this.#settle(write, settled, error, identity);
   }
 
   /** WRITE_BATCH_OUTBOX for `changes`: their rows, then the outbox rows of them all. */
@@ -1269,11 +1579,25 @@ export class PostgresJobStore implements JobStore {
     };
   }
 
-  /** Resolves a change (no error) or fails it, once. */
-  #settle(write: QueuedWrite, settled: Set<QueuedWrite>, error: unknown): void {
+  /**
+   * Resolves a change (no error) or fails it, once. A new job written as `identity` writes
+   * under its generation from then on; a change of a record whose owner was lost while it was
+   * written is failed even so (committed, it is on the record recovery reads; its run goes no
+   * further: no step is entered after its owner's lock is known lost).
+   */
+  #settle(
+    write: QueuedWrite,
+    settled: Set<QueuedWrite>,
+    error: unknown,
+    identity: OwnerIdentity | undefined,
+  ): void {
     settled.add(write);
-    if (error === undefined) write.resolve();
-    else this.#writes.fail(write, error);
+    const { change } = write;
+    if (error === undefined && change.job !== undefined && identity !== undefined)
+      this.#tracked.set(change.job, identity.generation);
+    const lost = change.generation !== undefined && change.generation !== this.#identity.generation;
+    if (error === undefined && !lost) write.resolve();
+    else this.#writes.fail(write, lost ? this.#ownerLost(change.id) : error);
   }
 
   /**
@@ -1285,6 +1609,7 @@ export class PostgresJobStore implements JobStore {
   async #unwritten(
     writes: readonly QueuedWrite[],
     settled: Set<QueuedWrite>,
+    sentAs: ReadonlyMap<QueuedWrite, OwnerIdentity>,
   ): Promise<readonly QueuedWrite[]> {
     const ids: string[] = [];
     const positions: number[] = [];
@@ -1308,44 +1633,91 @@ export class PostgresJobStore implements JobStore {
       const hash = stored.get(`${write.change.id}\u0000${events.positions[last]}`);
       // Another hash at that position is not this change: writing it fails on the key.
       if (hash === undefined || hash !== events.hashes[last]) return true;
-      this.#settle(write, settled, undefined);
+      this.#settle(write, settled, undefined, sentAs.get(write));
       return false;
     });
   }
 
-  /** A statement of the write path, through the test seam when one is set (options.faults). */
+  /**
+   * A statement of the write path, through the test seam when one is set (options.faults); with
+   * `identity`, on a connection that names its owner (the owner trigger reads it).
+   */
   async #write<R extends pg.QueryResultRow = pg.QueryResultRow>(
     config: pg.QueryConfig,
+    identity?: OwnerIdentity,
   ): Promise<pg.QueryResult<R>> {
-    const faults = this.#faults;
-    if (faults === undefined) return this.#pool.query<R>(config);
-    const before = faults('before');
+    const before = this.#faults?.('before');
     if (before !== undefined) throw before;
-    const result = await this.#pool.query<R>(config);
-    const after = faults('after');
+    const client = await this.#pool.connect();
+    let result: pg.QueryResult<R>;
+    try {
+      if (identity !== undefined) await this.#asOwner(client, identity);
+      result = await client.query<R>(config);
+    } catch (error) {
+      // As pg's pool.query: a connection whose statement failed is not used again.
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+    client.release();
+    const after = this.#faults?.('after');
     if (after !== undefined) throw after;
     return result;
+  }
+
+  /**
+   * A read of the job record: on a transient error (a pooled connection terminated a moment
+   * earlier, say) it is sent again on another connection, up to READ_ATTEMPTS in all, READ_DELAY_MS
+   * apart; the last such failure is STORE_UNAVAILABLE (docs/api.md, "Store outages").
+   */
+  async #read<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    config: pg.QueryConfig,
+  ): Promise<pg.QueryResult<R>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#pool.query<R>(config);
+      } catch (error) {
+        if (!isTransientStoreError(error)) throw error;
+        if (attempt >= READ_ATTEMPTS)
+          throw storeError(
+            ErrorCode.STORE_UNAVAILABLE,
+            `The job store is unavailable: the connection to the database was lost (${attempt} attempts to read)`,
+            error,
+          );
+      }
+      await new Promise((resolve) => setTimeout(resolve, READ_DELAY_MS * attempt));
+    }
   }
 
   /** The last stored chain hash of a job this store did not create (none today). */
   async #storedHead(id: string): Promise<string> {
     await this.#whenReady();
-    const { rows } = await this.#pool.query<{ hash: string | null }>(LAST_HASH, [id]);
+    const { rows } = await this.#read<{ hash: string | null }>({ text: LAST_HASH, values: [id] });
     return rows[0]?.hash ?? '';
   }
 
-  /** The failure of a write after the owner lock was lost. */
-  #lostOwner(): Error {
+  /** The refusal of a change of a job that writes under an owner whose lock was lost. */
+  #ownerLost(jobId: string, cause: unknown = this.#between): Error {
+    return storeError(
+      ErrorCode.JOB_OWNER_LOST,
+      `The PostgreSQL store lost the owner lock job ${JSON.stringify(jobId)} ran under: it writes as a new owner and leaves the job to recovery`,
+      cause,
+    );
+  }
+
+  /** The failure of a write after close(). */
+  #closedError(): Error {
     return storeError(
       ErrorCode.JOB_STORE_FAILED,
-      `The PostgreSQL store at ${this.#label} lost its owner lock (${describeThrown(this.#ownerLost)}): it writes no more`,
-      this.#ownerLost,
+      `The PostgreSQL store at ${this.#label} is closed: it writes no more`,
     );
   }
 
   async update(job: Job, change: JobChange): Promise<void> {
-    if (this.#ownerLost !== undefined) throw this.#lostOwner();
+    if (this.#closed) throw this.#closedError();
     if (change.claims !== undefined) return this.#claim(job, change, change.claims);
+    // A run of a job whose owner was lost writes nothing more (its job is recovery's now).
+    const generation = this.#generationOf(job);
+    if (generation !== this.#identity.generation) throw this.#ownerLost(job.id);
     // Encoded now, before anything is awaited: the change as it is when it happens.
     const steps = stepColumns(job, change.steps, change.decided);
     const first = job.events.length - change.events.length;
@@ -1359,6 +1731,7 @@ export class PostgresJobStore implements JobStore {
         first,
         hashes,
         this.outbox.entriesOf(job, change.events),
+        generation,
       ),
     );
   }
@@ -1376,10 +1749,11 @@ export class PostgresJobStore implements JobStore {
     const decidedAt = job.updatedAt;
     const outbox = this.outbox.entriesOf(job, change.events);
     // A granted request makes the job executing again: this owner's from then on.
-    await this.#whenOwner();
+    const identity = await this.#whenOwner();
     if (outbox !== undefined) await this.outbox.ready();
     const client = await this.#pool.connect();
     try {
+      await this.#asOwner(client, identity);
       await client.query('BEGIN');
       const claimed = await client.query(CLAIM_STEP, [job.id, position, status]);
       if (claimed.rowCount !== 1) {
@@ -1412,11 +1786,14 @@ export class PostgresJobStore implements JobStore {
         isFinished(job),
       );
       const values = updateValues(
-        encodedUpdate(job, steps, change.events, first, hashes, undefined),
+        encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
       );
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
       if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
       await client.query('COMMIT');
+      // This record writes as the owner that resumed it (a lost one: its run writes no more).
+      this.#tracked.set(job, identity.generation);
+      this.#nextGeneration.delete(job.id);
       this.#sealer.committed(change.events.length);
       if (outbox !== undefined) this.outbox.written();
     } catch (error) {
@@ -1494,7 +1871,7 @@ export class PostgresJobStore implements JobStore {
 
   async cancelRequests(jobIds: readonly string[]): Promise<StoredCancel[]> {
     await this.#whenReady();
-    const { rows } = await this.#pool.query<{ request: string }>({
+    const { rows } = await this.#read<{ request: string }>({
       name: 'warrant_cancel_requests',
       text: 'SELECT request FROM warrant_job_cancels WHERE job_id = ANY($1::text[])',
       values: [jobIds],
@@ -1504,7 +1881,7 @@ export class PostgresJobStore implements JobStore {
 
   async get(id: string): Promise<Job | undefined> {
     await this.#whenReady();
-    const { rows } = await this.#pool.query<JobRow>({
+    const { rows } = await this.#read<JobRow>({
       name: 'warrant_get_job',
       text: `${SELECT_JOBS} WHERE j.id = $1`,
       values: [id],
@@ -1517,17 +1894,17 @@ export class PostgresJobStore implements JobStore {
   async readChain(id: string): Promise<RecordedChain | undefined> {
     await this.#whenReady();
     // Read before the job: every decision the ledger holds then is in the job read after it.
-    const ledger = await this.#pool.query<{
+    const ledger = await this.#read<{
       request_position: number;
       step_id: string;
       decision: string;
-    }>(CONSUMED_OF, [id]);
+    }>({ text: CONSUMED_OF, values: [id] });
     const consumed: ConsumedApproval[] = ledger.rows.map((entry) => ({
       position: entry.request_position,
       stepId: entry.step_id,
       decision: entry.decision,
     }));
-    const { rows } = await this.#pool.query<JobRow & { hashes: (string | null)[] }>({
+    const { rows } = await this.#read<JobRow & { hashes: (string | null)[] }>({
       name: 'warrant_read_chain',
       text: `${SELECT_CHAIN} WHERE j.id = $1`,
       values: [id],
@@ -1561,7 +1938,7 @@ export class PostgresJobStore implements JobStore {
     values.push(filter.limit ?? null);
     const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
     // One prepared statement per combination of filters (at most eight).
-    const { rows } = await this.#pool.query<JobRow>({
+    const { rows } = await this.#read<JobRow>({
       name: names.join('_'),
       text: `${SELECT_JOBS}${where} ORDER BY j.created_at DESC, j.seq DESC LIMIT $${values.length}`,
       values,
@@ -1586,7 +1963,7 @@ export class PostgresJobStore implements JobStore {
     const select = `${JOB_COLUMNS}, j.seq::text AS position_seq
 FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
     const order = 'ORDER BY j.created_at, j.seq';
-    const { rows } = await this.#pool.query<JobRow & { position_seq: string }>(
+    const { rows } = await this.#read<JobRow & { position_seq: string }>(
       from === undefined
         ? { name: 'warrant_awaiting', text: `${select} ${order} LIMIT $1`, values: [limit] }
         : {
@@ -1602,9 +1979,16 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
   }
 
   async close(): Promise<void> {
+    this.#stopping = true;
+    clearTimeout(this.#mendTimer);
+    this.#mendTimer = undefined;
     // Changes already reported are written first (each write is bounded by the time-outs), and
     // those their jobs report meanwhile.
     while (this.#writes.busy) await this.#writes.settled();
+    this.#closed = true;
+    // An owner lock being taken is let go once taken (#holdOwner).
+    await this.#owning?.catch(() => {});
+    await this.#claiming;
     if (!this.#pool.ended) {
       await this.#sealer.close();
       await this.#pool.end();
@@ -1616,9 +2000,10 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
       // process while it does: nothing else may be left to).
       (owner as RefClient).ref();
       await owner
-        .query('DELETE FROM warrant_owners WHERE owner = $1', [this.owner])
+        .query('DELETE FROM warrant_owners WHERE owner = ANY($1::text[])', [
+          [this.owner, ...this.#lostOwners],
+        ])
         .catch(() => {});
-      this.#ownerLost ??= new Error('the store is closed');
       await owner.end().catch(() => {});
     }
   }
