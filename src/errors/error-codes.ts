@@ -75,6 +75,8 @@ export const THROWN_ERRORS = {
     '`submitPlan` or `executePlan`: the idempotency key was used by the same caller (id and tenant) within `idempotencyTtlMs` for another plan (another plan digest)',
   JOB_CANCELLED:
     "the reason a running step's `context.signal` is aborted with when its job is cancelled (the message carries the cancel reason)",
+  WORKER_ALREADY_RUNNING:
+    "`startWorker()` (and `warrant worker`, exit 2): a live worker holds the lock of this worker `id` (`--worker-id`) through 15 s of trying (a peer taking up a gone worker's jobs holds it only for a moment)",
 } as const;
 
 /** Step failures: recorded in the job, not thrown. */

@@ -238,6 +238,14 @@ export interface JobStore {
    */
   takeQueued?(jobId: string): Promise<boolean>;
   /**
+   * Persists a change that takes a job out of `queued` (a worker starting it, a cancel while it
+   * is queued) only while the job is still stored `queued` with exactly the events the change
+   * follows, checked and written in one transaction: of a worker starting a job and a cancel
+   * from another process, exactly one is written. Resolves true when written, false (nothing
+   * written) otherwise. With `takeQueued`.
+   */
+  updateWhileQueued?(job: Job, change: JobChange): Promise<boolean>;
+  /**
    * Takes every one of `takes` at `at` (ms since the epoch), or none: atomically, so that across
    * processes sharing the store no counter ever holds more than its `max` in any window (one
    * IMMEDIATE transaction in SQLite, row locks in PostgreSQL). A store without it cannot count,

@@ -112,9 +112,15 @@ export class DbosQueue {
     await (await this.#client()).enqueue(jobId);
   }
 
-  /** Cancels the job's workflow: queued, it never starts (Warrant's cancel record decides). */
-  async cancel(jobId: string): Promise<void> {
-    await (await this.#client()).cancel(jobId);
+  /**
+   * Cancels the job's workflow: queued, it never starts (Warrant's cancel record decides).
+   * Resolves whether DBOS holds a workflow for the job; in a database no queue ever used, false
+   * without making DBOS's tables there.
+   */
+  async cancel(jobId: string): Promise<boolean> {
+    if (this.#submitter === undefined && !(await (await loadEngine()).hasDbosSchema(this.#url)))
+      return false;
+    return (await this.#client()).cancel(jobId);
   }
 
   /**

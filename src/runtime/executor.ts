@@ -182,6 +182,25 @@ class JobRun {
   }
 
   /**
+   * Persists a change that takes the job out of `queued` only while it is still stored so
+   * (`store.updateWhileQueued`, a conditional write; a store without it writes it as any
+   * change), then publishes its events. False when another process changed the job first:
+   * nothing written, nothing published.
+   */
+  async commitWhileQueued(change: JobChange): Promise<boolean> {
+    const { store } = this.#deps;
+    try {
+      if (store.updateWhileQueued === undefined) await store.update(this.running.record, change);
+      else if (!(await store.updateWhileQueued(this.running.record, change))) return false;
+    } catch (error) {
+      throw storeFailure(error, this.running.job.id);
+    }
+    const published = this.publish(change.events);
+    if (published !== undefined) await published;
+    return true;
+  }
+
+  /**
    * Publishes events in order, each after the previous one's handlers settled. Synchronous (no
    * promise) as long as every handler returns synchronously.
    */
@@ -633,6 +652,47 @@ export async function runQueuedJob(
   if (started !== undefined) await started;
   const steps = () => runSteps(run, plan, 0, [], caller, deps, undefined);
   return telemetry === undefined ? steps() : telemetry.job(steps);
+}
+
+/**
+ * Takes up a job a worker dequeued from the shared queue (docs/api.md, "Workers"): it starts
+ * (`execution.started`), or with a cancel already in `control` is recorded `cancelled`, by a
+ * conditional write that only a job still stored `queued` takes; then its steps run through the
+ * one step path. Resolves undefined, having written and run nothing, when a cancel from another
+ * process (or another taker) changed the job first: a job cancelled while queued never starts.
+ */
+export async function runDequeuedJob(
+  running: RunningJob,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  control: JobControl,
+): Promise<Job | undefined> {
+  const loading = telemetryLoading();
+  if (loading !== undefined) await loading;
+  const taking = new JobRun(running, deps, undefined, control);
+  if (control.cancel !== undefined) {
+    const cancelled = cancelJob(running, now(), control.cancel);
+    return (await taking.commitWhileQueued(cancelled)) ? running.job : undefined;
+  }
+  if (!(await taking.commitWhileQueued(startQueuedJob(running, now())))) return undefined;
+  const telemetry = startJobTelemetry(running.job);
+  const run = new JobRun(running, deps, telemetry, control);
+  const steps = () => runSteps(run, plan, 0, [], caller, deps, undefined);
+  return telemetry === undefined ? steps() : telemetry.job(steps);
+}
+
+/**
+ * Records `change` of a queued job that runs nowhere (its cancel, or its failure on a worker)
+ * only while the job is still stored `queued`: false, nothing written, when a worker started it
+ * or another process recorded it first.
+ */
+export function commitWhileQueued(
+  running: RunningJob,
+  change: JobChange,
+  deps: ExecutorDependencies,
+): Promise<boolean> {
+  return new JobRun(running, deps).commitWhileQueued(change);
 }
 
 /** Records the cancel of a job that runs nowhere (queued, or awaiting approval at `index`). */

@@ -29,7 +29,7 @@ import type {
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';
-import { openStore } from '../jobs/open-store.js';
+import { isPostgresStore, openStore } from '../jobs/open-store.js';
 import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
 import type { CheckpointHead } from '../jobs/checkpoint.js';
 import type { EvidenceBundle } from '../jobs/evidence.js';
@@ -48,9 +48,10 @@ import { limitsView, type LimitsView } from '../limits/limits-view.js';
 import {
   executeAdmittedPlan,
   queueAdmittedPlan,
-  commitChange,
+  commitWhileQueued,
   recordCancel,
   resumeRecoveredJob,
+  runDequeuedJob,
   runQueuedJob,
   type ExecutorDependencies,
   abortControl,
@@ -77,7 +78,12 @@ import {
 } from './job-options.js';
 import { isoNow } from '../jobs/clock.js';
 import { cancelledJobError, isFinished } from '../jobs/job.js';
-import { failJob, type CancelRequest, type RunningJob } from '../jobs/transitions.js';
+import {
+  cancelJob as cancelTransition,
+  failJob,
+  type CancelRequest,
+  type RunningJob,
+} from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
   checkRuntimeOptions,
@@ -273,6 +279,11 @@ export class OperatorRuntime {
   readonly #queueConcurrency: number;
   /** With `queue: { engine: 'dbos' }`: jobs are queued on DBOS Transact (docs/api.md, "Workers"). */
   readonly #dbos: DbosQueue | undefined;
+  /**
+   * On a PostgreSQL store without the dbos engine: the queue's client, made on the first cancel
+   * of a job queued elsewhere, only to cancel its workflow.
+   */
+  #dbosCancels: DbosQueue | undefined;
   readonly #cancelPolicy: CancelPolicy | undefined;
   readonly #idempotencyTtlMs: number;
   /** Notification destinations (docs/api.md, "Notifications"); undefined without. */
@@ -593,16 +604,48 @@ export class OperatorRuntime {
     }
     // Queued or running in another process on this store: it sees the cancel within 1 s.
     await this.#writeCancel(deps, id, cancel);
-    if (this.#dbos !== undefined && job.status === 'queued') {
-      // Its workflow never starts then; were it to, the recorded cancel ends it unrun.
-      await this.#dbos.cancel(id).catch((error: unknown) => {
-        this.#logger.warn(
-          `warrant: cancelling the workflow of ${id} failed: ${describeThrown(error)}`,
-          {},
-        );
-      });
+    if (job.status === 'queued') {
+      const cancelled = await this.#cancelOnQueue(deps, id, cancel);
+      if (cancelled !== undefined) return cancelled;
     }
     return deps.store.get(id);
+  }
+
+  /**
+   * A queued job on the DBOS queue (docs/api.md, "Workers"): its workflow is cancelled, so no
+   * worker dequeues it, and its cancel recorded now, by a conditional write that a worker
+   * starting the job at that moment may win instead (that worker then sees the cancel within
+   * 1 s, as for any job it runs). Resolves the cancelled job, or undefined when the job is on no
+   * queue or was no longer queued.
+   */
+  async #cancelOnQueue(
+    deps: ExecutorDependencies,
+    id: string,
+    cancel: CancelRequest,
+  ): Promise<Job | undefined> {
+    const queue =
+      this.#dbos ??
+      (isPostgresStore(this.#storeOption)
+        ? (this.#dbosCancels ??= new DbosQueue(this.#storeOption as string))
+        : undefined);
+    if (queue === undefined) return undefined;
+    let onQueue: boolean;
+    try {
+      onQueue = await queue.cancel(id);
+    } catch (error) {
+      // Its cancel is written: a worker that dequeues it records it and runs nothing.
+      this.#logger.warn(
+        `warrant: cancelling the workflow of ${id} failed: ${describeThrown(error)}`,
+        {},
+      );
+      return undefined;
+    }
+    // Not on the queue: queued in another process's own queue, which sees the cancel.
+    if (!onQueue) return undefined;
+    const running = await loadRunningJob(deps, id);
+    if (running?.record.status !== 'queued') return undefined;
+    const change = cancelTransition(running, isoNow(), cancel);
+    return (await commitWhileQueued(running, change, deps)) ? running.job : undefined;
   }
 
   async #writeCancel(deps: ExecutorDependencies, jobId: string, cancel: CancelRequest) {
@@ -1050,20 +1093,24 @@ export class OperatorRuntime {
     try {
       plan = admitRecorded(running.record, (name) => capabilityInventory().get(name));
     } catch (error) {
-      // Queued against other capabilities (another deployment): it fails, saying why.
+      // Queued against other capabilities (another deployment): it fails, saying why (unless a
+      // cancel was recorded first: the writes that end a queued job are conditional).
       const message = `The queued job cannot run on this worker: ${describeThrown(error)}`;
-      await commitChange(running, failJob(running, isoNow(), message), deps);
-      return running.job.status;
+      if (await commitWhileQueued(running, failJob(running, isoNow(), message), deps))
+        return running.job.status;
+      return (await store.get(jobId))?.status ?? 'unknown';
     }
     const caller = snapshotCaller(running.record.caller);
     const live = liveJob(jobId);
-    // A cancel recorded while it was queued: it never starts (runQueuedJob records it).
+    // A cancel written while it was queued: it never starts (runDequeuedJob records it).
     const [cancelled] = (await deps.store.cancelRequests?.([jobId])) ?? [];
     if (cancelled !== undefined) live.cancel = { by: cancelled.by, reason: cancelled.reason };
     this.#active++;
     this.#goLive(live);
     try {
-      return (await runQueuedJob(running, plan, caller, deps, live)).status;
+      // Undefined: a cancel from another process was recorded first; the job ran nothing here.
+      const ran = await runDequeuedJob(running, plan, caller, deps, live);
+      return ran?.status ?? (await store.get(jobId))?.status ?? 'unknown';
     } finally {
       this.#endLive(live);
     }
@@ -1111,6 +1158,7 @@ export class OperatorRuntime {
     this.#cancelPoll = undefined;
     // One last delivery pass; what stays pending goes out with the next process on the store.
     await this.#deliverer?.stop();
+    await this.#dbosCancels?.close();
     // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
     if (this.#opening !== undefined) await this.#opening.catch(() => {});
     const store = this.#store;

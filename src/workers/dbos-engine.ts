@@ -14,6 +14,8 @@
  */
 import type * as DbosSdk from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
+import { ErrorCode } from '../errors/error-codes.js';
+import { createError } from '../errors/warrant-error.js';
 
 /**
  * The SDK, loaded by a name bundlers do not follow: bundling Warrant must not pull DBOS and its
@@ -127,7 +129,9 @@ async function takeOwnLock(client: pg.Client, executorId: string, waitMs: number
     );
     if (rows[0]?.got === true) return;
     if (Date.now() > deadline) {
-      throw new Error(
+      throw createError(
+        Error,
+        ErrorCode.WORKER_ALREADY_RUNNING,
         `worker ${JSON.stringify(executorId)} is already running (its lock is held); each worker needs its own --worker-id`,
       );
     }
@@ -152,9 +156,17 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
   // A connection error of either client is logged; losing the own lock is reported below.
   own.on('error', (error) => log(`worker lock connection lost: ${error.message}`));
   probe.on('error', (error) => log(`worker probe connection lost: ${error.message}`));
-  await own.connect();
-  await probe.connect();
-  await takeOwnLock(own, settings.executorId, settings.lockWaitMs ?? 15_000);
+  try {
+    await own.connect();
+    await probe.connect();
+    await takeOwnLock(own, settings.executorId, settings.lockWaitMs ?? 15_000);
+  } catch (error) {
+    // Nothing launched yet: the connections close (the process is free to exit) and a later
+    // start in this process may try again.
+    await Promise.all([own.end().catch(() => {}), probe.end().catch(() => {})]);
+    launched = false;
+    throw error;
+  }
 
   DBOS.setConfig({
     name: 'warrant',
@@ -179,20 +191,27 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
   DBOS.registerWorkflow(step, { name: WORKFLOW_NAME });
   // Launch creates or migrates DBOS's schema: workers starting together would deadlock in it,
   // so launches take turns under a transaction-free advisory lock on the liveness connection.
-  await takeTurn(own);
   try {
-    await DBOS.launch();
-  } finally {
-    await own.query('SELECT pg_advisory_unlock($1, 0)', [LAUNCH_LOCK_CLASS]);
+    await takeTurn(own);
+    try {
+      await DBOS.launch();
+    } finally {
+      await own.query('SELECT pg_advisory_unlock($1, 0)', [LAUNCH_LOCK_CLASS]);
+    }
+    // Jobs are queued without a version and DBOS hands those to workers of the latest version:
+    // the last worker started is the current deployment (a rollback included).
+    await DBOS.setLatestApplicationVersion(settings.appVersion);
+    await DBOS.registerQueue(QUEUE_NAME, {
+      workerConcurrency: settings.concurrency,
+      minPollingIntervalMs: settings.pollingMs ?? 50,
+      onConflict: 'always_update',
+    });
+  } catch (error) {
+    // A worker that did not start holds nothing: DBOS ends, this worker's lock is released.
+    await DBOS.shutdown().catch(() => {});
+    await Promise.all([own.end().catch(() => {}), probe.end().catch(() => {})]);
+    throw error;
   }
-  // Jobs are queued without a version and DBOS hands those to workers of the latest version:
-  // the last worker started is the current deployment (a rollback included).
-  await DBOS.setLatestApplicationVersion(settings.appVersion);
-  await DBOS.registerQueue(QUEUE_NAME, {
-    workerConcurrency: settings.concurrency,
-    minPollingIntervalMs: settings.pollingMs ?? 50,
-    onConflict: 'always_update',
-  });
 
   let probing: Promise<void> | undefined;
   const takeOver = async (): Promise<void> => {
@@ -273,9 +292,31 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
 export interface DbosSubmitter {
   /** Queues the job (its workflow id the job id: a second enqueue of one job does nothing). */
   enqueue(jobId: string): Promise<void>;
-  /** Cancels the job's workflow: a queued one never starts, a running one's signal aborts. */
-  cancel(jobId: string): Promise<void>;
+  /**
+   * Cancels the job's workflow: a queued one never starts, a running one's signal aborts.
+   * Resolves whether DBOS holds a workflow for the job (false: it was never queued here).
+   */
+  cancel(jobId: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * Whether DBOS's schema is in the database at `url`: a process with no queue of its own looks
+ * before it cancels a workflow, so a database no queue ever used gets no DBOS tables.
+ */
+export async function hasDbosSchema(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ present: boolean }>(
+      'SELECT to_regnamespace($1) IS NOT NULL AS present',
+      [DBOS_SCHEMA],
+    );
+    return rows[0]?.present === true;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /**
@@ -301,6 +342,10 @@ export async function createDbosSubmitter(options: {
     systemDatabaseUrl: options.url,
     systemDatabaseSchemaName: DBOS_SCHEMA,
     applicationName: 'warrant',
+    // No SET sent on each new connection ahead of the first query (pg warns on stderr of a
+    // query sent while another runs: a line in `warrant jobs cancel`'s output); the client's
+    // transactions are DBOS's own short ones.
+    systemDatabaseIdleTransactionTimeoutMs: 0,
   });
   return {
     async enqueue(jobId) {
@@ -315,6 +360,7 @@ export async function createDbosSubmitter(options: {
     },
     async cancel(jobId) {
       await client.cancelWorkflow(jobId);
+      return (await client.getWorkflow(jobId)) !== undefined;
     },
     async close() {
       await client.destroy();

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../../errors/error-codes.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { writeErr } from '../output.js';
 import { parseCommand, text } from '../parse.js';
@@ -77,8 +78,14 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
       ...(version !== undefined && { version }),
     });
   } catch (error) {
+    // Closed with its connections, so the process exits (exit 2, this one line).
     await runtime.close().catch(() => {});
-    throw new UsageError(`cannot start the worker: ${firstLine(error)}`);
+    await closeMcpConnections();
+    throw new UsageError(
+      (error as { code?: unknown }).code === ErrorCode.WORKER_ALREADY_RUNNING
+        ? `${ErrorCode.WORKER_ALREADY_RUNNING}: ${firstLine(error)}`
+        : `cannot start the worker: ${firstLine(error)}`,
+    );
   }
   log(
     `worker ${JSON.stringify(worker.id)} running (version ${worker.version}, concurrency ${concurrency})`,

@@ -612,6 +612,14 @@ const SELECT_CHAIN = `${JOB_COLUMNS},
 FROM warrant_jobs j`;
 
 /** The last chain hash of a job (for a job this store did not create). */
+/** A job's status, its row locked for the transaction (the conditional writes of a queued job). */
+const STATUS_FOR_UPDATE = 'SELECT status FROM warrant_jobs WHERE id = $1 FOR UPDATE';
+
+/** The position and chain hash of a job's last event. */
+const LAST_EVENT = `
+SELECT e.position, e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
+WHERE j.id = $1 ORDER BY e.position DESC LIMIT 1`;
+
 const LAST_HASH = `
 SELECT e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
 WHERE j.id = $1 ORDER BY e.position DESC LIMIT 1`;
@@ -1796,6 +1804,55 @@ export class PostgresJobStore implements JobStore {
       this.#nextGeneration.delete(job.id);
       this.#sealer.committed(change.events.length);
       if (outbox !== undefined) this.outbox.written();
+    } catch (error) {
+      this.#heads.forget(job.id);
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Writes a change only while the job is stored `queued` with the events it follows
+   * (JobStore.updateWhileQueued): its row locked, its status and last event read, then the
+   * change written, in one transaction; the chain goes on from the stored head.
+   */
+  async updateWhileQueued(job: Job, change: JobChange): Promise<boolean> {
+    if (this.#ownerLost !== undefined) throw this.#lostOwner();
+    const steps = stepColumns(job, change.steps, change.decided);
+    const first = job.events.length - change.events.length;
+    const outbox = this.outbox.entriesOf(job, change.events);
+    await this.#whenOwner();
+    if (outbox !== undefined) await this.outbox.ready();
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const locked = await client.query<{ status: string }>(STATUS_FOR_UPDATE, [job.id]);
+      // Read after the lock: what a writer that held it committed is seen.
+      const last = await client.query<{ position: number; hash: string | null }>(LAST_EVENT, [
+        job.id,
+      ]);
+      if (locked.rows[0]?.status !== 'queued' || (last.rows[0]?.position ?? -1) !== first - 1) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      this.#heads.forget(job.id);
+      const hashes = this.#heads.append(
+        job.id,
+        last.rows[0]?.hash ?? '',
+        change.events,
+        isFinished(job),
+      );
+      const values = updateValues(
+        encodedUpdate(job, steps, change.events, first, hashes, undefined),
+      );
+      await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
+      if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
+      await client.query('COMMIT');
+      this.#sealer.committed(change.events.length);
+      if (outbox !== undefined) this.outbox.written();
+      return true;
     } catch (error) {
       this.#heads.forget(job.id);
       await client.query('ROLLBACK').catch(() => {});
