@@ -1,4 +1,4 @@
-/** `GET /health`: the one route open without credentials (README "HTTP routes"). */
+/** `GET /health`: the one route open without credentials (docs/guide/http.md, "HTTP routes"). */
 import type { FastifyInstance } from 'fastify';
 
 export function registerHealthRoute(app: FastifyInstance): void {
