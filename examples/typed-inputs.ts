@@ -1,4 +1,4 @@
-// Typed inputs, as the README shows them: a zod schema and a field record side by side. The
+// Typed inputs, as docs/guide/capabilities.md shows them: a zod schema and a field record side by side. The
 // input type of `execute` comes from the schema, with no cast and no generic. The lines marked
 // expect-error comments are what must NOT compile (test/capabilities/input-types.test.ts runs tsc on
 // this file); run it with `npx tsx examples/typed-inputs.ts`.

@@ -6,7 +6,8 @@
 // - dist/esm: the entry points keep their paths (the package root, the `warrant` program, and the
 //   modules the light-import test loads on their own); what two of them share goes to
 //   dist/esm/chunks/, so each module is evaluated once per process. The audit console's static
-//   files (README "Audit console") are copied next to the module serving them: into chunks/.
+//   files (docs/guide/http.md, "Audit console") are copied next to the module serving them:
+//   into chunks/.
 // - dist/cjs: the root in one CommonJS file (the HTTP server and the program are ESM only), with a
 //   `{"type":"commonjs"}` package.json; a store module it opens later is in it, evaluated on first use.
 import { execFileSync } from 'node:child_process';

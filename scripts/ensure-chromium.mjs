@@ -1,8 +1,8 @@
-// Part of `npm test` (its pretest, README "Scripts"): the console tests drive a real Chromium
-// (test/console/browser.ts). When none is found and WARRANT_CHROMIUM names none, Debian's
-// `chromium` is installed with apt-get when this runs as root on a machine that has apt-get;
-// otherwise one line says how to get one, and the tests go on (the console tests then fail with
-// the same advice). Never fails `npm test` by itself.
+// Part of `npm test` (its pretest, CONTRIBUTING.md, "The console tests"): the console tests drive a
+// real Chromium (test/console/browser.ts). When none is found and WARRANT_CHROMIUM names none,
+// Debian's `chromium` is installed with apt-get when this runs as root on a machine that has
+// apt-get; otherwise one line says how to get one, and the tests go on (the console tests then fail
+// with the same advice). Never fails `npm test` by itself.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 

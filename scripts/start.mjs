@@ -4,7 +4,7 @@
 // the CLI exits 3 with the job awaiting approval, the expected outcome here, and this script
 // prints the command that approves it and exits 0. Anything else (exit 2: refused, bad usage;
 // a crash) is passed on. It ends with the command that serves the audit console on the same store
-// and modules, and the console's address for this job (README "Audit console").
+// and modules, and the console's address for this job (docs/guide/http.md, "Audit console").
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 

@@ -214,15 +214,19 @@ const isAllowed = (path) =>
     'package.json',
     'dist/cjs/package.json',
     ...CONSOLE_FILES,
-  ].includes(path) || /^dist\/(esm|cjs)\/.+\.(c?js|d\.c?ts)$/.test(path);
+  ].includes(path) ||
+  /^dist\/(esm|cjs)\/.+\.(c?js|d\.c?ts)$/.test(path) ||
+  // The guide, which the program's --help points at (docs/guide/README.md).
+  /^docs\/guide\/[\w-]+\.md$/.test(path);
 const strays = files.filter((path) => !isAllowed(path));
 check(
-  'tarball holds only dist/ build output, README.md, SECURITY.md, LICENSE and package.json',
+  'tarball holds only dist/ build output, the guide, README.md, SECURITY.md, LICENSE and package.json',
   strays.length === 0,
   `${strays.length} other file(s): ${strays.slice(0, 5).join(', ')}`,
 );
 for (const required of [
   'README.md',
+  'docs/guide/README.md',
   'SECURITY.md',
   'LICENSE',
   'package.json',

@@ -1,7 +1,7 @@
 // An --authorizer for `warrant serve` that decides from the scopes of the authenticated caller
-// (README "Who is asking"): every caller may run `read` capabilities, a `write` needs the scope
-// "plans:write", anything else (`destructive`) needs "plans:destructive". The scopes come from
-// the client's credentials, never from a request body:
+// (docs/guide/http.md, "What the authorizer sees"): every caller may run `read` capabilities, a
+// `write` needs the scope "plans:write", anything else (`destructive`) needs "plans:destructive".
+// The scopes come from the client's credentials, never from a request body:
 //
 //   warrant serve --callers callers.json --authorizer examples/authorizers/scopes.mjs
 //

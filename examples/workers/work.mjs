@@ -1,5 +1,5 @@
-// A capability module for trying workers (README "Many machines"): `work.step` takes `ms`
-// milliseconds (its signal cancels it) and answers which process ran it. A plain module, as
+// A capability module for trying workers (docs/guide/stores.md, "Many machines"): `work.step` takes
+// `ms` milliseconds (its signal cancels it) and answers which process ran it. A plain module, as
 // `warrant worker --module` and `warrant serve --module` load it.
 const step = {
   name: 'work.step',

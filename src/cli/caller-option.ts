@@ -1,9 +1,9 @@
 /**
- * `--caller <json>` of `warrant run` and `warrant mcp` (README "The `warrant` program"): the
- * caller the authorizer sees. JSON data (objects, arrays, strings, finite numbers, booleans,
- * null) with a non-empty string `id`, `scopes` an array of strings, `metadata` an object; the
- * same check as a callers file entry (docs/decisions.md "Authentication modes"). Anything else
- * is a UsageError (exit 2), one line.
+ * `--caller <json>` of `warrant run` and `warrant mcp` (docs/guide/cli.md, "Options of the commands
+ * that run plans"): the caller the authorizer sees. JSON data (objects, arrays, strings, finite
+ * numbers, booleans, null) with a non-empty string `id`, `scopes` an array of strings, `metadata`
+ * an object; the same check as a callers file entry (docs/decisions.md "Authentication modes").
+ * Anything else is a UsageError (exit 2), one line.
  */
 import { userInfo } from 'node:os';
 import type { ExecutionCaller } from '../index.js';

@@ -1,9 +1,9 @@
 /**
  * The files the program is given (a plan, `--module` and `--authorizer` files) must be regular
- * files of at most 10 MiB (README "The `warrant` program"): `/dev/zero`, a FIFO or a directory
- * would otherwise make the program read for ever or wait for a writer. The file is opened once,
- * without blocking on a FIFO, and the check is made on the opened descriptor, so what is read is
- * what was checked.
+ * files of at most 10 MiB (docs/guide/cli.md, "Before anything runs"): `/dev/zero`, a FIFO or a
+ * directory would otherwise make the program read for ever or wait for a writer. The file is opened
+ * once, without blocking on a FIFO, and the check is made on the opened descriptor, so what is read
+ * is what was checked.
  */
 import { constants, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';

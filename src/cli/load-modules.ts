@@ -66,7 +66,8 @@ async function importDefault(file: string, option: string): Promise<{ value: unk
 /**
  * The default export of a TypeScript-compiled CommonJS file: `import()` hands over the whole
  * `module.exports`, which such a file marks `__esModule` and whose `default` is what `export
- * default` meant (README, "The `warrant` program"). Anything else is the export itself.
+ * default` meant (docs/guide/cli.md, "Options of the commands that run plans"). Anything else is
+ * the export itself.
  */
 function compiledDefault(exported: unknown, label: string): unknown {
   try {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `warrant` executable. Exit codes (README "The `warrant` program"): 0 success; 1 a failed
+ * The `warrant` executable. Exit codes (docs/guide/cli.md, "Exit codes"): 0 success; 1 a failed
  * job, an unknown id or capability, work that never settled, or an unexpected failure; 2 bad
  * usage (options, files, modules, a store that cannot be opened) or a plan refused at
  * admission. Errors are one line, never a stack trace.

@@ -1,9 +1,9 @@
 /**
- * The program's two outputs (README "The `warrant` program", "Terminal output"). Every write goes
- * through `terminalSafe`, so no control character from a plan, an authorizer or a capability
- * reaches the terminal. A closed output (`warrant jobs show <id> | head -2`) ends the program
- * quietly: the broken pipe is not an error, what is left to write is dropped, and the command
- * ends with its own exit code.
+ * The program's two outputs (docs/guide/cli.md, "The `warrant` program", "Terminal output"). Every
+ * write goes through `terminalSafe`, so no control character from a plan, an authorizer or a
+ * capability reaches the terminal. A closed output (`warrant jobs show <id> | head -2`) ends the
+ * program quietly: the broken pipe is not an error, what is left to write is dropped, and the
+ * command ends with its own exit code.
  */
 import { terminalSafe } from './terminal-text.js';
 

@@ -24,7 +24,7 @@ import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 import { parseJson } from '../json/parse-json.js';
 
-/** The embedded default store of the program (README "Stores"). */
+/** The embedded default store of the program (docs/guide/stores.md, "Which store"). */
 export const DEFAULT_STORE = 'sqlite:./.warrant/jobs.db';
 
 export const runtimeOptions = {
@@ -52,12 +52,12 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
                         (module and authorizer files: regular files of at most 10 MiB;
                         .ts, .mts, .cts and .tsx files are loaded through tsx, which must
                         be installed in your project: npm i -D tsx)
-  --policy <file.cedar> Cedar policies decide each step (README "Policy as code: Cedar");
+  --policy <file.cedar> Cedar policies decide each step (docs/guide/policies.md);
                         not with --authorizer
   --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
                         is created) or a postgres:// URL (?statement_timeout=<ms>, default
                         30000); opened at start-up (default ${DEFAULT_STORE})
-  --approvals           human approval (README "Approvals"): the default policy asks
+  --approvals           human approval (docs/guide/approvals.md): the default policy asks
                         approval for writes and destructive work; an authorizer may
                         answer require_approval
   --approvers <file>    with --approvals: the approver policy (default export
@@ -65,14 +65,14 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
                         one who submitted the plan
   --plan-versions <list>
                         plan versions admitted, comma-separated (default 1.0); 2.0 plans
-                        take plain JSON data only (README "Plan version 2.0")
+                        take plain JSON data only (docs/guide/capabilities.md)
   --notify <url>        POST a signed notification (Standard Webhooks) when a job needs
-                        approval or ends (README "Notifications"); with
+                        approval or ends (docs/guide/notifications.md); with
   --notify-secret-file <file>
                         the secret, whsec_<base64>, read from <file> (never a flag)
   --notify-format slack post Slack-compatible messages instead (no secret needed)
   --public-url <url>    the console's public URL, linked from Slack messages
-  --limits <file.json>  rate and cost limits (README "Limits"): a JSON array of
+  --limits <file.json>  rate and cost limits (docs/guide/limits.md): a JSON array of
                         { name, match?, per, max, windowMs, cost? }, counted in the store
   --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
   --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
@@ -210,7 +210,7 @@ function prepareStore(store: string): void {
 
 /**
  * The `--store` of a command that needs PostgreSQL (`warrant worker`, `warrant serve --queue`:
- * workers share it, README "Many machines"); a usage error naming `what` otherwise.
+ * workers share it, docs/guide/stores.md, "Many machines"); a usage error naming `what` otherwise.
  */
 export function postgresStoreFlag(store: string | undefined, what: string): string {
   if (store === undefined || !/^postgres(ql)?:\/\//.test(store))
@@ -330,10 +330,11 @@ export async function createProgramRuntime(
 }
 
 /**
- * Several processes may share one SQLite file (README "Stores"), but only with the same audit
- * key: a process with another key (or none) writes chains the others report broken. When the
- * newest job's chain fails at its first event, the file was written with another key than this
- * process's: one line on stderr says so at start (the command still runs).
+ * Several processes may share one SQLite file (docs/guide/stores.md, "Several processes on one
+ * SQLite file"), but only with the same audit key: a process with another key (or none) writes
+ * chains the others report broken. When the newest job's chain fails at its first event, the file
+ * was written with another key than this process's: one line on stderr says so at start (the
+ * command still runs).
  */
 async function checkSharedKey(runtime: OperatorRuntime, store: string): Promise<void> {
   try {

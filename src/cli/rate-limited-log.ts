@@ -1,9 +1,9 @@
 /**
- * A diagnostic log that cannot flood stderr (README "HTTP routes"): the first line of an
- * interval is written at once, later lines of the same interval are only counted, and the count
+ * A diagnostic log that cannot flood stderr (docs/guide/http.md, "HTTP routes"): the first line of
+ * an interval is written at once, later lines of the same interval are only counted, and the count
  * is written when the interval ends (which starts the next one). So a steady stream of failures
- * costs one line per interval, every failure is accounted for, and the first failure after a
- * quiet interval is written in full.
+ * costs one line per interval, every failure is accounted for, and the first failure after a quiet
+ * interval is written in full.
  */
 
 export interface RateLimitedLog {

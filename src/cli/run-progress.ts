@@ -1,10 +1,11 @@
 /**
- * The progress of `warrant run` on stderr (README "The `warrant` program"): the job id when the
- * job is created, then each step when it starts (`[3/200] running fs.read (read-3)`), and a line
- * for each step that is denied, fails or awaits approval. On a terminal the running step is one
- * live line with its elapsed time, redrawn at most every REDRAW_MS; elsewhere (a pipe, a file,
- * CI) each start is a line of its own. Every text from the plan, the authorizer or a capability
- * is shown printable (no control characters, so no terminal escape sequences) and cut short.
+ * The progress of `warrant run` on stderr (docs/guide/cli.md, "Progress of `warrant run`"): the job
+ * id when the job is created, then each step when it starts (`[3/200] running fs.read (read-3)`),
+ * and a line for each step that is denied, fails or awaits approval. On a terminal the running step
+ * is one live line with its elapsed time, redrawn at most every REDRAW_MS; elsewhere (a pipe, a
+ * file, CI) each start is a line of its own. Every text from the plan, the authorizer or a
+ * capability is shown printable (no control characters, so no terminal escape sequences) and cut
+ * short.
  */
 import type { RuntimeEvent } from '../index.js';
 import { MAX_SHOWN_CHARS, shownText } from './terminal-text.js';

@@ -1,7 +1,8 @@
 /**
- * The summary table `warrant run` prints when the job stops (README "The `warrant` program"): a
- * row per step, or, for a plan of more than MAX_FULL_ROWS steps, the first and last few rows and
- * every step that did not complete, with the rows left out counted, and a count per status.
+ * The summary table `warrant run` prints when the job stops (docs/guide/cli.md, "Progress of
+ * `warrant run`"): a row per step, or, for a plan of more than MAX_FULL_ROWS steps, the first and
+ * last few rows and every step that did not complete, with the rows left out counted, and a count
+ * per status.
  */
 import type { Job } from '../index.js';
 import { formatTable } from './format-table.js';

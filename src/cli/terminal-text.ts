@@ -1,9 +1,9 @@
 /**
- * Everything the program prints reaches a terminal (README "The `warrant` program", "Terminal
- * output"): text from a plan, an authorizer, an approver or a capability is shown with its control
- * characters escaped, never interpreted (no clear screen, no window title, no rewritten line). One
- * rule for every output: C0 and C1 controls, DEL, the line and paragraph separators and the
- * bidirectional overrides are shown as `\n`, `\r`, `\t` or `\uXXXX`.
+ * Everything the program prints reaches a terminal (docs/guide/cli.md, "The `warrant` program",
+ * "Terminal output"): text from a plan, an authorizer, an approver or a capability is shown with
+ * its control characters escaped, never interpreted (no clear screen, no window title, no rewritten
+ * line). One rule for every output: C0 and C1 controls, DEL, the line and paragraph separators and
+ * the bidirectional overrides are shown as `\n`, `\r`, `\t` or `\uXXXX`.
  *
  * - `shownText` is for one value inside a line (a goal, a step id, a reason, an error): every such
  *   character is escaped, line breaks included, so the value stays on its line.

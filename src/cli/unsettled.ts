@@ -1,8 +1,8 @@
 /**
  * What the running command is waiting for. When the event loop drains while a command has not
  * finished (a module whose top-level await never settles, an authorizer or a capability whose
- * promise never settles, with nothing else left to run), Node would exit 0 as if all went well;
- * the program exits 1 instead, with one line naming this (README "The `warrant` program").
+ * promise never settles, with nothing else left to run), Node would exit 0 as if all went well; the
+ * program exits 1 instead, with one line naming this (docs/guide/cli.md, "Before anything runs").
  */
 
 let describeWaiting: () => string = () => 'the command never settled';

@@ -1,7 +1,7 @@
 /**
- * How deep JSON text nests, found in one pass over the text before it is parsed, so that a body
- * of half a million open brackets is refused in about a millisecond instead of being parsed,
- * walked and admitted (README "HTTP routes"; docs/decisions.md "HTTP and the program").
+ * How deep JSON text nests, found in one pass over the text before it is parsed, so that a body of
+ * half a million open brackets is refused in about a millisecond instead of being parsed, walked
+ * and admitted (docs/guide/http.md, "HTTP routes"; docs/decisions.md "HTTP and the program").
  * Standalone, with no dependency, so any transport that parses JSON can call it first.
  */
 

@@ -1,12 +1,13 @@
 /**
- * The two documented legacy bypasses (README, "The two known bypasses", README, "The warrant program"), off unless `--legacy-routes`:
+ * The two documented legacy bypasses (docs/guide/http.md, "The two known bypasses"), off unless
+ * `--legacy-routes`:
  *
  * - `POST /api/jobs/:id/execute` re-executes a stored job's steps directly: it authorizes each
  *   step, but skips OperatorRuntime, plan admission and structural capture (docs/decisions.md),
  *   and records nothing.
  * - `GET /api/:provider/status` calls that provider's `<provider>.status` capability directly,
  *   ungoverned: no authorizer, no job. Only a capability whose risk is `read` is called; any
- *   other answers 403 (README "The two known bypasses").
+ *   other answers 403 (docs/guide/http.md, "The two known bypasses").
  *
  * They are the only code outside the executor that invokes capabilities; the governance
  * baseline (tools/quality) lists them as LEGACY_BYPASS. When disabled they answer 410.

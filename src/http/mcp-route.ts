@@ -1,5 +1,5 @@
 /**
- * MCP over Streamable HTTP at `/mcp` (README "Use Warrant from an MCP client"), with the MCP
+ * MCP over Streamable HTTP at `/mcp` (docs/guide/mcp.md, "A remote server"), with the MCP
  * SDK's own serving entry, `createMcpHandler`: stateless, one `McpAdapter` (the program's tools,
  * src/mcp/program-tools.ts) and a fresh SDK server per request, both protocol eras (2026-07-28 per-request messages and the 2025 `initialize`
  * handshake, served statelessly). The route sits behind the server's request gate like every
@@ -34,8 +34,8 @@ export interface McpRouteOptions {
    */
   readonly queuedWaitMs?: number;
   /**
-   * Serve the tool `warrant_job_status` too: the server does when it has an authentication mode
-   * (or `resolveCaller`), whose callers the read policy tells apart (docs/api.md, "MCP").
+   * Serve the tool `warrant_job_status` too: the server does when it has an authentication mode (or
+   * `resolveCaller`), whose callers the read policy tells apart (docs/api.md, "new McpAdapter").
    */
   readonly jobTools?: boolean;
 }

@@ -1,7 +1,7 @@
 /**
  * Who may reach a route of `warrant serve`, and as whom. The server asks `createRequestGate` once
- * per request, after the router has matched the route and before any body is read or any
- * handler runs (README "HTTP routes", docs/decisions.md "HTTP and the program" and
+ * per request, after the router has matched the route and before any body is read or any handler
+ * runs (docs/guide/http.md, "Who reaches a route", docs/decisions.md "HTTP and the program" and
  * "Authentication modes"):
  *
  * 1. Host (DNS rebinding): while the server is bound to a loopback address, the `Host` header

@@ -1,10 +1,10 @@
 /**
- * The HTTP face of `warrant serve` (docs/api.md, README "HTTP routes"): routes parse, call the
- * runtime through the package root and format; they never authorize, validate plans or touch a
- * store. Who reaches a route, and as which caller, is decided by the request gate
- * (`request-gate.ts`) on the route the router matched. MCP over Streamable HTTP is served at
- * `/mcp` (`mcp-route.ts`) behind the same gate. Errors are one line and never carry stack traces
- * or inner messages.
+ * The HTTP face of `warrant serve` (docs/api.md, docs/guide/http.md, "HTTP routes"): routes parse,
+ * call the runtime through the package root and format; they never authorize, validate plans or
+ * touch a store. Who reaches a route, and as which caller, is decided by the request gate
+ * (`request-gate.ts`) on the route the router matched. MCP over Streamable HTTP is served at `/mcp`
+ * (`mcp-route.ts`) behind the same gate. Errors are one line and never carry stack traces or inner
+ * messages.
  */
 import { createServer } from 'node:http';
 import Fastify, {
@@ -64,7 +64,7 @@ export interface HttpServerOptions {
    * respond-async`); an MCP call waits up to 30 s, then answers its job queued or executing.
    */
   readonly queuePlans?: boolean;
-  /** Serve the audit console at `/` (default true; README "Audit console"). */
+  /** Serve the audit console at `/` (default true; docs/guide/http.md, "Audit console"). */
   readonly console?: boolean;
   /** Host names answered besides `localhost`, `127.0.0.1` and `[::1]` while the server is bound
    * to a loopback address (lower-case, no port); any other Host is answered 421. */
@@ -77,8 +77,10 @@ export interface HttpServerOptions {
   readonly resolveCaller?: (
     request: FastifyRequest,
   ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
-  /** Enables the two documented legacy bypasses (README "The two known bypasses"); off by
-   * default (410). */
+  /**
+   * Enables the two documented legacy bypasses (docs/guide/http.md, "The two known bypasses"); off
+   * by default (410).
+   */
   readonly legacyRoutes?: boolean;
   /** The authorizer the legacy job route uses; the runtime's own for governed routes. */
   readonly legacyAuthorizer?: ExecutionAuthorizer;
@@ -141,9 +143,9 @@ export function createHttpServer(
     options.authenticator ??
     (options.token === undefined ? undefined : createTokenAuthenticator(options.token));
   // The gate runs on every request, the unrouted ones and the router's own errors included
-  // (README "HTTP routes"): Host while bound to loopback, then authentication on the matched
-  // route, then repeated parameters. Whether the server is bound to loopback is read once it
-  // listens.
+  // (docs/guide/http.md, "Who reaches a route"): Host while bound to loopback, then authentication
+  // on the matched route, then repeated parameters. Whether the server is bound to loopback is read
+  // once it listens.
   let loopbackBound = false;
   const decide = createRequestGate({
     authenticator,

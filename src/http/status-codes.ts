@@ -1,6 +1,7 @@
 /**
- * The only place where Warrant outcomes become HTTP statuses (docs/decisions.md, "House rules"; README, "HTTP routes"):
- * unknown capability 404, admission failure 400, explicit denial 403, any other failed job 500.
+ * The only place where Warrant outcomes become HTTP statuses (docs/decisions.md, "House rules";
+ * docs/guide/http.md, "HTTP routes"): unknown capability 404, admission failure 400, explicit
+ * denial 403, any other failed job 500.
  */
 import { ErrorCode } from '../errors/error-codes.js';
 import type { Job, PlanAdmissionIssue } from '../index.js';

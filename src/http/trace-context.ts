@@ -1,10 +1,11 @@
 /**
- * Continuing a client's trace (README "OpenTelemetry"; docs/api.md, "OpenTelemetry"): the
- * context an incoming request carries (`traceparent` with the W3C propagator) is extracted with
- * the propagator registered through `@opentelemetry/api`, and the runtime is called in it, so
- * the job's `warrant.job` span is a child of the client's span. Without a registered propagator
- * (the API's default is a no-op) the active context is used as before. The API loads with the
- * first request that runs something, not at import (docs/decisions.md, "Light import").
+ * Continuing a client's trace (docs/guide/telemetry.md, "Continuing a client's trace"; docs/api.md,
+ * "OpenTelemetry"): the context an incoming request carries (`traceparent` with the W3C propagator)
+ * is extracted with the propagator registered through `@opentelemetry/api`, and the runtime is
+ * called in it, so the job's `warrant.job` span is a child of the client's span. Without a
+ * registered propagator (the API's default is a no-op) the active context is used as before. The
+ * API loads with the first request that runs something, not at import (docs/decisions.md, "Light
+ * import").
  */
 import type * as OtelApi from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';

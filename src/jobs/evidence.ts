@@ -1,9 +1,9 @@
 /**
- * Evidence bundles (docs/api.md, "Evidence"): one job's record exported as one JSON document
- * that anyone can check offline, with no store: the record, the chain hash of each of its
- * events, the chain head, the checkpoint that sealed it with the Merkle path of the job's entry
- * to the checkpoint's root (checkpoint.ts), and, with a signing key, an Ed25519 signature (Node's
- * own crypto) over the digests of those parts, so a changed part is named.
+ * Evidence bundles (docs/api.md, "runtime.exportJob"): one job's record exported as one JSON
+ * document that anyone can check offline, with no store: the record, the chain hash of each of its
+ * events, the chain head, the checkpoint that sealed it with the Merkle path of the job's entry to
+ * the checkpoint's root (checkpoint.ts), and, with a signing key, an Ed25519 signature (Node's own
+ * crypto) over the digests of those parts, so a changed part is named.
  */
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { ErrorCode } from '../errors/error-codes.js';

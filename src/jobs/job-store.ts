@@ -71,7 +71,8 @@ export interface IdempotencyHolder {
 
 /**
  * A job awaiting approval with its place in the store's order of such jobs (`listAwaiting`):
- * `position` is opaque outside the store that wrote it (docs/api.md, "runtime.approvalPage").
+ * `position` is opaque outside the store that wrote it (docs/api.md, "Reading and tenants":
+ * `runtime.approvalPage`).
  */
 export interface AwaitingJob {
   readonly job: Job;

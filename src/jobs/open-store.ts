@@ -110,7 +110,10 @@ async function loadDriver<T>(driver: string, load: () => Promise<T>): Promise<T>
   }
 }
 
-/** What to run when better-sqlite3's compiled binding cannot be loaded (README, "Stores"). */
+/**
+ * What to run when better-sqlite3's compiled binding cannot be loaded (docs/guide/stores.md,
+ * "Drivers").
+ */
 const REBUILD =
   'run `npm rebuild better-sqlite3` (pnpm skips build scripts: `pnpm approve-builds`, then `pnpm rebuild better-sqlite3`)';
 

@@ -1,8 +1,8 @@
 /**
- * A value as the record keeps it, with its digest: the one encoding (`toJsonSafe`, README
- * "Stores") and SHA-256 over the RFC 8785 canonical JSON of exactly that encoding, so a verifier
- * that reads the recorded value and canonicalizes it gets the same digest (docs/api.md, "The
- * decision record").
+ * A value as the record keeps it, with its digest: the one encoding (`toJsonSafe`,
+ * docs/guide/stores.md, "Values JSON cannot hold") and SHA-256 over the RFC 8785 canonical JSON of
+ * exactly that encoding, so a verifier that reads the recorded value and canonicalizes it gets the
+ * same digest (docs/api.md, "The decision record").
  */
 import { digestJson } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';

@@ -1,7 +1,8 @@
 /**
  * The one JSON encoding of job values (inputs, results, metadata, events) for the durable stores
  * and for every edge that prints or sends them (HTTP, MCP, the CLI's `--json`): any value,
- * including what JSON cannot hold, becomes a JSON value without throwing (README "Stores").
+ * including what JSON cannot hold, becomes a JSON value without throwing (docs/guide/stores.md,
+ * "Values JSON cannot hold").
  *
  * First what `JSON.stringify` does: a value with a `toJSON` method (URL, Date, Buffer, your own)
  * is replaced by what `toJSON(key)` returns, and a boxed number, string, boolean or bigint by its

@@ -151,11 +151,11 @@ function isPlainObject(value: unknown): value is JsonObject {
 }
 
 /**
- * A result in the one encoding every edge uses (README "Stores", src/json/answer.ts): the
- * JSON text, and for a result that encodes to an object (not an array) the same value as
- * structuredContent. A cyclic or bigint result reads as it does over HTTP and in the CLI. A tool
- * that publishes an output schema must answer structuredContent: a result that is not an object
- * is then an error result.
+ * A result in the one encoding every edge uses (docs/guide/stores.md, "Values JSON cannot hold",
+ * src/json/answer.ts): the JSON text, and for a result that encodes to an object (not an array) the
+ * same value as structuredContent. A cyclic or bigint result reads as it does over HTTP and in the
+ * CLI. A tool that publishes an output schema must answer structuredContent: a result that is not
+ * an object is then an error result.
  */
 function successResult(result: unknown, outputSchema: boolean): CallToolResult {
   const encoded = valueAnswer(result);

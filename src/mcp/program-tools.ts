@@ -1,6 +1,6 @@
 /**
  * Which capabilities the program (`warrant mcp`, `warrant serve`'s `/mcp`) serves as MCP tools
- * (README "Use Warrant from an MCP client"; docs/decisions.md, "MCP"): the capabilities of
+ * (docs/guide/mcp.md, "A local client over stdio"; docs/decisions.md, "MCP"): the capabilities of
  * `--module` and `--mcp-server`, and the built-ins only with `--builtins`. `system.status`
  * (the Node version and uptime of the process) is never a tool.
  */

@@ -1,6 +1,6 @@
 /**
- * "Did you mean ...?" for a capability name that is not registered (README "The `warrant`
- * program", docs/decisions.md "Suggesting a registered name"): the registered name closest by
+ * "Did you mean ...?" for a capability name that is not registered (docs/guide/cli.md, "Progress of
+ * `warrant run`", docs/decisions.md "Suggesting a registered name"): the registered name closest by
  * edit distance, only when it is close. The work is bounded whatever the plan or the inventory:
  * names longer than MAX_SUGGESTED_NAME_CHARS are never compared, at most MAX_COMPARED_NAMES
  * registered names are looked at, and each comparison stops as soon as it cannot be close.

@@ -101,7 +101,7 @@ function typeName(value: object): string {
 /**
  * `value` as Cedar's context holds it, or the Refusal saying why it cannot be: JSON data only
  * (strings, booleans, numbers, null, arrays, plain objects), at most MAX_INPUT_DEPTH levels.
- * As the record encodes the input (README "Stores"), an undefined property is absent and an
+ * As the record encodes the input (docs/guide/stores.md), an undefined property is absent and an
  * undefined array element (or hole) is null.
  */
 function encode(value: unknown, depth: number): unknown {

@@ -83,7 +83,8 @@ export interface ExecutorDependencies {
 export interface JobControl {
   /**
    * Made on first use (`controlSignal`, `abortControl`): most jobs never read their signal, and an
-   * AbortController per job was a sixth of a 1-step job's cost (BENCHMARKS.md, "Governed overhead").
+   * AbortController per job was a sixth of a 1-step job's cost (BENCHMARKS.md, "Governed overhead
+   * per step").
    */
   controller: AbortController | undefined;
   cancel: CancelRequest | undefined;
@@ -413,7 +414,8 @@ async function runStep(
       if (over !== undefined) return limited(over, step, input, recordedInput, deps);
     }
 
-    // The "started" record is durable before the capability runs (README, "Stores").
+    // The "started" record is durable before the capability runs (docs/guide/stores.md, "Which
+    // store").
     const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps, policies);
     const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
     if (recorded !== undefined) await recorded;

@@ -824,8 +824,8 @@ export class OperatorRuntime {
   }
 
   /**
-   * One job as an evidence bundle (docs/api.md, "Evidence"), signed with `signingKey` (Ed25519,
-   * PEM) when given; undefined for an unknown id.
+   * One job as an evidence bundle (docs/api.md, "runtime.exportJob"), signed with `signingKey`
+   * (Ed25519, PEM) when given; undefined for an unknown id.
    * @throws TypeError (EVIDENCE_KEY_INVALID) for a signing key that is not Ed25519 PEM.
    */
   async exportJob(

@@ -1,6 +1,7 @@
-// --approvals and --approvers (README "Approvals"): the program's runtime asks approval for
-// writes, its default approver policy lets anyone but the submitter decide, and an --approvers
-// module replaces it. --approvers without --approvals is a usage error.
+// --approvals and --approvers (docs/guide/approvals.md, "From the program"): the program's runtime
+// asks approval for writes, its default approver policy lets anyone but the submitter decide, and
+// an
+// --approvers module replaces it. --approvers without --approvals is a usage error.
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 // Exit codes of the real executable (dist/esm/cli/main.js, built by `npm test`'s pretest) at its
-// edges (README "The `warrant` program"): work that never settles is 1, never 0; a bad module,
+// edges (docs/guide/cli.md, "Exit codes"): work that never settles is 1, never 0; a bad module,
 // a file that is not a regular file of at most 10 MiB, and a store that cannot be opened are 2,
 // with one line, before any plan runs.
 import assert from 'node:assert/strict';

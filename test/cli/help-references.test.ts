@@ -1,7 +1,8 @@
 // Every document the program's --help texts point at exists where users have it (issue 19 item
-// 8): a `*.md` file is in the published package (npm pack), a README "<section>" is a heading of
-// README.md. `warrant serve --help` sends readers of --legacy-routes to SECURITY.md. Runs the
-// built program: `npm run build` first.
+// 8): a `*.md` file is in the published package (npm pack), the guide's pages included (issue 47
+// item 9: the options point at docs/guide/), and a section named after a document in quotes is a
+// heading of that document. `warrant serve --help` sends readers of --legacy-routes to
+// SECURITY.md. Runs the built program: `npm run build` first.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,7 +10,19 @@ import { resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 const bin = resolve('dist/esm/cli/main.js');
-const COMMANDS = ['run', 'serve', 'mcp', 'jobs', 'approvals', 'capabilities', 'policy'];
+const COMMANDS = [
+  'run',
+  'serve',
+  'mcp',
+  'worker',
+  'jobs',
+  'approvals',
+  'notifications',
+  'limits',
+  'capabilities',
+  'policy',
+  'evidence',
+];
 
 function help(command: string): string {
   const child = spawnSync(process.execPath, [bin, command, '--help'], {
@@ -52,19 +65,28 @@ describe('documents named by --help', () => {
     assert.match(readFileSync('SECURITY.md', 'utf8'), /legacy routes/i);
   });
 
-  it('names only packaged files and existing README sections', () => {
-    const headings = new Set(
-      readFileSync('README.md', 'utf8')
-        .split('\n')
-        .filter((line) => line.startsWith('#'))
-        .map((line) => line.replace(/^#+\s*/, '')),
-    );
+  it('names only packaged files, and sections those files have', () => {
+    const headingsOf = (file: string) =>
+      new Set(
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => line.startsWith('#'))
+          .map((line) => line.replace(/^#+\s*/, '').replace(/`/g, '')),
+      );
+    let guidePages = 0;
     for (const [command, text] of texts) {
-      for (const [, file] of text.matchAll(/\b([A-Za-z][\w./-]*\.md)\b/g))
+      for (const [, file] of text.matchAll(/\b([A-Za-z][\w./-]*\.md)\b/g)) {
         assert.ok(packed.includes(file as string), `${command} --help names ${file}`);
-      for (const [, section] of text.matchAll(/README "([^"]+)"/g))
-        assert.ok(headings.has(section as string), `${command} --help names README "${section}"`);
+        if ((file as string).startsWith('docs/guide/')) guidePages += 1;
+      }
+      for (const [, file, section] of text.matchAll(/\b([A-Za-z][\w./-]*\.md),? "([^"]+)"/g))
+        assert.ok(
+          headingsOf(file as string).has(section as string),
+          `${command} --help names ${file}, "${section}"`,
+        );
+      assert.doesNotMatch(text, /\bREADME "/, `${command} --help names a README section`);
       assert.doesNotMatch(text, /notes in README/, `${command} --help`);
     }
+    assert.ok(guidePages > 0, 'no --help names a page of the guide');
   });
 });

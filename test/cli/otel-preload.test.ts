@@ -1,6 +1,6 @@
-// README "OpenTelemetry", the program: `node --import ./otel.mjs .../cli/main.js run` (or
-// NODE_OPTIONS="--import ./otel.mjs" warrant ...) registers a provider before the program starts,
-// and the job and its steps are exported as spans.
+// docs/guide/telemetry.md, "From the program", the program: `node --import ./otel.mjs
+// .../cli/main.js run` (or NODE_OPTIONS="--import ./otel.mjs" warrant ...) registers a provider
+// before the program starts, and the job and its steps are exported as spans.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
-// The program's outputs (README "Terminal output"): a closed stdout (`warrant jobs show <id> |
-// head -2`) ends the program quietly, with the command's own exit code and no stack trace; every
-// write is escaped for the terminal.
+// The program's outputs (docs/guide/cli.md, "Terminal output"): a closed stdout (`warrant jobs show
+// <id> | head -2`) ends the program quietly, with the command's own exit code and no stack trace;
+// every write is escaped for the terminal.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';

@@ -1,6 +1,6 @@
-// `--plan-versions` (README "Plan version 2.0"): the program's runtime admits the versions listed;
-// a 2.0 plan is refused without it, and a bad list is a one-line usage error naming the flag.
-// Runs the built executable (dist/esm/cli/main.js) as a child process.
+// `--plan-versions` (docs/guide/capabilities.md, "Plan version 2.0"): the program's runtime admits
+// the versions listed; a 2.0 plan is refused without it, and a bad list is a one-line usage error
+// naming the flag. Runs the built executable (dist/esm/cli/main.js) as a child process.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';

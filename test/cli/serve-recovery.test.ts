@@ -1,9 +1,9 @@
-// `warrant serve` recovers at start (docs/api.md, "Recovery"; README "Recovery"): the built
-// program on SQLite and on PostgreSQL runs plans of 5 steps whose capabilities append to a
-// ledger file outside Warrant (some idempotent), is SIGKILLed mid-plan, and is started again on
-// the same store. Every job then ends completed, failed, cancelled or awaiting approval; no step
-// of a non-idempotent capability ran twice; every invocation after the restart follows an
-// authorizer call of its own (the authorizer writes to the ledger too).
+// `warrant serve` recovers at start (docs/api.md, "Recovery"; docs/guide/stores.md, "Recovery"):
+// the built program on SQLite and on PostgreSQL runs plans of 5 steps whose capabilities append to
+// a ledger file outside Warrant (some idempotent), is SIGKILLed mid-plan, and is started again on
+// the same store. Every job then ends completed, failed, cancelled or awaiting approval; no step of
+// a non-idempotent capability ran twice; every invocation after the restart follows an authorizer
+// call of its own (the authorizer writes to the ledger too).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

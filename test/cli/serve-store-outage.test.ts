@@ -1,6 +1,7 @@
 // `warrant serve` says when its store stops answering writes and when it answers again, once each
-// per outage (README "Stores"; docs/api.md, "Store outages"): the built program on a SQLite file
-// that this test locks from another connection for a few seconds, as another process would.
+// per outage (docs/guide/stores.md, "Store outages"; docs/api.md, "Store outages"): the built
+// program on a SQLite file that this test locks from another connection for a few seconds, as
+// another process would.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

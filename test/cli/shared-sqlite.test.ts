@@ -1,6 +1,6 @@
-// Several processes on one SQLite file (README "Stores"): processes running jobs at the same time
-// on one file all record them, intact; a process whose audit key differs from the file's says so
-// in one line at start.
+// Several processes on one SQLite file (docs/guide/stores.md, "Several processes on one SQLite
+// file"): processes running jobs at the same time on one file all record them, intact; a process
+// whose audit key differs from the file's says so in one line at start.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';

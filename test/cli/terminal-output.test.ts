@@ -1,6 +1,6 @@
-// Terminal output (README "Terminal output"): no control character from a plan's goal, a step id,
-// an authorizer's reason, an approver's comment, a capability's error or result reaches the
-// terminal through any output of the real executable; a multi-line error reads the same in
+// Terminal output (docs/guide/cli.md, "Terminal output"): no control character from a plan's goal,
+// a step id, an authorizer's reason, an approver's comment, a capability's error or result reaches
+// the terminal through any output of the real executable; a multi-line error reads the same in
 // `warrant run` and `warrant jobs show`. Control characters are shown escaped (`\u001b`, `\n`).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
-// The one rule of terminal output (README "Terminal output"): control characters are shown
-// escaped, never interpreted.
+// The one rule of terminal output (docs/guide/cli.md, "Terminal output"): control characters are
+// shown escaped, never interpreted.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { shownText, terminalSafe } from '../../src/cli/terminal-text.js';

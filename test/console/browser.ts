@@ -1,6 +1,6 @@
 // Headless Chromium for the console tests, through playwright-core: Debian's `chromium` package
 // (installed by .ci/run), or the browser named by WARRANT_CHROMIUM. No browser is a failure with
-// the way to install one, never a skip (README "Audit console").
+// the way to install one, never a skip (CONTRIBUTING.md, "The console tests").
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

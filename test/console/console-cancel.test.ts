@@ -1,9 +1,9 @@
-// Cancelling from the audit console (README "Audit console"), in a real headless Chromium against
-// the built `warrant serve --token --approvals` on a SQLite file seeded by `warrant run`: a job
-// awaiting approval shows a Cancel button; the server's refusal (403: the token's caller did not
-// submit the job and holds no warrant:cancel) shows as a message and changes nothing; the
-// submitter's cancel ends the job, which then shows the `cancelled` badge on its page and in the
-// list, and no Cancel button.
+// Cancelling from the audit console (docs/guide/http.md, "Audit console"), in a real headless
+// Chromium against the built `warrant serve --token --approvals` on a SQLite file seeded by
+// `warrant run`: a job awaiting approval shows a Cancel button; the server's refusal (403: the
+// token's caller did not submit the job and holds no warrant:cancel) shows as a message and changes
+// nothing; the submitter's cancel ends the job, which then shows the `cancelled` badge on its page
+// and in the list, and no Cancel button.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

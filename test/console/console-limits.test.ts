@@ -1,6 +1,6 @@
-// The audit console's Limits view (README "Audit console"; docs/api.md, "Limits"), in a real
-// headless Chromium against the built `warrant serve --token --limits`: the configured limit is
-// listed with its bound and window, and a step the token's caller ran shows in its counter.
+// The audit console's Limits view (docs/guide/http.md, "Audit console"; docs/api.md, "Limits"), in
+// a real headless Chromium against the built `warrant serve --token --limits`: the configured limit
+// is listed with its bound and window, and a step the token's caller ran shows in its counter.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

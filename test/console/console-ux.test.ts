@@ -1,6 +1,6 @@
-// What users hit first in the audit console (README "Audit console"), in a real headless
-// Chromium against the built `warrant serve --token`: before a token is entered the page costs
-// one 401, not one per request; an approval card shows its job's goal; a capability shows its
+// What users hit first in the audit console (docs/guide/http.md, "Audit console"), in a real
+// headless Chromium against the built `warrant serve --token`: before a token is entered the page
+// costs one 401, not one per request; an approval card shows its job's goal; a capability shows its
 // input's JSON Schema (a zod enum, an integer, bounds); at 420 px wide no digest is cut off.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,7 +1,7 @@
-// The audit console (README "Audit console") in a real headless Chromium, against the built
-// `warrant serve --token ... --approvals` on a SQLite file seeded by `warrant run`: the page asks
-// for the token once and sends it as a bearer header; the list shows a completed, a denied and an
-// awaiting job, filters them and refreshes; the timeline shows a denial's reason and the chain
+// The audit console (docs/guide/http.md, "Audit console") in a real headless Chromium, against the
+// built `warrant serve --token ... --approvals` on a SQLite file seeded by `warrant run`: the page
+// asks for the token once and sends it as a bearer header; the list shows a completed, a denied and
+// an awaiting job, filters them and refreshes; the timeline shows a denial's reason and the chain
 // verification; approving from the page completes the job; recorded markup shows as text and runs
 // nothing. With WARRANT_SCREENSHOTS=1 it also writes docs/console-jobs.png and
 // docs/console-timeline.png.

@@ -1,6 +1,6 @@
-// `npm test` makes Chromium available itself (README "Scripts"): its pretest runs
-// scripts/ensure-chromium.mjs, which finds a browser, installs Debian's as root with apt-get, or
-// says in one line how to get one, and never fails the run by itself.
+// `npm test` makes Chromium available itself (CONTRIBUTING.md, "The console tests"): its pretest
+// runs scripts/ensure-chromium.mjs, which finds a browser, installs Debian's as root with apt-get,
+// or says in one line how to get one, and never fails the run by itself.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

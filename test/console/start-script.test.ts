@@ -1,6 +1,6 @@
 // `npm start` (scripts/start.mjs) ends with the command that opens the audit console on the job it
-// just ran (README "Audit console"): the printed `warrant serve` command, run as printed (on a free
-// port), serves the console and knows the job of the printed address.
+// just ran (docs/guide/http.md, "Audit console"): the printed `warrant serve` command, run as
+// printed (on a free port), serves the console and knows the job of the printed address.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';

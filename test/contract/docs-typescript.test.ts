@@ -1,4 +1,5 @@
-// Every ```ts / ```typescript block of README.md and docs/*.md compiles under `strict` against
+// Every ```ts / ```typescript block of README.md, CONTRIBUTING.md, docs/*.md and the guide
+// (docs/guide/*.md) compiles under `strict` against
 // the BUILT package (issue 19 item 8), so the examples cannot drift from the code again. Each
 // block is written as a module of its own into a temporary project (test/support/
 // typecheck-consumer.ts) and checked with `tsc --noEmit`. Run `npm run build` first.
@@ -42,10 +43,15 @@ declare const alerts: { send(text: string): Promise<void> };
 
 const DOCUMENTS = [
   'README.md',
+  'CONTRIBUTING.md',
   ...readdirSync(join(REPO, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => `docs/${name}`),
+  ...readdirSync(join(REPO, 'docs/guide'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/guide/${name}`),
 ];
 
 interface Block {
@@ -112,7 +118,7 @@ function moduleOf(block: Block, exported: readonly string[]): { text: string; of
   return { text: `${header}\n${code}\nexport {};\n`, offset: 1 };
 }
 
-describe('TypeScript blocks of README.md and docs/', () => {
+describe('TypeScript blocks of README.md, docs/ and docs/guide/', () => {
   let blocks: Block[];
   let diagnostics: Diagnostic[];
   const origins = new Map<string, { block: Block; offset: number }>();
@@ -133,8 +139,14 @@ describe('TypeScript blocks of README.md and docs/', () => {
     diagnostics = typecheckAgainstBuild({ written });
   });
 
-  it('finds the blocks (README.md and docs/api.md have some)', () => {
-    for (const document of ['README.md', 'docs/api.md'])
+  it('finds the blocks (README.md, docs/api.md and pages of the guide have some)', () => {
+    for (const document of [
+      'README.md',
+      'docs/api.md',
+      'docs/guide/capabilities.md',
+      'docs/guide/approvals.md',
+      'docs/guide/telemetry.md',
+    ])
       assert.ok(
         blocks.some((block) => block.document === document),
         `no TypeScript block found in ${document}`,

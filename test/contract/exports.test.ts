@@ -14,7 +14,7 @@ const repo = (path: string) => fileURLToPath(new URL(`../../${path}`, import.met
 const ESM_ENTRY = repo('dist/esm/index.js');
 const CJS_ENTRY = repo('dist/cjs/index.js');
 
-// docs/api.md, "Values exported from the root", in the order docs/api.md lists them.
+// The values docs/api.md documents as exported from the package root, in its order.
 const API_VALUES = [
   'OperatorRuntime',
   'operatorRuntime',

@@ -17,8 +17,8 @@ function listFiles(dir: string): string[] {
 }
 
 const srcFiles = listFiles(inRoot('src'));
-// The audit console's static files (README "Audit console"): served as they are, not compiled;
-// scripts/build.mjs copies them and test/http/console/routes.test.ts checks them.
+// The audit console's static files (docs/guide/http.md, "Audit console"): served as they are, not
+// compiled; scripts/build.mjs copies them and test/http/console/routes.test.ts checks them.
 const CONSOLE_ASSETS = ['index.html', 'app.js', 'app.css'].map(
   (name) => `src/http/console/${name}`,
 );
@@ -53,7 +53,7 @@ const under = (file: string, areas: string[]) => areas.some((area) => file.start
 // The exceptions:
 const EDGE_INTERNALS_ALLOWED: Record<string, string> = {
   'src/http/legacy-routes.ts':
-    'the two LEGACY routes of README, "The warrant program" are documented bypasses (SECURITY.md): they read the inventory and the decision check directly',
+    'the two LEGACY routes of docs/guide/http.md, "The two known bypasses" are documented bypasses (SECURITY.md): they read the inventory and the decision check directly',
 };
 
 // Internal modules every edge may use, and why.
@@ -167,7 +167,7 @@ const NO_TWIN: Record<string, NoTwin> = {
   },
   'src/http/status-codes.ts': {
     coveredBy: 'test/http/server.test.ts',
-    reason: 'every status of README, "The warrant program" is asserted over a socket',
+    reason: 'every status of docs/guide/http.md, "HTTP routes" is asserted over a socket',
   },
   'src/http/routes/request-caller.ts': {
     types: 'the caller resolver type of the routes; checked by tsc',

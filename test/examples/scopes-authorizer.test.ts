@@ -1,4 +1,4 @@
-// examples/authorizers/scopes.mjs end to end (issue 17 item 4), as the README runs it:
+// examples/authorizers/scopes.mjs end to end (issue 17 item 4), as docs/guide/http.md runs it:
 // `warrant serve --callers <file> --authorizer examples/authorizers/scopes.mjs`. A caller whose
 // token carries "plans:write" runs a write; one without is denied (403 over HTTP, an isError
 // result over /mcp), and the write never happens. Run `npm run build` first.

@@ -1,6 +1,6 @@
-// HTTP approvals (docs/api.md, "Approvals"; README "HTTP routes"): plans that stop answer 202,
-// GET /api/approvals lists, POST /api/jobs/:id/steps/:stepId/approval decides as the request's
-// caller, with 200 / 400 / 403 / 404 / 409 / 410.
+// HTTP approvals (docs/api.md, "Approvals"; docs/guide/http.md, "HTTP routes"): plans that stop
+// answer 202, GET /api/approvals lists, POST /api/jobs/:id/steps/:stepId/approval decides as the
+// request's caller, with 200 / 400 / 403 / 404 / 409 / 410.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createHttpServer } from '../../src/http/server.js';

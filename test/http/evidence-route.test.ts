@@ -1,4 +1,4 @@
-// GET /api/jobs/:id/evidence (docs/api.md, "Evidence"), over a socket, on SQLite.
+// GET /api/jobs/:id/evidence (docs/api.md, "runtime.exportJob"), over a socket, on SQLite.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -181,7 +181,7 @@ describe('warrant serve HTTP routes', () => {
     const failed = await call(server.url, 'POST', '/api/capabilities/test.boom/execute', {});
     assert.equal(failed.status, 500);
     assert.equal(typeof failed.json.jobId, 'string');
-    // README "HTTP routes": a denied or failed job is { error, jobId } on this route.
+    // docs/guide/http.md, "HTTP routes": a denied or failed job is { error, jobId } on this route.
     assert.deepEqual(Object.keys(denied.json).sort(), ['error', 'jobId']);
     assert.deepEqual(Object.keys(failed.json).sort(), ['error', 'jobId']);
   });
@@ -236,7 +236,7 @@ describe('warrant serve HTTP routes', () => {
       steps: [{ id: 'b', capability: 'test.boom' }],
     });
     assert.equal(failed.status, 500);
-    // README "HTTP routes": a denied or failed job is { error, job } on this route.
+    // docs/guide/http.md, "HTTP routes": a denied or failed job is { error, job } on this route.
     assert.deepEqual(Object.keys(denied.json).sort(), ['error', 'job']);
     assert.deepEqual(Object.keys(failed.json).sort(), ['error', 'job']);
     const notAPlan = await call(server.url, 'POST', '/api/plans', [1, 2]);

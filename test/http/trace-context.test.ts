@@ -1,7 +1,8 @@
-// Continuing a client's trace (README "OpenTelemetry"): with the W3C propagator registered, a
-// `traceparent` header on POST /api/plans, POST /api/capabilities/:name/execute and a tool call
-// at /mcp makes the job's `warrant.job` span a child of the client's span (same trace id, the
-// header's span as parent). Without the header the job span is a root, as before.
+// Continuing a client's trace (docs/guide/telemetry.md, "Continuing a client's trace"): with the
+// W3C propagator registered, a `traceparent` header on POST /api/plans, POST
+// /api/capabilities/:name/execute and a tool call at /mcp makes the job's `warrant.job` span a
+// child of the client's span (same trace id, the header's span as parent). Without the header the
+// job span is a root, as before.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';

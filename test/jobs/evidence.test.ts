@@ -1,5 +1,5 @@
-// Evidence bundles (docs/api.md, "Evidence"): exported from a real SQLite store, checked offline
-// by verifyEvidence with no store; every part changed is reported by name.
+// Evidence bundles (docs/api.md, "runtime.exportJob"): exported from a real SQLite store, checked
+// offline by verifyEvidence with no store; every part changed is reported by name.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';

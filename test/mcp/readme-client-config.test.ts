@@ -1,6 +1,7 @@
-// README "Use Warrant from an MCP client": the stdio client configuration, taken from the README
-// as written, started from a directory outside the repository the way a client starts it, then
-// an MCP initialize and tools/list with the SDK client. Uses the build (dist/).
+// docs/guide/mcp.md, "A local client over stdio": the stdio client configuration, taken from the
+// guide as written (the README's before issue 47), started from a directory outside the repository
+// the way a client starts it, then an MCP initialize and tools/list with the SDK client. Uses the
+// build (dist/).
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,10 +17,10 @@ interface ServerEntry {
   readonly args: readonly string[];
 }
 
-/** The first JSON block of the README section: the stdio server entry. */
-function readmeServerEntry(): ServerEntry {
-  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
-  const section = readme.split('\n## Use Warrant from an MCP client\n')[1]?.split('\n## ')[0];
+/** The first JSON block of the guide's section: the stdio server entry. */
+function guideServerEntry(): ServerEntry {
+  const guide = readFileSync(resolve(ROOT, 'docs/guide/mcp.md'), 'utf8');
+  const section = guide.split('\n## A local client over stdio\n')[1]?.split('\n## ')[0];
   const block = section?.match(/```json\n([\s\S]*?)\n```/)?.[1];
   assert.ok(block !== undefined, 'the section has a JSON block');
   const config = JSON.parse(block) as { mcpServers: Record<string, ServerEntry> };
@@ -42,7 +43,7 @@ const CAPABILITIES = `export default {
 `;
 const AUTHORIZER = `export default { authorize: () => ({ decision: 'allow' }) };\n`;
 
-describe("README's MCP client configuration", () => {
+describe("the guide's MCP client configuration", () => {
   const files = mkdtempSync(join(tmpdir(), 'warrant-readme-files-'));
   const elsewhere = mkdtempSync(join(tmpdir(), 'warrant-readme-cwd-'));
   after(() => {
@@ -51,13 +52,13 @@ describe("README's MCP client configuration", () => {
   });
 
   it('starts from another directory and answers initialize and tools/list', async () => {
-    const entry = readmeServerEntry();
+    const entry = guideServerEntry();
     assert.notEqual(entry.command, 'npx', 'npx warrant resolves to another package');
     writeFileSync(join(files, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(join(files, 'capabilities.js'), CAPABILITIES);
     writeFileSync(join(files, 'authorizer.js'), AUTHORIZER);
     mkdirSync(join(files, '.warrant'));
-    // The README's placeholders: the installed package is this repository; the rest is `files`.
+    // The guide's placeholders: the installed package is this repository; the rest is `files`.
     const args = entry.args.map((arg) =>
       arg
         .replace('/path/to/project/node_modules/warrant/', `${ROOT}/`)

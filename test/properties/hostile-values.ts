@@ -5,8 +5,8 @@
 // surrogates, U+0000 and U+2028, and keys such as `__proto__`, `constructor`, '01' and '-0'.
 //
 // Every generated value is one `JSON.stringify` can encode (no cycle, bigint, function, NaN, Map
-// or Set: the README's substitutions for those have their own tests), so `JSON.stringify` is the
-// oracle of what a record must hold. No generated object is a result reference (no `$ref` key).
+// or Set: the substitutions of docs/guide/stores.md, "Values JSON cannot hold", for those have
+// their own tests), so `JSON.stringify` is the oracle of what a record must hold. No generated object is a result reference (no `$ref` key).
 import fc from 'fast-check';
 import { defineOwn } from './support.js';
 

@@ -591,7 +591,8 @@ export function runJobStoreContract(store: StoreUnderTest): void {
         ],
         [plan('denied', read, write, read)],
         [plan('fails', boom, read)],
-        // Values JSON cannot hold as such, recorded the same way by every store (README "Stores").
+        // Values JSON cannot hold as such, recorded the same way by every store
+        // (docs/guide/stores.md, "Values JSON cannot hold").
         [
           {
             version: '1.0',

@@ -1,7 +1,8 @@
 /**
  * `warrant approvals [list]` and `warrant approvals approve|reject <jobId> <stepId> --digest <d>`:
  * pending approval requests of a store, and deciding one as the caller of `--caller`
- * (README "Approvals"). The runtime runs with approvals on; `--approvers` names the policy.
+ * (docs/guide/approvals.md, "From the program"). The runtime runs with approvals on; `--approvers`
+ * names the policy.
  */
 import type { ApprovalRequest, Job } from '../../index.js';
 import { answerText, CLI_ANSWER, jobAnswer, valueAnswer } from '../../json/answer.js';

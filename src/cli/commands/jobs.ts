@@ -28,7 +28,9 @@ import { writeErr, writeOut } from '../output.js';
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 1000;
 
-/** Longest goal, id, error or reason shown in full on a line (README "Terminal output"). */
+/**
+ * Longest goal, id, error or reason shown in full on a line (docs/guide/cli.md, "Terminal output").
+ */
 const MAX_TEXT = 2000;
 
 /** A value from the record, on one line, its control characters escaped. */

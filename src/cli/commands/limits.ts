@@ -1,6 +1,7 @@
 /**
  * `warrant limits`: the limit counters of a store, what each caller, tenant or limit used in its
- * window now (README "Limits", docs/api.md "runtime.listLimits"); with `--limits`, their max.
+ * window now (docs/guide/limits.md, "Limits", docs/api.md "runtime.listLimits"); with `--limits`,
+ * their max.
  */
 import type { LimitsView } from '../../index.js';
 import { answerText, valueAnswer } from '../../json/answer.js';

@@ -1,6 +1,6 @@
 /**
- * `warrant mcp`: serves the registered capabilities as MCP tools over stdio (README "Use
- * Warrant from an MCP client"). Stdout carries protocol messages only; every diagnostic goes to
+ * `warrant mcp`: serves the registered capabilities as MCP tools over stdio (docs/guide/mcp.md, "A
+ * local client over stdio"). Stdout carries protocol messages only; every diagnostic goes to
  * stderr.
  */
 import { ErrorCode } from '../../errors/error-codes.js';

@@ -1,6 +1,6 @@
 /**
  * `warrant notifications`: the notifications of a store not delivered yet, pending, failed or
- * dropped (README "Notifications", docs/api.md "runtime.listNotifications").
+ * dropped (docs/guide/notifications.md, "Notifications", docs/api.md "runtime.listNotifications").
  */
 import type { NotificationRecord } from '../../index.js';
 import { answerText, valueAnswer } from '../../json/answer.js';

@@ -108,8 +108,9 @@ function stepIdsOf(plan: ExecutionPlan): string[] {
 }
 
 /**
- * An admission refusal as `--json` prints it on stdout: `{ error, code, issues }`, the shape of
- * the HTTP answer to a refused plan plus the error's code (README "The `warrant` program").
+ * An admission refusal as `--json` prints it on stdout: `{ error, code, issues }`, the shape of the
+ * HTTP answer to a refused plan plus the error's code (docs/guide/cli.md, "Progress of `warrant
+ * run`").
  */
 export function admissionJson(error: PlanAdmissionError): string {
   return answerText(refusalAnswer(error, CLI_ANSWER), 2);
@@ -222,8 +223,8 @@ export async function runCommand(args: readonly string[]): Promise<number> {
   const runtime = await createProgramRuntime(values as RuntimeFlags);
   const position = new JobPosition(plan);
   const progress = new RunProgress({ stream: process.stderr, stepIds: stepIdsOf(plan) });
-  // Ctrl-C cancels the job (README, "warrant run"): its running step's signal aborts, the job is
-  // recorded cancelled and the command exits 130; a second Ctrl-C exits at once.
+  // Ctrl-C cancels the job (docs/guide/cli.md, "Exit codes"): its running step's signal aborts, the
+  // job is recorded cancelled and the command exits 130; a second Ctrl-C exits at once.
   let jobId: string | undefined;
   let interrupted = false;
   const cancel = (): void => {

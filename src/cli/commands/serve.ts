@@ -1,6 +1,6 @@
 /**
- * `warrant serve`: the HTTP server of README "HTTP routes" (and MCP over Streamable HTTP at
- * `/mcp`), bound to 127.0.0.1 by default, with at most one authentication mode
+ * `warrant serve`: the HTTP server of docs/guide/http.md, "HTTP routes" (and MCP over Streamable
+ * HTTP at `/mcp`), bound to 127.0.0.1 by default, with at most one authentication mode
  * (`src/http/auth/`, docs/decisions.md "Authentication modes").
  */
 import { ErrorCode } from '../../errors/error-codes.js';
@@ -58,7 +58,7 @@ Options:
   --legacy-routes       enable the two ungoverned legacy routes, known bypasses of the
                         authorizer or of admission (SECURITY.md, in the package)
   --queue               plans (HTTP and MCP) are queued for \`warrant worker\` processes on the
-                        PostgreSQL store (README "Many machines"): this server runs none;
+                        PostgreSQL store (docs/guide/stores.md): this server runs none;
                         a plan waits for its job (Prefer: respond-async answers 202 at once)
   --builtins            also serve the built-in capabilities as MCP tools at /mcp (the HTTP
                         routes always reach them); system.status is never a tool
@@ -194,9 +194,10 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     suppressed: (count) =>
       `${count} more store outage ${count === 1 ? 'end' : 'ends'} suppressed (at most one line per second)`,
   });
-  // A server takes up the jobs of processes that ended on its store (README "Recovery"); with
-  // --queue it runs no job: workers take those up (README "Many machines"). It says when its
-  // store stops answering writes and when it answers again (README "Stores").
+  // A server takes up the jobs of processes that ended on its store (docs/guide/stores.md,
+  // "Recovery"); with --queue it runs no job: workers take those up (docs/guide/stores.md, "Many
+  // machines"). It says when its store stops answering writes and when it answers again
+  // (docs/guide/stores.md, "Store outages").
   const runtime = await createProgramRuntime(values as RuntimeFlags, {
     ...(queue ? { queue: { engine: 'dbos' as const } } : { recover: true }),
     onStoreOutage: (state) =>

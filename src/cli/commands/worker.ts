@@ -1,7 +1,7 @@
 /**
  * `warrant worker`: runs jobs queued on DBOS Transact in the store's PostgreSQL database by any
  * process (`warrant serve --queue`, `submitPlan` of a runtime with `queue: { engine: 'dbos' }`),
- * README "Many machines", docs/api.md "Workers".
+ * docs/guide/stores.md, "Many machines", docs/api.md "Workers".
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

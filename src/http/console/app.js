@@ -1,13 +1,14 @@
-// The audit console of `warrant serve` (README "Audit console"; SECURITY.md): plain DOM code, no
-// framework, no build step. Everything it shows comes from the JSON API of the same server, asked
-// with `Authorization: Bearer <token>` when the server wants a token (kept in sessionStorage, this
-// tab only; never a cookie: `credentials: 'omit'`). Every recorded value reaches the page as text
-// (text nodes and textContent), never as markup: a result holding `<script>` shows as text.
+// The audit console of `warrant serve` (docs/guide/http.md, "Audit console"; SECURITY.md): plain
+// DOM code, no framework, no build step. Everything it shows comes from the JSON API of the same
+// server, asked with `Authorization: Bearer <token>` when the server wants a token (kept in
+// sessionStorage, this tab only; never a cookie: `credentials: 'omit'`). Every recorded value
+// reaches the page as text (text nodes and textContent), never as markup: a result holding
+// `<script>` shows as text.
 /* global document, location, sessionStorage, fetch, URLSearchParams, window */
 'use strict';
 (() => {
   const TOKEN_KEY = 'warrant.console.token';
-  /** Refresh while jobs run, and otherwise (README "Audit console"). */
+  /** Refresh while jobs run, and otherwise (docs/guide/http.md, "Audit console"). */
   const FAST_MS = 2000;
   const IDLE_MS = 5000;
   const JOB_STATUSES = [

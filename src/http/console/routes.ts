@@ -1,10 +1,10 @@
 /**
- * The audit console of `warrant serve` (README "Audit console", SECURITY.md): three static files,
- * an HTML page at `/`, its script and its style sheet. They hold no recorded data: the page asks
- * the JSON API for everything it shows, with the bearer header when it has a token, so the files
- * are served without credentials (`isOpenRoute` in `request-gate.ts`) while every API route still
- * needs them. Each answer carries a strict Content-Security-Policy: no inline script or style, no
- * other origin, no framing.
+ * The audit console of `warrant serve` (docs/guide/http.md, "Audit console", SECURITY.md): three
+ * static files, an HTML page at `/`, its script and its style sheet. They hold no recorded data:
+ * the page asks the JSON API for everything it shows, with the bearer header when it has a token,
+ * so the files are served without credentials (`isOpenRoute` in `request-gate.ts`) while every API
+ * route still needs them. Each answer carries a strict Content-Security-Policy: no inline script or
+ * style, no other origin, no framing.
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';

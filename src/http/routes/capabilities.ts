@@ -1,7 +1,7 @@
 /**
  * `GET /api/capabilities`, `GET /api/capabilities/:name` and
  * `POST /api/capabilities/:name/execute` `{ input?, capabilityVersion? }`: a one-step plan through
- * the runtime, as the request's caller (README "HTTP routes").
+ * the runtime, as the request's caller (docs/guide/http.md, "HTTP routes").
  */
 import type { FastifyInstance } from 'fastify';
 import {
@@ -41,8 +41,8 @@ export function registerCapabilityRoutes(
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
 ): void {
-  // Each descriptor with its input's full JSON Schema (README "HTTP routes"): the console shows
-  // it, since the descriptor's field record flattens enums, integers and bounds.
+  // Each descriptor with its input's full JSON Schema (docs/guide/http.md, "HTTP routes"): the
+  // console shows it, since the descriptor's field record flattens enums, integers and bounds.
   app.get('/api/capabilities', async () =>
     runtime.listCapabilities().map((descriptor) => ({
       ...descriptor,

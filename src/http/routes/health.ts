@@ -1,5 +1,5 @@
 /**
- * `GET /health`: the one route open without credentials (README "HTTP routes"). 200 `{ status:
+ * `GET /health`: the one route open without credentials (docs/guide/http.md, "HTTP routes"). 200 `{ status:
  * 'ok' }` while the process can write its store; 503 with `Retry-After` and `{ status:
  * 'unavailable', code: 'STORE_UNAVAILABLE', reason }` while it cannot (docs/api.md,
  * "runtime.storeAvailability"), from what the runtime knows: no statement is sent, and the

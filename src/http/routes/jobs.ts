@@ -1,8 +1,8 @@
 /**
- * `GET /api/jobs` (newest first; `status`, `capability`, `goal` and `limit` filters),
- * `GET /api/jobs/:id` (`waitMs`: wait for its end), `GET /api/jobs/:id/verify`,
- * `GET /api/jobs/:id/evidence` and `POST /api/jobs/:id/cancel` (README "HTTP routes"). Each reads
- * as the request's caller: a job it may not read is 404, and no list shows it (docs/api.md,
+ * `GET /api/jobs` (newest first; `status`, `capability`, `goal` and `limit` filters), `GET
+ * /api/jobs/:id` (`waitMs`: wait for its end), `GET /api/jobs/:id/verify`, `GET
+ * /api/jobs/:id/evidence` and `POST /api/jobs/:id/cancel` (docs/guide/http.md, "HTTP routes"). Each
+ * reads as the request's caller: a job it may not read is 404, and no list shows it (docs/api.md,
  * "Reading and tenants").
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -15,7 +15,7 @@ import type { RequestCaller } from './request-caller.js';
 export const JOB_WAIT_MAX_MS = 30_000;
 
 /** `GET /api/jobs` answers this many jobs unless `limit` says otherwise, and never more than
- * `JOB_LIST_MAX` (README "HTTP routes"). */
+ * `JOB_LIST_MAX` (docs/guide/http.md, "HTTP routes"). */
 export const JOB_LIST_DEFAULT = 50;
 export const JOB_LIST_MAX = 1000;
 

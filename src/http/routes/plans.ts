@@ -2,8 +2,9 @@
  * `POST /api/plans`: a plan through the runtime as the request's caller; 201 with the completed
  * job, 202 when it stopped for approval, else the failed job's status; with `Prefer:
  * respond-async`, 202 with the queued job and its `Location`; a repeated idempotency key 200 with
- * the first job and `Idempotent-Replayed: true`, a key used for another plan 409 (README "HTTP
- * routes"). With `queued` (`warrant serve --queue`) every plan goes through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
+ * the first job and `Idempotent-Replayed: true`, a key used for another plan 409
+ * (docs/guide/http.md, "HTTP routes"). With `queued` (`warrant serve --queue`) every plan goes
+ * through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
  * "runtime.previewPlan").
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,11 +1,11 @@
 /**
- * Who owns the jobs a store writes (docs/api.md, "Recovery"; docs/decisions.md, "Job owners").
- * Each store a runtime opens is one owner, with a random id. On SQLite (one machine) a dead owner
- * is told from a live one by its process: the process id, the process's start time
+ * Who owns the jobs a store writes (docs/api.md, "Recovery"; docs/decisions.md, "Recovery at
+ * start"). Each store a runtime opens is one owner, with a random id. On SQLite (one machine) a
+ * dead owner is told from a live one by its process: the process id, the process's start time
  * (`/proc/<pid>/stat` field 22, in clock ticks since boot) and the boot id
  * (`/proc/sys/kernel/random/boot_id`), so neither a reused pid nor a reboot passes for the owner.
- * Where `/proc` is missing (macOS, Windows) the start time and boot id are absent and only the
- * pid is checked: a reused pid then keeps the dead owner's jobs waiting, never runs them twice.
+ * Where `/proc` is missing (macOS, Windows) the start time and boot id are absent and only the pid
+ * is checked: a reused pid then keeps the dead owner's jobs waiting, never runs them twice.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
- * The shared durable store (`store: 'postgres://...'`, README, "Stores"), on `pg` with a pool, for
- * several processes writing one database. Same record as the SQLite store (one row per job,
- * per step and per event; values as JSON text through toJsonSafe), with these differences:
+ * The shared durable store (`store: 'postgres://...'`, docs/guide/stores.md, "PostgreSQL"), on `pg`
+ * with a pool, for several processes writing one database. Same record as the SQLite store (one row
+ * per job, per step and per event; values as JSON text through toJsonSafe), with these differences:
  *
  * - every state change is written by ONE SQL statement (data-modifying CTEs over unnested
  *   arrays), so it is atomic; the changes of jobs in flight together are written by one such

@@ -1,12 +1,12 @@
 /**
- * The embedded durable store (`store: 'sqlite:<file>'`, README, "Stores"), on better-sqlite3: one
- * connection per store, WAL, statements prepared once (at open, or on first use), and each state change one
- * synchronous `db.transaction` call (docs/decisions.md, "House rules"). Changes reported in the same turn of the
- * event loop (jobs in flight together) are committed together in one transaction (group commit;
- * when a change of it fails, the batch runs again with one savepoint per change, so that change
- * alone fails); the promise of a change settles only once it is committed, and the executor waits for
- * it, so a change is on disk before the runtime goes on (the "started" record before the
- * capability runs).
+ * The embedded durable store (`store: 'sqlite:<file>'`, docs/guide/stores.md, "Which store"), on
+ * better-sqlite3: one connection per store, WAL, statements prepared once (at open, or on first
+ * use), and each state change one synchronous `db.transaction` call (docs/decisions.md, "House
+ * rules"). Changes reported in the same turn of the event loop (jobs in flight together) are
+ * committed together in one transaction (group commit; when a change of it fails, the batch runs
+ * again with one savepoint per change, so that change alone fails); the promise of a change settles
+ * only once it is committed, and the executor waits for it, so a change is on disk before the
+ * runtime goes on (the "started" record before the capability runs).
  *
  * Values are stored as JSON through toJsonSafe (json-value.ts): what JSON cannot hold is
  * recorded as documented there, and never crashes a write. The goal and capability columns hold

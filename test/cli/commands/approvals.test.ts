@@ -1,6 +1,6 @@
-// `warrant run --approvals` and `warrant approvals` through the real executable on the SQLite
-// store (README "Approvals"): the run stops with exit 3 and prints the command that approves;
-// the list shows the request; that command, as another caller, runs the write.
+// `warrant run --approvals` and `warrant approvals` through the real executable on the SQLite store
+// (docs/guide/approvals.md, "Try it"): the run stops with exit 3 and prints the command that
+// approves; the list shows the request; that command, as another caller, runs the write.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';

@@ -1,5 +1,6 @@
-// `warrant jobs cancel <id>` (README, "warrant jobs"): the real executable cancels a job awaiting
-// approval in a SQLite store as the caller of --caller; another caller is refused (exit 1).
+// `warrant jobs cancel <id>` (docs/guide/cli.md, "Commands"): the real executable cancels a job
+// awaiting approval in a SQLite store as the caller of --caller; another caller is refused (exit
+// 1).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

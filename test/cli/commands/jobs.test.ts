@@ -1,4 +1,4 @@
-// `warrant jobs` and the README's main job, through the real executable on the SQLite store.
+// `warrant jobs` and the main job of the README's quick start, through the real executable on the SQLite store.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';

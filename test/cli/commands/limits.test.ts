@@ -1,6 +1,6 @@
-// `--limits <file.json>` on the program and `warrant limits` (README "Limits"), with the built
-// program: a second run over the limit is denied with the limit's reason, the counters show
-// what was used, and a bad limits file is exit 2 naming the problem.
+// `--limits <file.json>` on the program and `warrant limits` (docs/guide/limits.md, "Limits"), with
+// the built program: a second run over the limit is denied with the limit's reason, the counters
+// show what was used, and a bad limits file is exit 2 naming the problem.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
-// `--notify` on `warrant serve` and `warrant notifications` (README "Notifications"), with the
-// built program: a notification written before the server is SIGKILLed is delivered by the
-// next server on the store, and the command lists what is still pending.
+// `--notify` on `warrant serve` and `warrant notifications` (docs/guide/notifications.md,
+// "Notifications"), with the built program: a notification written before the server is SIGKILLed
+// is delivered by the next server on the store, and the command lists what is still pending.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

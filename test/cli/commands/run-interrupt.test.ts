@@ -1,6 +1,6 @@
-// Ctrl-C on `warrant run` (README, "warrant run"): a real child process gets SIGINT while a step
-// runs; the step's signal aborts, the job is recorded cancelled, and the command exits 130. A
-// second SIGINT exits at once, 130.
+// Ctrl-C on `warrant run` (docs/guide/cli.md, "Exit codes"): a real child process gets SIGINT while
+// a step runs; the step's signal aborts, the job is recorded cancelled, and the command exits 130.
+// A second SIGINT exits at once, 130.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

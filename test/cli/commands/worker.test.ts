@@ -1,8 +1,9 @@
-// `warrant worker` (README "Many machines", docs/api.md "Workers"): real worker processes on an
-// embedded PostgreSQL run the jobs this process submits with `submitPlan` on a runtime with
-// `queue: { engine: 'dbos' }`. Every job completes and each step ran once (a ledger outside
-// Warrant counts the invocations), in both workers; a cancel from this process aborts a step
-// running in a worker; a worker with other capabilities fails a job it cannot admit, saying why.
+// `warrant worker` (docs/guide/stores.md, "Many machines", docs/api.md "Workers"): real worker
+// processes on an embedded PostgreSQL run the jobs this process submits with `submitPlan` on a
+// runtime with `queue: { engine: 'dbos' }`. Every job completes and each step ran once (a ledger
+// outside Warrant counts the invocations), in both workers; a cancel from this process aborts a
+// step running in a worker; a worker with other capabilities fails a job it cannot admit, saying
+// why.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
-// The console's static files over plain HTTP (README "Audit console", SECURITY.md): served
-// without credentials, byte for byte the files of src/http/console/ whatever the store holds, with
-// a strict Content-Security-Policy and nosniff; every API route and every other path still needs
-// the token; the page has no inline script or style and the script never writes markup.
+// The console's static files over plain HTTP (docs/guide/http.md, "Audit console", SECURITY.md):
+// served without credentials, byte for byte the files of src/http/console/ whatever the store
+// holds, with a strict Content-Security-Policy and nosniff; every API route and every other path
+// still needs the token; the page has no inline script or style and the script never writes markup.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
