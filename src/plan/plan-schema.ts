@@ -32,6 +32,9 @@ export type JsonSchema = Record<string, unknown>;
 
 export const PLAN_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
+/** Where the plan schema defines a result reference, once (every field points there). */
+const REFERENCE = '#/$defs/resultReference';
+
 /** What a result reference looks like to a schema: an object whose only key is `$ref`. */
 function referenceSchema(): JsonSchema {
   return {
@@ -53,7 +56,7 @@ function referenceSchema(): JsonSchema {
 function orReference(field: unknown, description?: string): JsonSchema {
   return {
     ...(description !== undefined && description !== '' && { description }),
-    anyOf: [field, referenceSchema()],
+    anyOf: [field, { $ref: REFERENCE }],
   };
 }
 
@@ -112,12 +115,14 @@ function pointerSegment(key: string): string {
 /**
  * The vendor's JSON Schema of a Standard Schema input (taken at registration), each top-level
  * property also allowed to be a reference. It keeps its own `additionalProperties`: a Standard
- * Schema decides for itself. `$schema` and `$id` are left out (the plan schema is the document).
+ * Schema decides for itself. `$schema` and `$id` are left out (the plan schema is the document);
+ * its own pointers are moved under `base` first, when it is kept at `base`.
  */
-function vendorSchema(vendor: Readonly<JsonSchema>): JsonSchema {
-  const rest = structuredClone(vendor) as JsonSchema;
-  delete rest.$schema;
-  delete rest.$id;
+function vendorSchema(vendor: Readonly<JsonSchema>, base: string | undefined): JsonSchema {
+  const copy = structuredClone(vendor) as JsonSchema;
+  delete copy.$schema;
+  delete copy.$id;
+  const rest = base === undefined ? copy : (rebased(copy, base) as JsonSchema);
   if (!isJsonObject(rest.properties)) return rest;
   const properties: JsonSchema = {};
   for (const [key, property] of Object.entries(rest.properties)) {
@@ -143,13 +148,14 @@ function buildBranch(record: RegisteredCapability, version: PlanVersion): Branch
   let input: JsonSchema;
   let definition: readonly [string, JsonSchema] | undefined;
   if (vendor !== undefined) {
-    input = vendorSchema(vendor);
     // A vendor schema that points inside itself is kept whole in `$defs`, its pointers moved there.
-    if (hasLocalReference(input)) {
+    if (hasLocalReference(vendor)) {
       const key = `input:${record.name}`;
       const base = `#/$defs/${pointerSegment(key)}`;
-      definition = [key, rebased(input, base) as JsonSchema];
+      definition = [key, vendorSchema(vendor, base)];
       input = { $ref: base };
+    } else {
+      input = vendorSchema(vendor, undefined);
     }
   } else if (record.standard !== undefined || record.schema.length === 0) {
     // No JSON Schema to offer: admission (or the Standard Schema at step time) decides.
@@ -158,17 +164,18 @@ function buildBranch(record: RegisteredCapability, version: PlanVersion): Branch
     input = fieldRecordSchema(record.schema, strict);
   }
   const properties: JsonSchema = {
-    id: { type: 'string', minLength: 1, description: 'Unique within the plan' },
+    id: { type: 'string', minLength: 1 },
     capability: { const: record.name },
     capabilityVersion: { const: record.version },
     input,
-    reason: { type: 'string', description: 'Why this step (recorded with the job)' },
+    // The other step fields admission takes (`bounds` comes with plan warrants).
+    reason: { type: 'string' },
+    idempotencyKey: { type: 'string' },
   };
   const required = ['id', 'capability'];
   if (inputRequired(record)) required.push('input');
   const schema: JsonSchema = {
     type: 'object',
-    title: record.name,
     description: `${record.description} (risk: ${record.risk})`,
     properties,
     required,
@@ -197,15 +204,11 @@ function assemble(
   maxSteps: number,
 ): JsonSchema {
   const oneOf: JsonSchema[] = [];
-  const definitions: JsonSchema = {};
-  let defined = false;
+  const definitions: JsonSchema = { resultReference: referenceSchema() };
   for (const record of records) {
     const branch = branchOf(record, version);
     oneOf.push(branch.schema);
-    if (branch.definition !== undefined) {
-      definitions[branch.definition[0]] = branch.definition[1];
-      defined = true;
-    }
+    if (branch.definition !== undefined) definitions[branch.definition[0]] = branch.definition[1];
   }
   return {
     $schema: PLAN_SCHEMA_DIALECT,
@@ -216,6 +219,7 @@ function assemble(
     properties: {
       version: { const: version },
       goal: { type: 'string', description: 'What the plan is for' },
+      // Each step: one capability, its id unique within the plan (admission checks that).
       steps: {
         type: 'array',
         minItems: 1,
@@ -225,7 +229,7 @@ function assemble(
       },
     },
     required: ['version', 'steps'],
-    ...(defined && { $defs: definitions }),
+    $defs: definitions,
   };
 }
 
@@ -301,5 +305,6 @@ export function planSchemaFor(
     const record = byName.get(descriptor.name);
     if (record !== undefined && include(descriptor) === true) chosen.push(record);
   }
-  return structuredClone(assemble(chosen, version, maxSteps));
+  // JSON data only: a JSON round trip is the fresh copy, and cheaper than structuredClone.
+  return JSON.parse(JSON.stringify(assemble(chosen, version, maxSteps))) as JsonSchema;
 }

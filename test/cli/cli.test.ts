@@ -330,12 +330,15 @@ describe('warrant capabilities', () => {
     assert.equal(printed.code, 0, printed.stderr);
     const schema = JSON.parse(printed.stdout) as {
       $schema: string;
-      properties: { version: unknown; steps: { items: { oneOf: { title: string }[] } } };
+      properties: {
+        version: unknown;
+        steps: { items: { oneOf: { properties: { capability: { const: string } } }[] } };
+      };
     };
     assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
     assert.deepEqual(schema.properties.version, { const: '2.0' });
     assert.deepEqual(
-      schema.properties.steps.items.oneOf.map((branch) => branch.title),
+      schema.properties.steps.items.oneOf.map((branch) => branch.properties.capability.const),
       [
         'system.echo',
         'system.status',

@@ -41,9 +41,13 @@ describe('warrant serve: plan tools on /mcp and GET /api/plans/schema', () => {
       { const?: string; items?: unknown }
     >;
     assert.equal(properties.version?.const, '2.0');
-    const branches = (properties.steps?.items as { oneOf: { title: string }[] }).oneOf;
+    const branches = (
+      properties.steps?.items as { oneOf: { properties: { capability: { const: string } } }[] }
+    ).oneOf;
     assert.deepEqual(
-      branches.map((branch) => branch.title).filter((title) => title.startsWith('notes.')),
+      branches
+        .map((branch) => branch.properties.capability.const)
+        .filter((name) => name.startsWith('notes.')),
       ['notes.find', 'notes.read', 'notes.summarize'],
     );
     const again = await call(address, 'GET', '/api/plans/schema', { token: TOKEN });

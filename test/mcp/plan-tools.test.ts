@@ -87,11 +87,13 @@ describe('warrant_preview_plan and warrant_submit_plan (planTools)', () => {
       tools.map((tool) => tool.name),
       [lookup.replaceAll('.', '_'), send.replaceAll('.', '_'), 'warrant_job_status', ...PLAN_TOOLS],
     );
-    const { $schema, ...expected } = runtime.planSchema({ include: served });
+    // Its $defs at the tool schema's root, where its pointers (#/$defs/...) resolve.
+    const { $schema, $defs, ...expected } = runtime.planSchema({ include: served });
     assert.equal($schema, 'https://json-schema.org/draft/2020-12/schema');
     for (const name of PLAN_TOOLS) {
       const tool = tools.find((listed) => listed.name === name);
       assert.deepEqual((tool?.inputSchema.properties as Json).plan, expected, name);
+      assert.deepEqual(tool?.inputSchema.$defs, $defs, name);
       assert.deepEqual(tool?.inputSchema.required, ['plan']);
     }
     const submit = tools.find((listed) => listed.name === SUBMIT_PLAN_TOOL);

@@ -168,9 +168,9 @@ describe('runtime.planSchema()', () => {
     assert.notEqual(runtime.planSchema(), runtime.planSchema());
     assert.equal(JSON.stringify(runtimeWith({ planVersions: ['2.0', '1.0'] }).planSchema()), text);
     const filtered = runtime.planSchema({ include });
-    (branches(filtered)[0] as Schema).title = 'changed';
+    (branches(filtered)[0] as Schema).description = 'changed';
     assert.deepEqual(runtime.planSchema({ include }), runtime.planSchema({ include }));
-    assert.notEqual(branches(runtime.planSchema({ include }))[0]?.title, 'changed');
+    assert.notEqual(branches(runtime.planSchema({ include }))[0]?.description, 'changed');
   });
 
   it('follows the registry: a capability registered later is in the next schema', () => {
