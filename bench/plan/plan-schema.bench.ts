@@ -1,4 +1,4 @@
-// runtime.planSchema() for 200 capabilities (API-4.md section 30: under 50 ms, cached until the
+// runtime.planSchema() for 200 capabilities (issue 48: under 50 ms, cached until the
 // registry changes). 150 field-record capabilities of 5 fields and 50 zod ones of 3, the mix a
 // program serves. Measured in one run: the first call (every branch built), a call after the
 // registry grew by one (the whole schema rebuilt from the kept branches), the cached call, and

@@ -1,4 +1,4 @@
-// Plans from planners over HTTP (API-4.md section 24), against one `warrant serve` child with a
+// Plans from planners over HTTP (issue 48), against one `warrant serve` child with a
 // token: the plan tools on /mcp through the official MCP client over Streamable HTTP (a
 // model-like client previews a three-step plan with references, submits it, follows it with
 // warrant_job_status to completion; a malformed plan answers its issues), and GET

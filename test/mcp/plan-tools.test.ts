@@ -1,4 +1,4 @@
-// The plan tools (planTools: true; API-4.md section 24, docs/api.md "new McpAdapter") through a
+// The plan tools (planTools: true; issue 48, docs/api.md "new McpAdapter") through a
 // real MCP client (@modelcontextprotocol/client) over the SDK's in-memory transport pair:
 // warrant_preview_plan and warrant_submit_plan as a model sees them, and what the runtime did.
 import assert from 'node:assert/strict';

@@ -235,7 +235,7 @@ describe('warrant mcp --wait-ms --job-tools', () => {
   });
 });
 
-// API-4.md section 24: a model-like client proposes a whole plan over stdio.
+// Issue 48: a model-like client proposes a whole plan over stdio.
 describe('warrant mcp --plan-tools --job-tools', () => {
   const ready = serve([
     '--module',

@@ -374,7 +374,7 @@ describe('OperatorRuntime#executePlan() admission', () => {
   });
 });
 
-// API-4.md section 24, docs/api.md "Plan version 2.0": strict 2.0 steps and inputs, and where
+// Issue 48, docs/api.md "Plan version 2.0": strict 2.0 steps and inputs, and where
 // each issue is (`path`) with a suggestion (`hint`) in every version.
 describe('strict 2.0 plans, issue paths and hints', () => {
   const authorizer = recordingAuthorizer();

@@ -1,4 +1,4 @@
-// runtime.planSchema() (API-4.md section 24, docs/api.md "runtime.planSchema"): the JSON Schema
+// runtime.planSchema() (issue 48, docs/api.md "runtime.planSchema"): the JSON Schema
 // of an admissible plan, checked with the JSON Schema engine the official MCP client ships
 // (ajv, draft 2020-12) against what admission then says of the same plans.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// What a model-like MCP client does with Warrant's plan tools (API-4.md section 24), shared by the
+// What a model-like MCP client does with Warrant's plan tools (issue 48), shared by the
 // stdio test (`warrant mcp --plan-tools`) and the Streamable HTTP test (`warrant serve`'s /mcp):
 // list the tools, write a three-step plan with result references against the published plan
 // schema, preview it, submit it, follow it with warrant_job_status to completion, and get the
