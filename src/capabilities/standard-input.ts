@@ -26,6 +26,8 @@ export interface StandardInput {
 export interface StandardIssue {
   readonly path: string;
   readonly message: string;
+  /** The keys of `path` below the input, as the schema gave them (a key may hold a dot). */
+  readonly segments?: readonly string[];
 }
 
 /** What a validation gave: the schema's output, or its issues (at least one). */
@@ -179,12 +181,18 @@ function issueOf(issue: unknown): StandardIssue {
       : undefined;
     const path: unknown = isObjectLike(issue) ? (issue as { path?: unknown }).path : undefined;
     let where = 'input';
+    const segments: string[] = [];
     if (Array.isArray(path)) {
-      for (const segment of path.slice(0, 32)) where += `.${segmentText(segment)}`;
+      for (const segment of path.slice(0, 32)) {
+        const text = segmentText(segment);
+        segments.push(boundText(text, MAX_ISSUE_TEXT));
+        where += `.${text}`;
+      }
     }
     return {
       path: boundText(where, MAX_ISSUE_TEXT),
       message: typeof message === 'string' ? boundText(message, MAX_ISSUE_TEXT) : 'is invalid',
+      segments,
     };
   } catch (error) {
     return { path: 'input', message: `an issue could not be read (${describeThrown(error)})` };

@@ -73,6 +73,8 @@ export const THROWN_ERRORS = {
     "`cancelJob()`: the caller is neither the submitter (same `id` and `tenant`) nor allowed by `cancelPolicy` (asked only within the job's tenant; default: the scope `warrant:cancel`)",
   IDEMPOTENCY_CONFLICT:
     '`submitPlan` or `executePlan`: the idempotency key was used by the same caller (id and tenant) within `idempotencyTtlMs` for another plan (another plan digest)',
+  PLAN_SCHEMA_OPTIONS_INVALID:
+    "`runtime.planSchema(options)` got options that are not an object, an `include` that is not a function, or a `version` the runtime's `planVersions` do not list",
   JOB_CANCELLED:
     "the reason a running step's `context.signal` is aborted with when its job is cancelled (the message carries the cancel reason)",
   WORKER_ALREADY_RUNNING:
@@ -120,6 +122,10 @@ export const ADMISSION_ISSUES = {
     'a `$ref` does not look like `steps.<id>.result[.<path>]`, has an empty segment, is over 4,096 characters, or sits where it is never resolved (class instance, non-index array key)',
   RESULT_REFERENCE_NOT_EARLIER: 'a `$ref` names the step itself, a later step, or no step',
   AMBIGUOUS_RESULT_REFERENCE: 'a `$ref` matches two earlier step ids (ids containing `.result`)',
+  UNKNOWN_STEP_FIELD:
+    'in a 2.0 plan, a step has a key other than `id`, `capability`, `capabilityVersion`, `input`, `bounds`, `reason` and `idempotencyKey`',
+  UNDECLARED_INPUT_FIELD:
+    "in a 2.0 plan, a step's input has a field its capability's field-record `inputSchema` does not declare (a Standard Schema decides for itself; a capability without fields is not checked)",
   VALUE_NOT_PLAIN_DATA:
     'in a 2.0 plan, a step input is not plain JSON data: a proxy, accessor, cycle, Date, Map, Set, class instance, function, symbol, bigint, sparse array, own `__proto__` key, `undefined`, `NaN`, `±Infinity`, symbol key, non-enumerable property',
   VALUE_TOO_DEEP: 'in a 2.0 plan, a step input nests deeper than 128 levels',

@@ -38,6 +38,11 @@ export interface McpRouteOptions {
    * `resolveCaller`), whose callers the read policy tells apart (docs/api.md, "new McpAdapter").
    */
   readonly jobTools?: boolean;
+  /**
+   * Serve the plan tools `warrant_preview_plan` and `warrant_submit_plan` too: likewise only when
+   * callers are told apart, each plan then submitted as its own caller (docs/api.md, "MCP").
+   */
+  readonly planTools?: boolean;
 }
 
 /**
@@ -107,6 +112,7 @@ export function registerMcpRoute(
   const adapter = new McpAdapter(runtime, {
     include: programTools(options.builtins === true),
     jobTools: options.jobTools === true,
+    planTools: options.planTools === true,
     resolveCaller: ({ authInfo }) => callerOfAuthInfo(authInfo),
     ...(options.queuedWaitMs !== undefined && { waitMs: options.queuedWaitMs }),
     onInternalError: (error, tool) => options.onInternalError(error, `MCP tool ${tool}`),

@@ -326,6 +326,7 @@ export function createHttpServer(
       ...(options.queuePlans === true && { queuedWaitMs: 30_000 }),
       // Callers told apart, so the read policy protects it: else every client is `http`.
       jobTools: callersKnown,
+      planTools: callersKnown,
       callerOf: caller,
       onInternalError: (error, where) => {
         try {

@@ -47,6 +47,7 @@ import {
   readJobStatusArgs,
 } from './job-status.js';
 import { PendingCalls, pendingCallKey } from './pending-calls.js';
+import { PLAN_TOOLS, callPlanTool, planToolListings, readPlanToolArgs } from './plan-tools.js';
 
 export type { McpToolNameRequest } from './tool-names.js';
 
@@ -54,7 +55,7 @@ export type { McpToolNameRequest } from './tool-names.js';
 export interface McpCallerRequest {
   /** The tool name the client called. */
   readonly tool: string;
-  /** The capability that tool runs. */
+  /** The capability that tool runs (for the job and plan tools, the tool name). */
   readonly capability: string;
   /** The validated access token of the request, when the transport carries one (HTTP). */
   readonly authInfo?: AuthInfo;
@@ -91,6 +92,12 @@ export interface McpAdapterOptions {
    * statuses and result, to a caller who may read it. Default false.
    */
   jobTools?: boolean;
+  /**
+   * Also serve the tools `warrant_preview_plan { plan }` and `warrant_submit_plan { plan,
+   * idempotencyKey?, approval? }`: whole plans, described by `runtime.planSchema()` for the
+   * capabilities `include` keeps. Default false.
+   */
+  planTools?: boolean;
   /**
    * Submit each call (`runtime.submitPlan`) and wait at most this many milliseconds for its job
    * to leave `queued` or `executing`; a call still queued or executing then answers its job id
@@ -230,10 +237,12 @@ function checkOptions(runtime: OperatorRuntime, options: McpAdapterOptions): voi
   ) {
     throw invalidOption(`options.caller must be an object, got ${describeValue(options.caller)}`);
   }
-  if (options.jobTools !== undefined && typeof options.jobTools !== 'boolean')
-    throw invalidOption(
-      `options.jobTools must be a boolean, got ${describeValue(options.jobTools)}`,
-    );
+  for (const key of ['jobTools', 'planTools'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean')
+      throw invalidOption(`options.${key} must be a boolean, got ${describeValue(options[key])}`);
+  }
+  if (options.planTools === true && typeof runtime.planSchema !== 'function')
+    throw invalidOption('options.planTools needs an OperatorRuntime with planSchema()');
   const { waitMs } = options;
   if (
     waitMs !== undefined &&
@@ -286,6 +295,8 @@ export class McpAdapter {
   readonly #connected = new Set<Server>();
   /** Calls answered "awaiting approval", so that a retry answers the same request. */
   readonly #pending = new PendingCalls();
+  /** The plan tools' listings (`planTools`), built with the tool list; fresh copies are listed. */
+  readonly #planTools: readonly Tool[] | undefined;
 
   constructor(runtime: OperatorRuntime, options: McpAdapterOptions = {}) {
     checkOptions(runtime, options);
@@ -298,14 +309,29 @@ export class McpAdapter {
       .filter((descriptor) => include === undefined || include(descriptor) === true)
       .map(servedTool);
     this.#tools = assignToolNames(served, toolName);
-    const taken = this.#tools.get(JOB_STATUS_TOOL);
-    if (this.#options.jobTools === true && taken !== undefined) {
+    const reserved: [string, string][] = [];
+    if (this.#options.jobTools === true) reserved.push([JOB_STATUS_TOOL, 'jobTools']);
+    if (this.#options.planTools === true)
+      for (const name of PLAN_TOOLS) reserved.push([name, 'planTools']);
+    for (const [name, option] of reserved) {
+      const taken = this.#tools.get(name);
+      if (taken === undefined) continue;
       throw createError(
         TypeError,
         ErrorCode.MCP_TOOL_NAME_COLLISION,
-        `Capability ${JSON.stringify(taken.name)} would be the MCP tool "${JOB_STATUS_TOOL}", which jobTools serves; rename it or choose names with options.toolName`,
+        `Capability ${JSON.stringify(taken.name)} would be the MCP tool "${name}", which ${option} serves; rename it or choose names with options.toolName`,
       );
     }
+    // The plans the plan tools take: the capabilities served, at the newest plan version.
+    this.#planTools =
+      this.#options.planTools === true
+        ? planToolListings(
+            runtime.planSchema({
+              include: (descriptor) => include === undefined || include(descriptor) === true,
+            }),
+            served.map((tool) => tool.risk),
+          )
+        : undefined;
   }
 
   /** The tool names, in listing order, each with the capability it runs. */
@@ -327,14 +353,18 @@ export class McpAdapter {
       { capabilities: { tools: {} } },
     );
     const jobTools = this.#options.jobTools === true;
+    const planTools = this.#planTools;
     server.setRequestHandler('tools/list', () => {
       const tools = [...this.#tools].map(([name, tool]) => listedTool(name, tool));
       if (jobTools) tools.push(jobStatusListing());
+      if (planTools !== undefined) tools.push(...planTools.map((tool) => structuredClone(tool)));
       return { tools };
     });
     server.setRequestHandler('tools/call', (request, context) => {
       const { name, arguments: args } = request.params;
       if (jobTools && name === JOB_STATUS_TOOL) return this.#jobStatus(args ?? {}, context);
+      if (planTools !== undefined && PLAN_TOOLS.includes(name))
+        return this.#planTool(name, args ?? {}, context);
       const tool = this.#tools.get(name);
       if (tool === undefined)
         throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
@@ -398,19 +428,36 @@ export class McpAdapter {
       return this.#answer(await running, tool);
     } catch (error) {
       if (isPlanAdmissionError(error)) return errorResult(errorText(error.message, REMOTE_ANSWER));
-      // A store that failed (or cannot be written now): Warrant's own words, with the job's id
-      // once it exists.
-      const failed = storeFailureAnswer(
-        error,
-        this.#runtime.storeAvailability?.().writable === false,
-      );
-      if (failed !== undefined) {
-        if (!failed.unavailable) this.#options.onInternalError?.(error, toolName);
-        return errorResult(`${failed.code}: ${failed.error}`);
-      }
-      // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
-      this.#options.onInternalError?.(error, toolName);
-      return errorResult(INTERNAL_ERROR);
+      return this.#failure(error, toolName);
+    }
+  }
+
+  /** An unexpected error as a call's answer: a store failure in Warrant's words, else `Internal error`. */
+  #failure(error: unknown, toolName: string): CallToolResult {
+    // A store that failed (or cannot be written now): Warrant's own words, with the job's id
+    // once it exists.
+    const failed = storeFailureAnswer(
+      error,
+      this.#runtime.storeAvailability?.().writable === false,
+    );
+    if (failed !== undefined) {
+      if (!failed.unavailable) this.#options.onInternalError?.(error, toolName);
+      return errorResult(`${failed.code}: ${failed.error}`);
+    }
+    // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
+    this.#options.onInternalError?.(error, toolName);
+    return errorResult(INTERNAL_ERROR);
+  }
+
+  /** `warrant_preview_plan` and `warrant_submit_plan` (planTools), as the caller of the call. */
+  async #planTool(name: string, args: unknown, context: ServerContext): Promise<CallToolResult> {
+    const read = readPlanToolArgs(name, args);
+    if ('problem' in read) return errorResult(read.problem);
+    try {
+      const caller = await this.#resolveCaller(name, name, context);
+      return await callPlanTool(this.#runtime, read, caller, this.#options.waitMs);
+    } catch (error) {
+      return this.#failure(error, name);
     }
   }
 

@@ -4,7 +4,7 @@
  * a job, an event, an authorizer call or a capability call exists.
  */
 import { ErrorCode } from '../errors/error-codes.js';
-import { checkInput } from '../capabilities/input-schema.js';
+import { checkInput, type CompiledSchema } from '../capabilities/input-schema.js';
 import { capabilityInventory, type RegisteredCapability } from '../capabilities/inventory.js';
 import { runValidate, type StandardInput } from '../capabilities/standard-input.js';
 import {
@@ -15,7 +15,9 @@ import {
   quoteText,
 } from '../errors/describe-value.js';
 import {
+  MAX_UNKNOWN_KEYS_KEPT,
   NOT_WALKED,
+  STEP_KEYS,
   type CapturedField,
   type CapturedStep,
   type CapturedSubmission,
@@ -35,7 +37,7 @@ import {
   type LocatedReference,
   type StepIndex,
 } from './references.js';
-import { nameSuggester, type Suggester } from './suggest-name.js';
+import { nameSuggester, suggestName, type Suggester } from './suggest-name.js';
 
 export interface AdmittedStep {
   readonly index: number;
@@ -82,6 +84,38 @@ function unreadable(field: string, read: CapturedField, label: string): string {
   return `${label}: ${field} could not be read (${thrownText(error)})`;
 }
 
+/**
+ * Where an issue sits below its step (or below the plan, for a plan field): the keys down to it,
+ * when the field text cannot say it exactly (an input key holding a dot); and the suggestion.
+ */
+interface Where {
+  readonly segments?: readonly (string | number)[];
+  readonly hint?: string;
+}
+
+/** Keys as a JSON pointer (RFC 6901): `~` is `~0`, `/` is `~1`. */
+function pointer(segments: readonly (string | number)[]): string {
+  let text = '';
+  for (const segment of segments) {
+    text += `/${String(segment).replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    // Cut below anyway: a huge key need not be copied whole.
+    if (text.length > MAX_ISSUE_CHARS) break;
+  }
+  return text;
+}
+
+/** The keys a field text names: `input.a` is the input's key `a`. */
+function segmentsOf(field: string | undefined): readonly string[] {
+  if (field === undefined) return [];
+  if (field.startsWith('input.')) return ['input', ...field.slice('input.'.length).split('.')];
+  return [field];
+}
+
+/** `did you mean "<name>"?`, the one wording of a suggestion. */
+function didYouMean(name: string): string {
+  return `did you mean ${quoteText(name)}?`;
+}
+
 /** Records one issue; objects are built only when something is wrong (admission hot path). */
 function report(
   issues: Issue[],
@@ -90,15 +124,19 @@ function report(
   field: string | undefined,
   stepIndex?: number,
   stepId?: string,
+  where?: Where,
 ): void {
   // Texts are bounded (MAX_ISSUE_CHARS); stepId is the id itself, so it names the step exactly.
+  const at = pointer(where?.segments ?? segmentsOf(field));
   const issue: { -readonly [K in keyof Issue]: Issue[K] } = {
     code,
     message: boundText(message, MAX_ISSUE_CHARS),
+    path: boundText(stepIndex === undefined ? at : `/steps/${stepIndex}${at}`, MAX_ISSUE_CHARS),
   };
   if (stepIndex !== undefined) issue.stepIndex = stepIndex;
   if (stepId !== undefined) issue.stepId = stepId;
   if (field !== undefined) issue.field = boundText(field, MAX_ISSUE_CHARS);
+  if (where?.hint !== undefined) issue.hint = boundText(where.hint, MAX_ISSUE_CHARS);
   issues.push(issue);
 }
 
@@ -162,14 +200,15 @@ const ignore = (): void => {};
 function checkStandardInput(
   standard: StandardInput,
   input: unknown,
-  issue: (path: string, message: string) => void,
+  issue: (path: string, message: string, segments: readonly string[] | undefined) => void,
 ): void {
   const outcome = runValidate(standard, input);
   if ('pending' in outcome) {
     outcome.pending.then(ignore, ignore);
     return;
   }
-  if (!outcome.ok) for (const { path, message } of outcome.issues) issue(path, message);
+  if (!outcome.ok)
+    for (const { path, message, segments } of outcome.issues) issue(path, message, segments);
 }
 
 function isReference(value: unknown): boolean {
@@ -290,15 +329,17 @@ function bindCapability(
   const registered = lookup(capability.value);
   if (registered === undefined) {
     const close = suggest(capability.value);
+    const hint = close === undefined ? undefined : didYouMean(close);
     report(
       issues,
       ErrorCode.UNKNOWN_CAPABILITY,
       `${stepLabel(index, id)}: capability ${describeValue(capability.value)} is not registered${
-        close === undefined ? '' : `; did you mean ${quoteText(close)}?`
+        hint === undefined ? '' : `; ${hint}`
       }`,
       'capability',
       index,
       id,
+      hint === undefined ? undefined : { hint },
     );
   }
   return registered;
@@ -376,6 +417,7 @@ function collectStepReferences(
           field,
           index,
           id,
+          { segments: ['input', ...path] },
         );
       } else {
         const { stepIndex, stepId, segments } = parsed;
@@ -392,6 +434,7 @@ function collectStepReferences(
         field,
         index,
         id,
+        { segments: ['input', ...path] },
       );
     },
   );
@@ -406,10 +449,11 @@ function checkInputFields(
   index: number,
   id: string | undefined,
   issues: Issue[],
+  strict: boolean,
 ): void {
   // A Standard Schema checks a literal input here; one holding a reference, at step time.
   if (registered.standard !== undefined && !hasReferences && !isReference(input)) {
-    checkStandardInput(registered.standard, input, (path, message) => {
+    checkStandardInput(registered.standard, input, (path, message, segments) => {
       report(
         issues,
         ErrorCode.INPUT_INVALID,
@@ -417,6 +461,7 @@ function checkInputFields(
         path,
         index,
         id,
+        segments === undefined ? undefined : { segments: ['input', ...segments] },
       );
     });
   }
@@ -430,8 +475,102 @@ function checkInputFields(
         problem.field,
         index,
         id,
+        // The field is `input` or `input.<key>`, the key as it is (dots included).
+        { segments: problem.field === 'input' ? ['input'] : ['input', problem.field.slice(6)] },
       );
     }
+    if (strict && registered.standard === undefined)
+      checkDeclaredFields(input, registered.schema, index, id, issues);
+  }
+}
+
+/** The declared fields, for a hint when no declared name is close. */
+function declaredText(schema: CompiledSchema): string {
+  return `declared fields: ${schema.map((field) => quoteText(field.key)).join(', ')}`;
+}
+
+/**
+ * A 2.0 input under a field record has the declared fields only (docs/api.md, "Plan version
+ * 2.0"): each other key is UNDECLARED_INPUT_FIELD, at most MAX_UNKNOWN_KEYS_KEPT per step. The
+ * input is the runtime's frozen plain copy, so reading its keys runs no code of the caller.
+ */
+function checkDeclaredFields(
+  input: unknown,
+  schema: CompiledSchema,
+  index: number,
+  id: string | undefined,
+  issues: Issue[],
+): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return;
+  let reported = 0;
+  for (const key of Object.keys(input)) {
+    if (schema.some((field) => field.key === key)) continue;
+    const close = suggestName(
+      key,
+      schema.map((field) => field.key),
+    );
+    const hint = close === undefined ? declaredText(schema) : didYouMean(close);
+    report(
+      issues,
+      ErrorCode.UNDECLARED_INPUT_FIELD,
+      `${stepLabel(index, id)}: input.${boundText(key, MAX_QUOTED_CHARS)} is not a field of this capability; ${hint}`,
+      `input.${key}`,
+      index,
+      id,
+      { segments: ['input', key], hint },
+    );
+    reported += 1;
+    if (reported >= MAX_UNKNOWN_KEYS_KEPT) return;
+  }
+}
+
+/** What a key meant as a step field, when no spelling is close (`version` → `capabilityVersion`). */
+const STEP_KEY_MEANINGS: ReadonlyMap<string, string> = new Map([
+  ['version', 'capabilityVersion'],
+  ['args', 'input'],
+  ['arguments', 'input'],
+  ['params', 'input'],
+  ['parameters', 'input'],
+  ['tool', 'capability'],
+  ['name', 'capability'],
+]);
+
+const STEP_KEY_LIST: readonly string[] = [...STEP_KEYS];
+
+/** The key a step key was meant to be, if one is close or known to mean it. */
+function stepKeySuggestion(key: string): string | undefined {
+  return STEP_KEY_MEANINGS.get(key) ?? suggestName(key, STEP_KEY_LIST);
+}
+
+/** A 2.0 step has the step fields only: each other key is UNKNOWN_STEP_FIELD. */
+function checkStepKeys(step: CapturedStep, id: string | undefined, issues: Issue[]): void {
+  const { unknownKeys, index } = step;
+  if (unknownKeys === undefined) return;
+  if ('ok' in unknownKeys) {
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      `${stepLabel(index, id)}: its keys could not be read (${thrownText(unknownKeys.error)})`,
+      undefined,
+      index,
+      id,
+    );
+    return;
+  }
+  for (const key of unknownKeys) {
+    const close = stepKeySuggestion(key);
+    const hint = close === undefined ? undefined : didYouMean(close);
+    report(
+      issues,
+      ErrorCode.UNKNOWN_STEP_FIELD,
+      `${stepLabel(index, id)}: ${quoteText(key)} is not a step field${
+        hint === undefined ? ` (a 2.0 step has ${STEP_KEY_LIST.join(', ')})` : `; ${hint}`
+      }`,
+      key,
+      index,
+      id,
+      { segments: [key], ...(hint !== undefined && { hint }) },
+    );
   }
 }
 
@@ -445,6 +584,7 @@ function admitInput(
   registered: RegisteredCapability | undefined,
   idIndex: StepIndex,
   issues: Issue[],
+  strict: boolean,
 ): LocatedReference[] | undefined {
   const { index } = step;
   if (step.inputProblem !== undefined) {
@@ -467,7 +607,7 @@ function admitInput(
   try {
     references = collectStepReferences(input, index, id, idIndex, issues);
     if (registered !== undefined) {
-      checkInputFields(input, references !== undefined, registered, index, id, issues);
+      checkInputFields(input, references !== undefined, registered, index, id, issues, strict);
     }
   } catch (error) {
     report(
@@ -496,7 +636,7 @@ function reportGovernedProblem(
     problem.code === ErrorCode.VALUE_NOT_PLAIN_DATA
       ? `${stepLabel(index, id)}: ${field} is ${problem.what}; a 2.0 plan's input must be plain JSON data`
       : `${stepLabel(index, id)}: ${field}: ${problem.what} (bounds of a 2.0 plan's inputs)`;
-  report(issues, problem.code, message, field, index, id);
+  report(issues, problem.code, message, field, index, id, { segments: ['input', ...problem.path] });
 }
 
 /** Admits one step: each check in turn, every issue reported, the step admitted only if none. */
@@ -506,6 +646,7 @@ function admitStep(
   lookup: Lookup,
   issues: Issue[],
   suggest: Suggester,
+  strict: boolean,
 ): AdmittedStep | undefined {
   if (!step.isObject) {
     reportNonObjectStep(step, issues);
@@ -514,6 +655,8 @@ function admitStep(
   const { index } = step;
   const before = issues.length;
   const id = checkStepId(step, idIndex, issues);
+  // Captured for a 2.0 plan only (docs/api.md, "Plan version 2.0").
+  checkStepKeys(step, id, issues);
   const registered = bindCapability(step, id, lookup, issues, suggest);
   const capabilityVersion = checkVersionPin(step, id, registered, issues);
   const reason = optionalStepString(step.reason, 'reason', issues, index, id);
@@ -524,7 +667,7 @@ function admitStep(
     index,
     id,
   );
-  const references = admitInput(step, id, registered, idIndex, issues);
+  const references = admitInput(step, id, registered, idIndex, issues, strict);
   if (issues.length !== before || id === undefined || registered === undefined) return undefined;
   return {
     index,
@@ -548,6 +691,18 @@ function registeredNames(): string[] {
 }
 
 /**
+ * A plan field that is absent while the plan has a key close to it (`step` for `steps`): the
+ * suggestion, in every plan version (docs/api.md, "runtime.executePlan").
+ */
+function misspelled(field: string, otherKeys: readonly string[] | undefined): string | undefined {
+  if (otherKeys === undefined) return undefined;
+  const close = suggestName(field, otherKeys);
+  return close === undefined
+    ? undefined
+    : `did you mean ${quoteText(field)} instead of ${quoteText(close)}?`;
+}
+
+/**
  * Validates a captured submission; returns the admitted plan or throws PlanAdmissionError.
  * `names` lists the registered names an unknown capability may be close to.
  */
@@ -562,7 +717,7 @@ export function admitPlan(
     const message = failure
       ? `plan could not be read (${thrownText(failure.error)})`
       : 'plan must be an object';
-    throw new PlanAdmissionError([{ code: ErrorCode.INVALID_PLAN, message }]);
+    throw new PlanAdmissionError([{ code: ErrorCode.INVALID_PLAN, message, path: '' }]);
   }
   if (!submission.version.ok) {
     report(
@@ -573,11 +728,15 @@ export function admitPlan(
     );
   } else if (!submission.acceptedVersions.includes(submission.version.value as PlanVersion)) {
     const got = describeValue(submission.version.value);
+    const hint = misspelled('version', submission.otherKeys);
     report(
       issues,
       ErrorCode.UNSUPPORTED_PLAN_VERSION,
-      `plan: version must be ${versionsText(submission.acceptedVersions)}, got ${got}`,
+      `plan: version must be ${versionsText(submission.acceptedVersions)}, got ${got}${hint === undefined ? '' : `; ${hint}`}`,
       'version',
+      undefined,
+      undefined,
+      hint === undefined ? undefined : { hint },
     );
   }
   const planId = optionalString(submission.id, 'id', issues, 'plan');
@@ -603,7 +762,16 @@ export function admitPlan(
     report(issues, ErrorCode.INVALID_PLAN, submission.stepsProblem, 'steps');
   } else if (!submission.stepsIsArray) {
     const got = describeValue(stepsField.value);
-    report(issues, ErrorCode.INVALID_PLAN, `plan: steps must be an array, got ${got}`, 'steps');
+    const hint = misspelled('steps', submission.otherKeys);
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      `plan: steps must be an array, got ${got}${hint === undefined ? '' : `; ${hint}`}`,
+      'steps',
+      undefined,
+      undefined,
+      hint === undefined ? undefined : { hint },
+    );
   } else if (submission.steps.length === 0) {
     report(issues, ErrorCode.EMPTY_PLAN, 'plan: steps must contain at least one step', 'steps');
   }
@@ -612,7 +780,7 @@ export function admitPlan(
   const steps: AdmittedStep[] = [];
   const suggest = nameSuggester(names);
   for (const step of submission.steps) {
-    const admitted = admitStep(step, idIndex, lookup, issues, suggest);
+    const admitted = admitStep(step, idIndex, lookup, issues, suggest, submission.governed);
     if (admitted !== undefined) steps.push(admitted);
   }
   if (issues.length > 0) throw new PlanAdmissionError(issues);

@@ -36,7 +36,37 @@ export interface CapturedStep {
    * a 2.0 plan `input` holds the runtime's deep-frozen copy, never the caller's object.
    */
   readonly inputProblem: GovernedProblem | undefined;
+  /**
+   * A 2.0 plan only: the step's own keys that are not step fields (at most
+   * MAX_UNKNOWN_KEYS_KEPT), or the failed read of its keys; undefined otherwise.
+   */
+  readonly unknownKeys: readonly string[] | FailedRead | undefined;
 }
+
+/** The keys a 2.0 step may have (docs/api.md, "Plan version 2.0"). */
+export const STEP_KEYS: ReadonlySet<string> = new Set([
+  'id',
+  'capability',
+  'capabilityVersion',
+  'input',
+  'bounds',
+  'reason',
+  'idempotencyKey',
+]);
+
+/** The top-level keys of a plan. */
+export const PLAN_KEYS: readonly string[] = Object.freeze([
+  'version',
+  'id',
+  'goal',
+  'steps',
+  'metadata',
+  'idempotencyKey',
+]);
+
+/** Unknown keys kept per step (each is one admission issue), and plan keys kept for suggestions. */
+export const MAX_UNKNOWN_KEYS_KEPT = 20;
+const MAX_PLAN_KEYS_KEPT = 1_000;
 
 export interface CapturedSubmission {
   readonly isObject: boolean;
@@ -61,6 +91,11 @@ export interface CapturedSubmission {
    */
   readonly stepsProblem: string | undefined;
   readonly steps: readonly CapturedStep[];
+  /**
+   * The plan's own keys that are not plan fields (at most 1,000), read only when `version` or
+   * `steps` is absent: what "did you mean" looks among (`step` for `steps`).
+   */
+  readonly otherKeys: readonly string[] | undefined;
 }
 
 const MISSING: CapturedField = Object.freeze({ ok: true, value: undefined });
@@ -143,6 +178,7 @@ function captureStep(
       reason: MISSING,
       idempotencyKey: MISSING,
       inputProblem: undefined,
+      unknownKeys: undefined,
     };
   }
   const id = read(step, 'id');
@@ -162,7 +198,39 @@ function captureStep(
     reason: read(step, 'reason'),
     idempotencyKey: read(step, 'idempotencyKey'),
     inputProblem,
+    unknownKeys:
+      budget === undefined ? undefined : unknownKeysOf(step, STEP_KEYS, MAX_UNKNOWN_KEYS_KEPT),
   };
+}
+
+/**
+ * The own enumerable string keys of `target` outside `known`, at most `most` of them (undefined
+ * when there are none); the failed read when listing them threw (a proxy's trap).
+ */
+function unknownKeysOf(
+  target: object,
+  known: ReadonlySet<string>,
+  most: number,
+): readonly string[] | FailedRead | undefined {
+  let unknown: string[] | undefined;
+  try {
+    for (const key of Object.keys(target)) {
+      if (known.has(key)) continue;
+      (unknown ??= []).push(key);
+      if (unknown.length >= most) break;
+    }
+  } catch (error) {
+    return { ok: false, error };
+  }
+  return unknown;
+}
+
+const PLAN_KEY_SET: ReadonlySet<string> = new Set(PLAN_KEYS);
+
+/** The plan's other keys, for suggestions only: a failed read means none. */
+function otherPlanKeys(plan: object): readonly string[] | undefined {
+  const keys = unknownKeysOf(plan, PLAN_KEY_SET, MAX_PLAN_KEYS_KEPT);
+  return keys === undefined || 'ok' in keys ? undefined : keys;
 }
 
 /**
@@ -191,6 +259,7 @@ export function captureSubmission(
       stepsIsArray: false,
       stepsProblem: undefined,
       steps: [],
+      otherKeys: undefined,
     };
   }
   const version = read(plan, 'version');
@@ -241,5 +310,11 @@ export function captureSubmission(
     stepsIsArray,
     stepsProblem,
     steps,
+    // Only for a plan missing a field it needs (a refused plan): a known key misspelled.
+    otherKeys:
+      (version.ok && version.value === undefined) ||
+      (stepsField.ok && stepsField.value === undefined)
+        ? otherPlanKeys(plan)
+        : undefined,
   };
 }

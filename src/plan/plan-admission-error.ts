@@ -9,11 +9,18 @@ export interface PlanAdmissionIssue {
   readonly stepIndex?: number;
   readonly stepId?: string;
   readonly field?: string;
+  /**
+   * Where, as a JSON pointer into the plan (RFC 6901): `''` the plan itself, `/steps/1/input/to`
+   * a field of a step's input. Cut to MAX_ISSUE_CHARS like the other texts.
+   */
+  readonly path: string;
+  /** What to change, when admission has a suggestion: `did you mean "capabilityVersion"?`. */
+  readonly hint?: string;
 }
 
 const CODE = ErrorCode.PLAN_ADMISSION_REJECTED;
 
-/** Longest text of one issue (`message`, `field`); longer texts are cut, ending in `...`. */
+/** Longest text of one issue (`message`, `field`, `path`, `hint`); longer texts are cut, ending in `...`. */
 export const MAX_ISSUE_CHARS = 500;
 
 /** Most issues whose texts the error message lists; every issue is in `issues`. */

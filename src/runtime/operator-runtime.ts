@@ -37,6 +37,7 @@ import { exportJobOf, parseHead, verifyStoreOf } from '../jobs/store-audit.js';
 import type { StoreVerification } from '../jobs/verify-store.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
+import { planSchemaFor, type PlanSchemaOptions } from '../plan/plan-schema.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
@@ -381,6 +382,14 @@ export class OperatorRuntime {
   /** The descriptor of `name` (exact), or undefined when unknown or `version` differs. */
   describeCapability(name: string, version?: string): CapabilityDescriptor | undefined {
     return describeCapability(name, version);
+  }
+
+  /**
+   * The JSON Schema of an admissible plan for the registered capabilities, a fresh object
+   * (docs/api.md, "runtime.planSchema"). @throws TypeError PLAN_SCHEMA_OPTIONS_INVALID.
+   */
+  planSchema(options?: PlanSchemaOptions): Record<string, unknown> {
+    return planSchemaFor(options, this.#planVersions, this.#maxPlanSteps);
   }
 
   /**

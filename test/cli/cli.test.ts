@@ -208,6 +208,8 @@ describe('warrant run', () => {
           stepIndex: 0,
           stepId: 'a',
           field: 'capability',
+          path: '/steps/0/capability',
+          hint: 'did you mean "system.echo"?',
         },
         {
           code: 'DUPLICATE_STEP_ID',
@@ -216,6 +218,7 @@ describe('warrant run', () => {
           stepIndex: 1,
           stepId: 'a',
           field: 'id',
+          path: '/steps/1/id',
         },
       ],
     });
@@ -319,6 +322,37 @@ describe('warrant capabilities', () => {
     });
     const unknown = warrant(['capabilities', 'nope']);
     assert.equal(unknown.code, 1);
+  });
+
+  it('--plan-schema prints the plan schema of the registered capabilities, the same bytes each run', () => {
+    const args = ['capabilities', '--plan-schema', '--module', join(fixtures, 'modules.mjs')];
+    const printed = warrant([...args, '--plan-versions', '1.0,2.0']);
+    assert.equal(printed.code, 0, printed.stderr);
+    const schema = JSON.parse(printed.stdout) as {
+      $schema: string;
+      properties: {
+        version: unknown;
+        steps: { items: { oneOf: { properties: { capability: { const: string } } }[] } };
+      };
+    };
+    assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    assert.deepEqual(schema.properties.version, { const: '2.0' });
+    assert.deepEqual(
+      schema.properties.steps.items.oneOf.map((branch) => branch.properties.capability.const),
+      [
+        'system.echo',
+        'system.status',
+        'http.get',
+        'http.status',
+        'fixture.count',
+        'fixture.explode',
+      ],
+    );
+    assert.equal(warrant([...args, '--plan-versions', '1.0,2.0']).stdout, printed.stdout);
+    assert.deepEqual(JSON.parse(warrant(args).stdout).properties.version, { const: '1.0' });
+    const named = warrant(['capabilities', 'system.echo', '--plan-schema']);
+    assert.equal(named.code, 2);
+    assert.match(named.stderr, /--plan-schema takes no capability name/);
   });
 });
 

@@ -43,6 +43,9 @@ const API_ISSUE_CODES = [
   'VALUE_TOO_MANY_CONTAINERS',
   'VALUE_TOO_MANY_EDGES',
   'VALUE_TOO_LONG',
+  // Strict 2.0 plans (docs/api.md, "Plan version 2.0").
+  'UNKNOWN_STEP_FIELD',
+  'UNDECLARED_INPUT_FIELD',
 ];
 
 // PlanAdmissionIssue.code is exactly the catalog's admission issue codes (checked by tsc).

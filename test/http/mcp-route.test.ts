@@ -136,7 +136,11 @@ describe('MCP over Streamable HTTP at /mcp (issue 17 item 2)', () => {
     const served = await serve();
     const alice = await connect(served.url, 'alice-token');
     const { tools } = await alice.listTools();
-    assert.equal(tools.at(-1)?.name, 'warrant_job_status');
+    // The plan tools too, callers being told apart (docs/api.md, "new McpAdapter").
+    assert.deepEqual(
+      tools.slice(-3).map((tool) => tool.name),
+      ['warrant_job_status', 'warrant_preview_plan', 'warrant_submit_plan'],
+    );
     const done = (await alice.callTool({
       name: served.write,
       arguments: { text: 'mine' },
@@ -261,8 +265,10 @@ describe('/mcp and the built-in capabilities', () => {
 
   it('serves them only with mcpBuiltins (warrant serve --builtins), and system.status never', async () => {
     const plain = await toolNames({});
-    // No authentication mode: every client is `http`, so no job tool either.
+    // No authentication mode: every client is `http`, so no job or plan tool either.
     assert.equal(plain.includes('warrant_job_status'), false);
+    assert.equal(plain.includes('warrant_submit_plan'), false);
+    assert.equal(plain.includes('warrant_preview_plan'), false);
     assert.equal(
       plain.some((name) => name.startsWith('system')),
       false,

@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createProgramRuntime } from '../../src/cli/program-runtime.js';
 import type { CapabilityDescriptor } from '../../src/index.js';
 import { BUILTIN_CAPABILITIES } from '../../src/mcp/program-tools.js';
+import { assertMalformedPlanIssues, runPlanToolFlow } from '../support/plan-tool-flow.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'mcp'];
@@ -17,6 +18,7 @@ const MODULE = resolve(ROOT, 'test/mcp/fixtures/stdio-capabilities.ts');
 const AUTHORIZER = resolve(ROOT, 'test/mcp/fixtures/stderr-authorizer.ts');
 const COLLIDING = resolve(ROOT, 'test/mcp/fixtures/colliding-capabilities.ts');
 const SLOW = resolve(ROOT, 'test/mcp/fixtures/slow-capability.ts');
+const NOTES = resolve(ROOT, 'test/mcp/fixtures/plan-capabilities.mjs');
 
 interface Served {
   readonly client: Client;
@@ -233,6 +235,42 @@ describe('warrant mcp --wait-ms --job-tools', () => {
   });
 });
 
+// Issue 48: a model-like client proposes a whole plan over stdio.
+describe('warrant mcp --plan-tools --job-tools', () => {
+  const ready = serve([
+    '--module',
+    NOTES,
+    '--plan-tools',
+    '--job-tools',
+    '--plan-versions',
+    '1.0,2.0',
+  ]);
+  after(async () => (await ready).close());
+
+  it('previews a three-step plan with references, submits it and follows it to completion', async () => {
+    const { client } = await ready;
+    const job = await runPlanToolFlow(client);
+    assert.equal((job.steps as unknown[]).length, 3);
+  });
+
+  it('answers a malformed plan with its issues (code, path, hint) as a tool error', async () => {
+    await assertMalformedPlanIssues((await ready).client);
+  });
+
+  it('lists no plan tool without --plan-tools', async () => {
+    const plain = await serve(['--module', NOTES]);
+    try {
+      const { tools } = await plain.client.listTools();
+      assert.deepEqual(
+        tools.map((tool) => tool.name),
+        ['notes_find', 'notes_read', 'notes_summarize'],
+      );
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
 describe('warrant mcp --builtins', () => {
   const plain = serve(['--module', MODULE]);
   const builtins = serve(['--module', MODULE, '--builtins', '--fs-root', ROOT]);
@@ -317,6 +355,7 @@ describe('warrant mcp usage', () => {
     assert.match(help.stdout, /--builtins +also serve the built-in capabilities/);
     assert.match(help.stdout, /--job-tools +also serve the tool warrant_job_status/);
     assert.match(help.stdout, /--wait-ms <n> +submit each call's plan and wait/);
+    assert.match(help.stdout, /--plan-tools +also serve the tools warrant_preview_plan/);
   });
 
   it('refuses a --wait-ms that is not an integer from 0 to 2147483647, with exit 2 and one line', async () => {

@@ -63,6 +63,7 @@ describe('OperatorRuntime#executePlan() admission', () => {
         code: 'UNSUPPORTED_PLAN_VERSION',
         message: 'plan: version must be "1.0", got "2.0"',
         field: 'version',
+        path: '/version',
       },
     ]);
     assert.deepEqual(await runtime.listJobs(), []);
@@ -370,5 +371,200 @@ describe('OperatorRuntime#executePlan() admission', () => {
     const job = await runtime.executePlan({ version: '1.0', steps });
     assert.equal(job.steps.length, 10_000);
     assert.equal(job.status, 'completed');
+  });
+});
+
+// Issue 48, docs/api.md "Plan version 2.0": strict 2.0 steps and inputs, and where
+// each issue is (`path`) with a suggestion (`hint`) in every version.
+describe('strict 2.0 plans, issue paths and hints', () => {
+  const authorizer = recordingAuthorizer();
+  const runtime = runtimeWith({ authorizer, planVersions: ['1.0', '2.0'] });
+  let invoked = 0;
+  const [fields, bare] = register(
+    runtime,
+    {
+      inputSchema: {
+        to: { type: 'string', required: true, description: 'recipient' },
+        'a.b': { type: 'number', required: false, description: 'a dotted key' },
+      },
+      execute: () => invoked++,
+    },
+    { execute: () => invoked++ },
+  );
+  const [fieldsName, bareName] = [fields as string, bare as string];
+
+  it('refuses a 2.0 step key other than the step fields: UNKNOWN_STEP_FIELD, version meaning capabilityVersion', async () => {
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '2.0',
+        steps: [
+          { id: 'a', capability: fieldsName, version: '2.0.0', input: { to: 'x' } },
+          { id: 'b', capability: bareName, inptu: {}, zzzzzzzz: 1 },
+        ],
+      } as never),
+    );
+    assert.deepEqual(
+      error.issues.map(({ code, path, hint, stepIndex, field }) => ({
+        code,
+        path,
+        hint,
+        stepIndex,
+        field,
+      })),
+      [
+        {
+          code: 'UNKNOWN_STEP_FIELD',
+          path: '/steps/0/version',
+          hint: 'did you mean "capabilityVersion"?',
+          stepIndex: 0,
+          field: 'version',
+        },
+        {
+          code: 'UNKNOWN_STEP_FIELD',
+          path: '/steps/1/inptu',
+          hint: 'did you mean "input"?',
+          stepIndex: 1,
+          field: 'inptu',
+        },
+        {
+          code: 'UNKNOWN_STEP_FIELD',
+          path: '/steps/1/zzzzzzzz',
+          hint: undefined,
+          stepIndex: 1,
+          field: 'zzzzzzzz',
+        },
+      ],
+    );
+    assert.match(
+      error.issues[0]?.message as string,
+      /^steps\[0\] "a": "version" is not a step field; did you mean "capabilityVersion"\?$/,
+    );
+    assert.match(error.issues[2]?.message as string, /a 2\.0 step has id, capability, /);
+    assert.equal(invoked, 0);
+    assert.equal(authorizer.calls.length, 0);
+  });
+
+  it('admits every step field in 2.0 (bounds is left to plan warrants) and any key in 1.0, as before', async () => {
+    const step = {
+      id: 'a',
+      capability: fieldsName,
+      capabilityVersion: '1.0.0',
+      input: { to: 'x' },
+      reason: 'r',
+      idempotencyKey: 'k',
+      bounds: {},
+    };
+    assert.equal(
+      (await runtime.executePlan({ version: '2.0', steps: [step] })).status,
+      'completed',
+    );
+    const loose = { ...step, version: '2.0.0', bounds: undefined, extra: true };
+    assert.equal(
+      (await runtime.executePlan({ version: '1.0', steps: [loose] })).status,
+      'completed',
+    );
+  });
+
+  it('refuses a 2.0 input field a field record does not declare: UNDECLARED_INPUT_FIELD with the name meant', async () => {
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '2.0',
+        steps: [
+          { id: 'a', capability: fieldsName, input: { to: 'x', extra: true, 'a.c': 1, tx: 2 } },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      error.issues.map(({ code, path, hint, field }) => ({ code, path, hint, field })),
+      [
+        {
+          code: 'UNDECLARED_INPUT_FIELD',
+          path: '/steps/0/input/extra',
+          hint: 'declared fields: "to", "a.b"',
+          field: 'input.extra',
+        },
+        {
+          code: 'UNDECLARED_INPUT_FIELD',
+          path: '/steps/0/input/a.c',
+          hint: 'did you mean "a.b"?',
+          field: 'input.a.c',
+        },
+        {
+          code: 'UNDECLARED_INPUT_FIELD',
+          path: '/steps/0/input/tx',
+          hint: 'did you mean "to"?',
+          field: 'input.tx',
+        },
+      ],
+    );
+    // 1.0 ignores undeclared fields, as before; a capability without fields is never checked.
+    const loose = { id: 'a', capability: fieldsName, input: { to: 'x', extra: true } };
+    assert.equal(
+      (await runtime.executePlan({ version: '1.0', steps: [loose] })).status,
+      'completed',
+    );
+    const free = { id: 'a', capability: bareName, input: { anything: true } };
+    assert.equal(
+      (await runtime.executePlan({ version: '2.0', steps: [free] })).status,
+      'completed',
+    );
+  });
+
+  it('suggests "steps" for "step" and "version" for "Version", in 1.0 and 2.0', async () => {
+    const error = await rejection(() =>
+      runtime.executePlan({
+        Version: '2.0',
+        step: [{ id: 'a', capability: bareName }],
+      } as never),
+    );
+    assert.deepEqual(
+      error.issues.map(({ code, path, hint }) => ({ code, path, hint })),
+      [
+        {
+          code: 'UNSUPPORTED_PLAN_VERSION',
+          path: '/version',
+          hint: 'did you mean "version" instead of "Version"?',
+        },
+        {
+          code: 'INVALID_PLAN',
+          path: '/steps',
+          hint: 'did you mean "steps" instead of "step"?',
+        },
+      ],
+    );
+    assert.match(
+      error.message,
+      /steps must be an array, got undefined; did you mean "steps" instead of "step"\?/,
+    );
+    const v1 = await rejection(() => runtime.executePlan({ version: '1.0', step: [] } as never));
+    assert.equal(v1.issues[0]?.hint, 'did you mean "steps" instead of "step"?');
+  });
+
+  it('gives every issue a JSON pointer into the plan, in 1.0 too: steps, fields, references, ~ and / escaped', async () => {
+    const error = await rejection(() =>
+      runtime.executePlan({
+        version: '1.0',
+        steps: [
+          { id: 'a', capability: fieldsName, input: { to: 1 } },
+          { id: 'a', capability: `${fieldsName}x`, input: { to: { $ref: 'steps.z.result' } } },
+          { id: 'c', capability: bareName, input: { 'x/y~z': [{ $ref: 'nope' }] } },
+          7,
+        ],
+      } as never),
+    );
+    assert.deepEqual(
+      error.issues.map(({ code, path }) => [code, path]),
+      [
+        ['INPUT_TYPE_MISMATCH', '/steps/0/input/to'],
+        ['DUPLICATE_STEP_ID', '/steps/1/id'],
+        ['UNKNOWN_CAPABILITY', '/steps/1/capability'],
+        ['RESULT_REFERENCE_NOT_EARLIER', '/steps/1/input/to'],
+        ['INVALID_RESULT_REFERENCE', '/steps/2/input/x~1y~0z/0'],
+        ['INVALID_PLAN', '/steps/3'],
+      ],
+    );
+    assert.equal(error.issues[2]?.hint, `did you mean "${fieldsName}"?`);
+    const notObject = await rejection(() => runtime.executePlan(null as never));
+    assert.equal(notObject.issues[0]?.path, '');
   });
 });

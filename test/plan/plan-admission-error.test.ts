@@ -9,7 +9,7 @@ import {
 
 describe('isPlanAdmissionError()', () => {
   const real = new PlanAdmissionError([
-    { code: 'EMPTY_PLAN', message: 'plan: steps must contain at least one step' },
+    { code: 'EMPTY_PLAN', message: 'plan: steps must contain at least one step', path: '/steps' },
   ]);
 
   it('recognises an issued PlanAdmissionError and formats its message from the issues', () => {
@@ -49,6 +49,7 @@ describe('isPlanAdmissionError()', () => {
     const issues = Array.from({ length: 1000 }, (_, index) => ({
       code: 'INVALID_PLAN' as const,
       message: `issue ${index} ${'x'.repeat(10_000)}`,
+      path: '',
     }));
     const error = new PlanAdmissionError(issues);
     assert.equal(error.issues.length, 1000);

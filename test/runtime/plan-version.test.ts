@@ -105,7 +105,7 @@ describe('planVersions (runtime option)', () => {
       };
       const issues = await issuesOf(() => runtime.executePlan(submitted as never));
       assert.deepEqual(issues, [
-        { code: 'UNSUPPORTED_PLAN_VERSION', message: expected, field: 'version' },
+        { code: 'UNSUPPORTED_PLAN_VERSION', message: expected, field: 'version', path: '/version' },
       ]);
       assert.equal(reads, 1);
       assert.deepEqual(await runtime.listJobs(), []);

@@ -19,20 +19,30 @@ Exit codes: 0 ok; 1 unknown capability; 2 bad usage (options, files, a bad modul
 Options:
 ${runtimeOptionsHelp}
   --json                print JSON
+  --plan-schema         print the JSON Schema (draft 2020-12) of a plan the program admits:
+                        one step kind per registered capability, at the newest of
+                        --plan-versions (what a planner writes its plans against)
   -h, --help            show this help`;
 
 export async function capabilitiesCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     ...runtimeOptions,
     json: { type: 'boolean' },
+    'plan-schema': { type: 'boolean' },
   });
   if (values.help) {
     console.log(capabilitiesHelp);
     return 0;
   }
   if (positionals.length > 1) throw new UsageError('expected at most one capability name');
+  if (values['plan-schema'] === true && positionals.length > 0)
+    throw new UsageError('--plan-schema takes no capability name');
   const runtime = await createProgramRuntime({ ...(values as RuntimeFlags), store: 'memory' });
   try {
+    if (values['plan-schema'] === true) {
+      writeOut(`${JSON.stringify(runtime.planSchema(), null, 2)}\n`);
+      return 0;
+    }
     const name = positionals[0];
     if (name !== undefined) {
       const descriptor = runtime.describeCapability(name);

@@ -42,6 +42,11 @@ ${callerOptionHelp}
   --job-tools           also serve the tool warrant_job_status { jobId, waitMs? }: the
                         status, step statuses and result of a job the caller submitted
                         (or of any job of its tenant, with the scope warrant:audit)
+  --plan-tools          also serve the tools warrant_preview_plan { plan } and
+                        warrant_submit_plan { plan, idempotencyKey?, approval? }: whole
+                        plans (steps with result references), described by the plan
+                        schema of the served capabilities; follow a submitted job with
+                        warrant_job_status (--job-tools)
   --wait-ms <n>         submit each call's plan and wait at most n milliseconds for it
                         (0 to 2147483647): a job still queued or executing then answers
                         { jobId, status } (follow it with warrant_job_status); default:
@@ -81,11 +86,13 @@ function programAdapter(
   caller: ExecutionCaller,
   jobTools: boolean,
   waitMs: number | undefined,
+  planTools: boolean,
 ): McpAdapter {
   try {
     return new McpAdapter(runtime, {
       caller,
       jobTools,
+      planTools,
       ...(waitMs !== undefined && { waitMs }),
       include: programTools(builtins),
       onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
@@ -104,6 +111,7 @@ async function serve(args: readonly string[]): Promise<number> {
     caller: { type: 'string' },
     builtins: { type: 'boolean' },
     'job-tools': { type: 'boolean' },
+    'plan-tools': { type: 'boolean' },
     'wait-ms': { type: 'string' },
   });
   if (values.help) {
@@ -123,6 +131,7 @@ async function serve(args: readonly string[]): Promise<number> {
       caller,
       values['job-tools'] === true,
       waitMs,
+      values['plan-tools'] === true,
     );
   } catch (error) {
     await closeMcpConnections();

@@ -5,7 +5,8 @@
  * the first job and `Idempotent-Replayed: true`, a key used for another plan 409
  * (docs/guide/http.md, "HTTP routes"). With `queued` (`warrant serve --queue`) every plan goes
  * through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
- * "runtime.previewPlan").
+ * "runtime.previewPlan"). `GET /api/plans/schema`: the JSON Schema of an admissible plan
+ * (docs/api.md, "runtime.planSchema"), introspection like `GET /api/capabilities`.
  */
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
@@ -26,6 +27,17 @@ export function registerPlanRoute(
   callerOf: RequestCaller,
   queued = false,
 ): void {
+  app.get<{ Querystring: { version?: string } }>('/api/plans/schema', async (request, reply) => {
+    const { version } = request.query;
+    try {
+      return runtime.planSchema(version === undefined ? undefined : { version: version as never });
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== ErrorCode.PLAN_SCHEMA_OPTIONS_INVALID)
+        throw error;
+      return reply.code(400).send({ error: errorText((error as Error).message, REMOTE_ANSWER) });
+    }
+  });
+
   app.post<{ Body: unknown }>('/api/plans/preview', async (request, reply) => {
     try {
       const preview = await runtime.previewPlan(request.body as ExecutionPlan, {
