@@ -1819,14 +1819,17 @@ export class PostgresJobStore implements JobStore {
    * change written, in one transaction; the chain goes on from the stored head.
    */
   async updateWhileQueued(job: Job, change: JobChange): Promise<boolean> {
-    if (this.#ownerLost !== undefined) throw this.#lostOwner();
+    if (this.#closed) throw this.#closedError();
     const steps = stepColumns(job, change.steps, change.decided);
     const first = job.events.length - change.events.length;
     const outbox = this.outbox.entriesOf(job, change.events);
-    await this.#whenOwner();
+    // A job started here becomes this owner's (the current one: the write is conditional, so a
+    // record read under a lost owner cannot write past what the store holds).
+    const identity = await this.#whenOwner();
     if (outbox !== undefined) await this.outbox.ready();
     const client = await this.#pool.connect();
     try {
+      await this.#asOwner(client, identity);
       await client.query('BEGIN');
       const locked = await client.query<{ status: string }>(STATUS_FOR_UPDATE, [job.id]);
       // Read after the lock: what a writer that held it committed is seen.
@@ -1845,7 +1848,7 @@ export class PostgresJobStore implements JobStore {
         isFinished(job),
       );
       const values = updateValues(
-        encodedUpdate(job, steps, change.events, first, hashes, undefined),
+        encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
       );
       await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
       if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
