@@ -40,7 +40,7 @@ export interface McpRouteOptions {
   readonly jobTools?: boolean;
   /**
    * Serve the plan tools `warrant_preview_plan` and `warrant_submit_plan` too: likewise only when
-   * callers are told apart, each plan then submitted as its own caller (docs/api.md, "MCP").
+   * callers are told apart, each plan then submitted as its own caller (docs/api.md, "new McpAdapter").
    */
   readonly planTools?: boolean;
 }

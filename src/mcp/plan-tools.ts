@@ -111,7 +111,7 @@ export function readPlanToolArgs(tool: string, args: unknown): PlanToolArgs | { 
     return {
       problem: `Invalid arguments: idempotencyKey must be a string of 1 to ${MAX_KEY_CHARS} characters`,
     };
-  // docs/decisions.md, "Plan tools": plan warrants (approval 'plan') are not part of this version.
+  // docs/decisions.md, "Plan tools and strict plans": plan warrants (approval 'plan') are not part of this version.
   if (approval === 'plan')
     return {
       problem:

@@ -1,4 +1,4 @@
-// docs/api.md, "Recovery" and "GET /health"; docs/decisions.md, "A lost owner lock": `warrant
+// docs/api.md, "Recovery" and "runtime.storeAvailability"; docs/decisions.md, "A lost owner lock": `warrant
 // serve` (the built program) on PostgreSQL when the connection holding its owner lock ends.
 //
 // - Two servers on one database, 16 plans in flight, every connection of theirs (the owner locks'
