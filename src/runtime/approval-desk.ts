@@ -9,7 +9,6 @@
  */
 import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalGrant } from '../authorization/authorizer.js';
-import type { RegisteredCapability } from '../capabilities/inventory.js';
 import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
@@ -23,9 +22,7 @@ import {
   rejectApproval,
   type RunningJob,
 } from '../jobs/transitions.js';
-import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
-import { captureSubmission } from '../plan/capture.js';
-import { KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
+import type { AdmittedPlan } from '../plan/admission.js';
 import {
   isExpired,
   requestOf,
@@ -38,11 +35,12 @@ import { checkDecisionArguments, type CheckedDecision } from '../approvals/decis
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { askWithinTenant } from '../callers/tenant-rules.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
+import { admitRecorded, loadRunningJob, type CapabilityLookup } from './stored-job.js';
 
 /** What deciding needs of the runtime. */
 export interface ApprovalHost {
   readonly deps: ExecutorDependencies;
-  readonly lookup: (name: string) => RegisteredCapability | undefined;
+  readonly lookup: CapabilityLookup;
 }
 
 function refusal(code: ErrorCode, message: string): Error {
@@ -59,43 +57,6 @@ function lostClaim(error: unknown): boolean {
 function expiredInWrite(error: unknown): boolean {
   const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
   return cause?.code === ErrorCode.APPROVAL_EXPIRED;
-}
-
-/**
- * A stored job as a running job: the record as stored, and a detached copy as the job face. Also
- * what a cancel of a job awaiting approval changes (operator-runtime.ts).
- */
-export async function loadRunningJob(
-  deps: ExecutorDependencies,
-  jobId: string,
-): Promise<RunningJob | undefined> {
-  // The memory store hands out frozen snapshots; the record to change is the one it holds.
-  const { store } = deps;
-  const record = store.held === undefined ? await store.get(jobId) : store.held(jobId);
-  if (record === undefined) return undefined;
-  return { record, job: structuredClone(record) };
-}
-
-/** The plan of a stored job, admitted again against what is registered now. */
-export function admitRecorded(record: Job, lookup: ApprovalHost['lookup']): AdmittedPlan {
-  const plan: Record<string, unknown> = {
-    version: record.planVersion ?? '1.0',
-    goal: record.goal,
-    steps: record.steps.map((step: JobStep) => {
-      const submitted: Record<string, unknown> = { id: step.id, capability: step.capability };
-      if (step.capabilityVersion !== undefined)
-        submitted.capabilityVersion = step.capabilityVersion;
-      if ('input' in step) submitted.input = step.input;
-      if (step.reason !== undefined) submitted.reason = step.reason;
-      if (step.idempotencyKey !== undefined) submitted.idempotencyKey = step.idempotencyKey;
-      return submitted;
-    }),
-  };
-  if (record.planId !== undefined) plan.id = record.planId;
-  if (record.metadata !== undefined) plan.metadata = record.metadata;
-  if (record.idempotencyKey !== undefined) plan.idempotencyKey = record.idempotencyKey;
-  // Admitted again as the version it was admitted as (a 2.0 job keeps its copies on resume).
-  return admitPlan(captureSubmission(plan, Number.MAX_SAFE_INTEGER, KNOWN_PLAN_VERSIONS), lookup);
 }
 
 /** Pending requests and decisions on them, for one runtime. */

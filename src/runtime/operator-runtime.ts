@@ -2,7 +2,15 @@ import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
-import { ApprovalDesk, admitRecorded, loadRunningJob } from './approval-desk.js';
+import { ApprovalDesk } from './approval-desk.js';
+import {
+  approvalPage,
+  countApprovals,
+  type ApprovalCountFilter,
+  type ApprovalListFilter,
+  type ApprovalPage,
+} from './approval-pages.js';
+import { admitRecorded, loadRunningJob } from './stored-job.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import { previewAdmittedPlan, type PlanPreview } from '../policy/preview.js';
@@ -20,12 +28,7 @@ import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
-import type {
-  AwaitingJob,
-  JobStore,
-  NotificationRecord,
-  StoreAvailability,
-} from '../jobs/job-store.js';
+import type { JobStore, NotificationRecord, StoreAvailability } from '../jobs/job-store.js';
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';
@@ -40,7 +43,7 @@ import { captureSubmission } from '../plan/capture.js';
 import { planSchemaFor, type PlanSchemaOptions } from '../plan/plan-schema.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
-import { checkApprovalFilter, checkJobFilter } from './list-filters.js';
+import { checkJobFilter } from './list-filters.js';
 import { checkNotificationsCaller, tenantNotifications } from './tenant-notifications.js';
 import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
@@ -96,6 +99,7 @@ import {
 
 export type { CancelPolicy, OperatorRuntimeOptions, ReadPolicy } from './runtime-options.js';
 export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './job-options.js';
+export type { ApprovalCountFilter, ApprovalListFilter, ApprovalPage } from './approval-pages.js';
 
 /** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
 export interface SubmittedJob {
@@ -160,50 +164,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Filter of `runtime.listApprovals()` (docs/api.md, "Approvals"). */
-export interface ApprovalListFilter {
-  jobId?: string;
-  /** Only the requests whose jobs this caller may read (docs/api.md, "Reading and tenants"). */
-  caller?: ExecutionCaller;
-  /** At most this many, oldest request first, after `cursor`. */
-  limit?: number;
-  /** Where the previous page ended: its `nextCursor`. */
-  cursor?: string;
-}
-
-/** One page of `runtime.approvalPage()`. */
-export interface ApprovalPage {
-  readonly requests: ApprovalRequest[];
-  /** The cursor of the next page; absent when no request can follow. */
-  readonly nextCursor?: string;
-}
-
-/** Filter of `runtime.countApprovals()`. */
-export interface ApprovalCountFilter {
-  jobId?: string;
-  caller?: ExecutionCaller;
-}
-
 /** What `storeAvailability()` answers for a store that can write (or is not open yet). */
 const WRITABLE_STORE: StoreAvailability = Object.freeze({ writable: true });
-
-/** The most jobs awaiting approval read from the store at once, for a page or a count. */
-const AWAITING_BATCH_MAX = 1000;
-
-/** Where to read awaiting jobs from: after a position, at most `limit`. */
-type AwaitingSource = (after: string | undefined, limit: number) => Promise<readonly AwaitingJob[]>;
-
-/** A cursor's key `[position, jobId, stepId]`, or undefined when it is not one this runtime wrote. */
-function cursorKey(cursor: string): [string, string, string] | undefined {
-  try {
-    const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    return Array.isArray(key) && key.length === 3 && key.every((part) => typeof part === 'string')
-      ? (key as [string, string, string])
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Options of one `executePlan` call. */
 export interface ExecutePlanOptions {
@@ -781,9 +743,8 @@ export class OperatorRuntime {
   }
 
   /** Whether `caller` may read `job` (docs/api.md, "Reading and tenants"). */
-  #readable(caller: ExecutionCaller, job: Job): Promise<boolean> {
-    return mayRead(caller, job, this.#readPolicy);
-  }
+  readonly #readableBy = (caller: ExecutionCaller, job: Job): Promise<boolean> =>
+    mayRead(caller, job, this.#readPolicy);
 
   /**
    * Checks a stored job (docs/api.md, "runtime.verifyJob"): its event chain recomputed (SQLite,
@@ -874,7 +835,7 @@ export class OperatorRuntime {
       const readable: Job[] = [];
       for (const job of jobs) {
         if (wanted !== undefined && readable.length >= wanted) break;
-        if (await this.#readable(caller, job)) readable.push(job);
+        if (await this.#readableBy(caller, job)) readable.push(job);
       }
       if (batch === undefined || readable.length >= (wanted as number) || jobs.length < batch)
         return readable;
@@ -901,92 +862,7 @@ export class OperatorRuntime {
    */
   async approvalPage(filter: ApprovalListFilter = {}): Promise<ApprovalPage> {
     this.#assertOpen();
-    const { jobId, caller, limit, cursor } = checkApprovalFilter(filter);
-    const after = cursor === undefined ? undefined : cursorKey(cursor);
-    if (cursor !== undefined && after === undefined)
-      throw createError(
-        TypeError,
-        ErrorCode.JOB_FILTER_INVALID,
-        'listApprovals() filter.cursor is not a cursor of this list',
-      );
-    const desk = this.#desk;
-    if (desk === undefined || limit === 0) return { requests: [] };
-    const host = await this.#approvalHost();
-    if (limit === undefined && after === undefined) {
-      const requests = await desk.list(host, jobId);
-      if (caller === undefined) return { requests };
-      const readable = new Map<string, boolean>();
-      const kept: ApprovalRequest[] = [];
-      for (const request of requests) {
-        let may = readable.get(request.jobId);
-        if (may === undefined) {
-          const job = await host.deps.store.get(request.jobId);
-          may = job !== undefined && (await this.#readable(caller, job));
-          readable.set(request.jobId, may);
-        }
-        if (may) kept.push(request);
-      }
-      return { requests: kept };
-    }
-    const wanted = limit ?? Infinity;
-    const source = awaitingSource(host.deps.store, jobId);
-    const requests: ApprovalRequest[] = [];
-    let lastPosition: string | undefined;
-    let more = false;
-    const take = (found: readonly ApprovalRequest[], position: (jobId: string) => string) => {
-      for (const request of found) {
-        if (requests.length >= wanted) return (more = true);
-        requests.push(request);
-        lastPosition = position(request.jobId);
-      }
-      return false;
-    };
-    let position = after?.[0];
-    if (after !== undefined) {
-      // The rest of the job the previous page ended in (its later steps), then the jobs after it.
-      const [at, resumeId, stepId] = after;
-      const job = await host.deps.store.get(resumeId);
-      if (
-        job?.status === 'awaiting_approval' &&
-        (caller === undefined || (await this.#readable(caller, job)))
-      ) {
-        const from = job.steps.findIndex((step) => step.id === stepId);
-        const rest = (await desk.requestsOf(host, [job])).filter(
-          (request) => job.steps.findIndex((step) => step.id === request.stepId) > from,
-        );
-        take(rest, () => at);
-      }
-    }
-    let batch = Math.min(
-      Math.max(wanted === Infinity ? AWAITING_BATCH_MAX : wanted + 1, 1),
-      AWAITING_BATCH_MAX,
-    );
-    while (!more) {
-      const page = await source(position, batch);
-      const readable: Job[] = [];
-      const positions = new Map<string, string>();
-      for (const entry of page) {
-        if (caller !== undefined && !(await this.#readable(caller, entry.job))) continue;
-        readable.push(entry.job);
-        positions.set(entry.job.id, entry.position);
-      }
-      if (take(await desk.requestsOf(host, readable), (id) => positions.get(id) as string)) break;
-      if (page.length < batch) break;
-      position = page[page.length - 1]?.position;
-      // A full page and more jobs in the store: a next page may hold requests (or be empty).
-      if (requests.length >= wanted) {
-        more = true;
-        break;
-      }
-      batch = Math.min(batch * 4, AWAITING_BATCH_MAX);
-    }
-    const last = requests[requests.length - 1];
-    if (!more || last === undefined || lastPosition === undefined) return { requests };
-    const nextCursor = Buffer.from(
-      JSON.stringify([lastPosition, last.jobId, last.stepId]),
-      'utf8',
-    ).toString('base64url');
-    return { requests, nextCursor };
+    return approvalPage(filter, this.#desk, () => this.#approvalHost(), this.#readableBy);
   }
 
   /**
@@ -997,23 +873,7 @@ export class OperatorRuntime {
    */
   async countApprovals(filter: ApprovalCountFilter = {}): Promise<number> {
     this.#assertOpen();
-    const { jobId, caller } = checkApprovalFilter(filter);
-    const desk = this.#desk;
-    if (desk === undefined) return 0;
-    const host = await this.#approvalHost();
-    const source = awaitingSource(host.deps.store, jobId);
-    let count = 0;
-    let position: string | undefined;
-    for (;;) {
-      const page = await source(position, AWAITING_BATCH_MAX);
-      const readable: Job[] = [];
-      for (const entry of page)
-        if (caller === undefined || (await this.#readable(caller, entry.job)))
-          readable.push(entry.job);
-      count += (await desk.requestsOf(host, readable)).length;
-      if (page.length < AWAITING_BATCH_MAX) return count;
-      position = page[page.length - 1]?.position;
-    }
+    return countApprovals(filter, this.#desk, () => this.#approvalHost(), this.#readableBy);
   }
 
   /**
@@ -1496,23 +1356,3 @@ export const operatorRuntime: OperatorRuntime = processGlobal(DEFAULT_RUNTIME_KE
   Object.freeze(runtime);
   return { runtime: (): OperatorRuntime => runtime };
 }).runtime();
-
-/**
- * The jobs awaiting approval to page through: one job (`jobId`), or the store's `listAwaiting`;
- * a store without it is read whole, oldest first, positioned by job id.
- */
-function awaitingSource(store: JobStore, jobId: string | undefined): AwaitingSource {
-  if (jobId !== undefined)
-    return async (after) => {
-      if (after !== undefined) return [];
-      const job = await store.get(jobId);
-      return job?.status === 'awaiting_approval' ? [{ job, position: '' }] : [];
-    };
-  const listAwaiting = store.listAwaiting?.bind(store);
-  if (listAwaiting !== undefined) return async (after, limit) => listAwaiting(after, limit);
-  return async (after, limit) => {
-    const all = (await store.list({ status: 'awaiting_approval' })).reverse();
-    const start = after === undefined ? 0 : all.findIndex((job) => job.id === after) + 1;
-    return all.slice(start, start + limit).map((job) => ({ job, position: job.id }));
-  };
-}

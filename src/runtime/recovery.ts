@@ -27,7 +27,7 @@ import {
   type RunningJob,
 } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
-import { admitRecorded, loadRunningJob } from './approval-desk.js';
+import { admitRecorded, loadRunningJob } from './stored-job.js';
 import { commitChange, type ExecutorDependencies, type StepApproval } from './executor.js';
 
 /** The reason of the approval an interrupted step asks for. */
