@@ -58,10 +58,8 @@ import {
   runDequeuedJob,
   runQueuedJob,
   type ExecutorDependencies,
-  abortControl,
-  type JobControl,
 } from './executor.js';
-import { JobQueue } from './job-queue.js';
+import { CANCEL_POLL_MS, LiveJobs, liveJob } from './live-jobs.js';
 import {
   DbosQueue,
   readWorkerOptions,
@@ -81,7 +79,7 @@ import {
   type WaitForJobOptions,
 } from './job-options.js';
 import { isoNow } from '../jobs/clock.js';
-import { cancelledJobError, isFinished } from '../jobs/job.js';
+import { isFinished } from '../jobs/job.js';
 import {
   cancelJob as cancelTransition,
   failJob,
@@ -116,39 +114,15 @@ interface ClaimedDependencies extends ExecutorDependencies {
   readonly replay?: Promise<Job>;
 }
 
-/** How often a runtime running jobs on a shared store looks for cancels written by others. */
-const CANCEL_POLL_MS = 200;
-
 /**
  * How often a runtime with `recover: true`, on a store that tells gone owners while it runs
  * (PostgreSQL), looks for them (docs/api.md, "Recovery"; docs/decisions.md, "A lost owner lock").
  */
 const OWNER_PROBE_MS = 1_000;
 
-/** A job queued or running in this runtime: what a cancel needs to stop it. */
-interface LiveJob extends JobControl {
-  /** While it waits in the queue: what starting it, or recording its cancel, needs. */
-  queued:
-    | {
-        readonly running: RunningJob;
-        readonly plan: AdmittedPlan;
-        readonly caller: ExecutionCaller | undefined;
-      }
-    | undefined;
-}
-
-function liveJob(jobId?: string): LiveJob {
-  return { controller: undefined, cancel: undefined, jobId, queued: undefined };
-}
-
 /** A registered capability by name: one function for every plan, none made per plan. */
 function registered(name: string) {
   return capabilityInventory().get(name);
-}
-
-/** The reason a cancelled job's running step's signal is aborted with. */
-function cancelReason(cancel: CancelRequest): Error {
-  return createError(Error, ErrorCode.JOB_CANCELLED, cancelledJobError(cancel.reason));
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
@@ -236,9 +210,8 @@ export class OperatorRuntime {
   #dependencies: ExecutorDependencies | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
-  /** Jobs and decisions admitted and not yet ended: close() waits for them to end. */
-  #active = 0;
-  readonly #queue: JobQueue;
+  /** Jobs queued or running here (docs/api.md, "runtime.cancelJob"). */
+  readonly #jobs: LiveJobs;
   readonly #queueConcurrency: number;
   /** With `queue: { engine: 'dbos' }`: jobs are queued on DBOS Transact (docs/api.md, "Workers"). */
   readonly #dbos: DbosQueue | undefined;
@@ -257,26 +230,12 @@ export class OperatorRuntime {
   /** Take up the jobs of gone owners when the store opens (docs/api.md, "Recovery"). */
   readonly #recover: boolean;
   readonly #limits: readonly CheckedLimit[] | undefined;
-  /** Jobs queued or running in this runtime (docs/api.md, "runtime.cancelJob"). */
-  readonly #live = new Set<LiveJob>();
-  /** Polls the store for cancels written by other processes while jobs run here. */
-  #cancelPoll: ReturnType<typeof setInterval> | undefined;
   /** Looks for gone owners every OWNER_PROBE_MS (`recover: true` on PostgreSQL). */
   #ownerProbe: ReturnType<typeof setInterval> | undefined;
   /** The look under way, if any (one at a time). */
   #probing: Promise<void> | undefined;
   /** The last look failed (reported once until one succeeds). */
   #probeFailed = false;
-  /** Called when `#active` falls to 0 while close() waits. */
-  #drained: (() => void) | undefined;
-  readonly #ended = (): void => {
-    if (--this.#active === 0) this.#drained?.();
-  };
-  /** A job run that rejected: a job it could not record is kept to be settled (stranded-jobs.ts). */
-  readonly #failed = (error: unknown): void => {
-    this.#stranded.add(error);
-    this.#ended();
-  };
   /** The durable store's outages: its end settles the jobs it stranded at once. */
   readonly #outage = (state: 'down' | 'up'): void => {
     if (state === 'up') this.#stranded.wake();
@@ -305,7 +264,15 @@ export class OperatorRuntime {
     this.#planVersions = settings.planVersions;
     this.#logger = settings.logger;
     this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
-    this.#queue = new JobQueue(settings.queueConcurrency);
+    this.#jobs = new LiveJobs(
+      settings.queueConcurrency,
+      this.#stranded,
+      () => {
+        const store = this.#store;
+        return store === undefined ? undefined : { store, deps: this.#dependenciesOn(store) };
+      },
+      (line) => this.#logger.warn(line, {}),
+    );
     this.#queueConcurrency = settings.queueConcurrency;
     this.#dbos =
       settings.queueEngine === 'dbos' ? new DbosQueue(settings.store as string) : undefined;
@@ -381,17 +348,17 @@ export class OperatorRuntime {
         job = deps.then((ready: ClaimedDependencies) => {
           // A repeated key: the first job, nothing run.
           if (ready.replay !== undefined) return ready.replay;
-          this.#goLive(live);
+          this.#jobs.enter(live);
           return executeAdmittedPlan(admitted, caller, ready, live, ready.jobId);
         });
       } else {
-        this.#goLive(live);
+        this.#jobs.enter(live);
         job = executeAdmittedPlan(admitted, caller, deps, live);
       }
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.#track(job, live);
+    return this.#jobs.track(job, live);
   }
 
   /**
@@ -473,12 +440,12 @@ export class OperatorRuntime {
       if (key !== admitted.idempotencyKey) admitted = { ...admitted, idempotencyKey: key };
     }
     const queuedPlan = admitted;
-    this.#active++;
+    this.#jobs.hold();
     let running: RunningJob;
     try {
       running = await queueAdmittedPlan(queuedPlan, caller, deps, claimed);
     } catch (error) {
-      this.#ended();
+      this.#jobs.release();
       throw error;
     }
     const jobId = running.job.id;
@@ -494,25 +461,13 @@ export class OperatorRuntime {
           error,
         );
       } finally {
-        this.#ended();
+        this.#jobs.release();
       }
       return { jobId, replayed: false };
     }
     const live = liveJob(jobId);
     live.queued = { running, plan: queuedPlan, caller };
-    this.#goLive(live);
-    this.#queue.add(jobId, () => {
-      live.queued = undefined;
-      const ran = runQueuedJob(running, queuedPlan, caller, deps, live);
-      ran.then(
-        () => this.#endLive(live),
-        (error: unknown) => {
-          this.#stranded.add(error);
-          this.#endLive(live);
-        },
-      );
-      return ran;
-    });
+    this.#jobs.schedule(live, () => runQueuedJob(running, queuedPlan, caller, deps, live));
     return { jobId, replayed: false };
   }
 
@@ -564,10 +519,10 @@ export class OperatorRuntime {
     }
     if (isFinished(job)) return job;
     const cancel: CancelRequest = { by: caller.id, reason };
-    const live = this.#liveJobOf(id);
+    const live = this.#jobs.of(id);
     if (live !== undefined) {
       await this.#writeCancel(deps, id, cancel);
-      return (await this.#cancelLive(live, cancel, deps)) ?? (await deps.store.get(id));
+      return (await this.#jobs.cancel(live, cancel, deps)) ?? (await deps.store.get(id));
     }
     if (job.status === 'awaiting_approval') {
       const done = await this.#cancelAwaiting(deps, id, cancel);
@@ -651,72 +606,6 @@ export class OperatorRuntime {
       const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
       if (cause?.code === ErrorCode.APPROVAL_NOT_PENDING) return undefined;
       throw error;
-    }
-  }
-
-  /**
-   * Stops a job of this runtime: a queued one is taken out of the queue and recorded cancelled
-   * (resolves that job); a running one has its signal aborted (resolves undefined: the executor
-   * records the cancel once the step settles).
-   */
-  async #cancelLive(
-    live: LiveJob,
-    cancel: CancelRequest,
-    deps: ExecutorDependencies,
-  ): Promise<Job | undefined> {
-    if (live.cancel !== undefined) return undefined;
-    live.cancel = cancel;
-    abortControl(live, cancelReason(cancel));
-    const queued = live.queued;
-    if (queued === undefined || !this.#queue.remove(live.jobId as string)) return undefined;
-    try {
-      return await recordCancel(queued.running, cancel, deps, undefined);
-    } finally {
-      this.#endLive(live);
-    }
-  }
-
-  #liveJobOf(id: string): LiveJob | undefined {
-    for (const live of this.#live) if (live.jobId === id) return live;
-    return undefined;
-  }
-
-  #endLive(live: LiveJob): void {
-    if (this.#live.delete(live)) this.#ended();
-  }
-
-  /**
-   * Counts a job as live; on a store shared with other processes, polls it for their cancels
-   * while any job is live here (the poll stops itself once none is).
-   */
-  #goLive(live: LiveJob): void {
-    this.#live.add(live);
-    if (this.#cancelPoll !== undefined || this.#store?.cancelRequests === undefined) return;
-    this.#cancelPoll = setInterval(() => void this.#pollCancels(), CANCEL_POLL_MS);
-    this.#cancelPoll.unref();
-  }
-
-  async #pollCancels(): Promise<void> {
-    const store = this.#store;
-    if (this.#live.size === 0 || store?.cancelRequests === undefined) {
-      clearInterval(this.#cancelPoll);
-      this.#cancelPoll = undefined;
-      return;
-    }
-    const ids: string[] = [];
-    for (const live of this.#live)
-      if (live.jobId !== undefined && live.cancel === undefined) ids.push(live.jobId);
-    if (ids.length === 0) return;
-    try {
-      const deps = this.#dependenciesOn(store);
-      for (const request of await store.cancelRequests(ids)) {
-        const live = this.#liveJobOf(request.jobId);
-        if (live !== undefined)
-          await this.#cancelLive(live, { by: request.by, reason: request.reason }, deps);
-      }
-    } catch (error) {
-      // A failed poll is tried again on the next tick; the job's own writes report store faults.
-      this.#logger.warn(`warrant: polling for cancels failed: ${describeThrown(error)}`, {});
     }
   }
 
@@ -893,7 +782,7 @@ export class OperatorRuntime {
       );
     }
     const desk = this.#desk;
-    return this.#track(this.#approvalHost().then((host) => desk.decide(host, decision)));
+    return this.#jobs.track(this.#approvalHost().then((host) => desk.decide(host, decision)));
   }
 
   /**
@@ -974,14 +863,14 @@ export class OperatorRuntime {
     // A cancel written while it was queued: it never starts (runDequeuedJob records it).
     const [cancelled] = (await deps.store.cancelRequests?.([jobId])) ?? [];
     if (cancelled !== undefined) live.cancel = { by: cancelled.by, reason: cancelled.reason };
-    this.#active++;
-    this.#goLive(live);
+    this.#jobs.hold();
+    this.#jobs.enter(live);
     try {
       // Undefined: a cancel from another process was recorded first; the job ran nothing here.
       const ran = await runDequeuedJob(running, plan, caller, deps, live);
       return ran?.status ?? (await store.get(jobId))?.status ?? 'unknown';
     } finally {
-      this.#endLive(live);
+      this.#jobs.leave(live);
     }
   }
 
@@ -992,7 +881,7 @@ export class OperatorRuntime {
    */
   async #takeUpExecuting(store: JobStore, jobId: string): Promise<string> {
     await this.#recoverOrphans(store);
-    if (this.#liveJobOf(jobId) === undefined) return (await store.get(jobId))?.status ?? 'unknown';
+    if (this.#jobs.of(jobId) === undefined) return (await store.get(jobId))?.status ?? 'unknown';
     return (await this.waitForJob(jobId))?.status ?? 'unknown';
   }
 
@@ -1011,20 +900,14 @@ export class OperatorRuntime {
     await this.#dbos?.close();
     // Queued jobs still run (they were admitted); close() waits for them as for running ones.
     // No job starts once closed, so this set only shrinks; a job's rejection is its caller's.
-    while (this.#active > 0) {
-      await new Promise<void>((resolve) => {
-        this.#drained = resolve;
-      });
-    }
-    this.#drained = undefined;
+    await this.#jobs.drain();
     const stranded = await this.#stranded.stop();
     if (stranded.length > 0)
       this.#logger.warn(
         `warrant: ${stranded.length} ${stranded.length === 1 ? 'job' : 'jobs'} could not be recorded before close; left to recovery at the next start: ${stranded.join(', ')}`,
         {},
       );
-    clearInterval(this.#cancelPoll);
-    this.#cancelPoll = undefined;
+    this.#jobs.stopPolling();
     // One last delivery pass; what stays pending goes out with the next process on the store.
     await this.#deliverer?.stop();
     await this.#dbosCancels?.close();
@@ -1033,27 +916,6 @@ export class OperatorRuntime {
     const store = this.#store;
     this.#store = undefined;
     if (store !== undefined) await store.close();
-  }
-
-  /**
-   * Counts a job or decision until it settles (its rejection stays its caller's); a job of
-   * `executePlan` leaves the live jobs then too, in the same handlers (one pair per job).
-   */
-  #track(running: Promise<Job>, live?: LiveJob): Promise<Job> {
-    this.#active++;
-    if (live === undefined) running.then(this.#ended, this.#failed);
-    else
-      running.then(
-        () => {
-          this.#live.delete(live);
-          this.#ended();
-        },
-        (error: unknown) => {
-          this.#live.delete(live);
-          this.#failed(error);
-        },
-      );
-    return running;
   }
 
   #assertOpen(): void {
@@ -1259,36 +1121,25 @@ export class OperatorRuntime {
     const jobId = running.job.id;
     // Still queued here as a lost owner's job (docs/api.md, "Recovery"): this run replaces it in
     // the queue, so that one never starts.
-    const stale = this.#liveJobOf(jobId);
-    if (stale?.queued !== undefined) this.#endLive(stale);
+    const stale = this.#jobs.of(jobId);
+    if (stale?.queued !== undefined) this.#jobs.leave(stale);
     const live = liveJob(jobId);
     if (recovery.kind === 'queued') live.queued = { running, plan, caller };
-    this.#active++;
-    this.#goLive(live);
-    this.#queue.add(jobId, () => {
-      live.queued = undefined;
-      const ran =
-        recovery.kind === 'queued'
-          ? runQueuedJob(running, plan, caller, deps, live)
-          : resumeRecoveredJob(
-              running,
-              plan,
-              recovery.from,
-              recovery.results,
-              caller,
-              deps,
-              live,
-              recovery.approval,
-            );
-      ran.then(
-        () => this.#endLive(live),
-        (error: unknown) => {
-          this.#stranded.add(error);
-          this.#endLive(live);
-        },
-      );
-      return ran;
-    });
+    this.#jobs.hold();
+    this.#jobs.schedule(live, () =>
+      recovery.kind === 'queued'
+        ? runQueuedJob(running, plan, caller, deps, live)
+        : resumeRecoveredJob(
+            running,
+            plan,
+            recovery.from,
+            recovery.results,
+            caller,
+            deps,
+            live,
+            recovery.approval,
+          ),
+    );
   }
 
   /**
