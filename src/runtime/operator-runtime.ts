@@ -33,10 +33,10 @@ import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';
 import { isPostgresStore, openStore } from '../jobs/open-store.js';
-import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
+import type { JobVerification } from '../jobs/verify-record.js';
 import type { CheckpointHead } from '../jobs/checkpoint.js';
 import type { EvidenceBundle } from '../jobs/evidence.js';
-import { exportJobOf, parseHead, verifyStoreOf } from '../jobs/store-audit.js';
+import { exportJobOf, verifyStoreOf } from '../jobs/store-audit.js';
 import type { StoreVerification } from '../jobs/verify-store.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
@@ -44,7 +44,14 @@ import { planSchemaFor, type PlanSchemaOptions } from '../plan/plan-schema.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkJobFilter } from './list-filters.js';
-import { checkNotificationsCaller, tenantNotifications } from './tenant-notifications.js';
+import { cancelAwaiting, cancelOnQueue, writeCancel } from './job-cancel.js';
+import {
+  checkNotificationOptions,
+  readableJobs,
+  readNotifications,
+  sinceOf,
+  verifyStoredJob,
+} from './job-reader.js';
 import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
 import type { CheckedLimit } from '../limits/limit-options.js';
@@ -53,7 +60,6 @@ import {
   executeAdmittedPlan,
   queueAdmittedPlan,
   commitWhileQueued,
-  recordCancel,
   resumeRecoveredJob,
   runDequeuedJob,
   runQueuedJob,
@@ -80,12 +86,7 @@ import {
 } from './job-options.js';
 import { isoNow } from '../jobs/clock.js';
 import { isFinished } from '../jobs/job.js';
-import {
-  cancelJob as cancelTransition,
-  failJob,
-  type CancelRequest,
-  type RunningJob,
-} from '../jobs/transitions.js';
+import { failJob, type CancelRequest, type RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
   checkRuntimeOptions,
@@ -521,92 +522,30 @@ export class OperatorRuntime {
     const cancel: CancelRequest = { by: caller.id, reason };
     const live = this.#jobs.of(id);
     if (live !== undefined) {
-      await this.#writeCancel(deps, id, cancel);
+      await writeCancel(deps, id, cancel);
       return (await this.#jobs.cancel(live, cancel, deps)) ?? (await deps.store.get(id));
     }
     if (job.status === 'awaiting_approval') {
-      const done = await this.#cancelAwaiting(deps, id, cancel);
+      const done = await cancelAwaiting(deps, id, cancel);
       if (done !== undefined) return done;
     }
     // Queued or running in another process on this store: it sees the cancel within 1 s.
-    await this.#writeCancel(deps, id, cancel);
+    await writeCancel(deps, id, cancel);
     if (job.status === 'queued') {
-      const cancelled = await this.#cancelOnQueue(deps, id, cancel);
+      const cancelled = await cancelOnQueue(deps, id, cancel, this.#cancelQueue());
       if (cancelled !== undefined) return cancelled;
     }
     return deps.store.get(id);
   }
 
-  /**
-   * A queued job on the DBOS queue (docs/api.md, "Workers"): its workflow is cancelled, so no
-   * worker dequeues it, and its cancel recorded now, by a conditional write that a worker
-   * starting the job at that moment may win instead (that worker then sees the cancel within
-   * 1 s, as for any job it runs). Resolves the cancelled job, or undefined when the job is on no
-   * queue or was no longer queued.
-   */
-  async #cancelOnQueue(
-    deps: ExecutorDependencies,
-    id: string,
-    cancel: CancelRequest,
-  ): Promise<Job | undefined> {
-    const queue =
+  /** The DBOS queue a queued job may wait on: the engine's, or one opened to cancel on it. */
+  #cancelQueue(): DbosQueue | undefined {
+    return (
       this.#dbos ??
       (isPostgresStore(this.#storeOption)
         ? (this.#dbosCancels ??= new DbosQueue(this.#storeOption as string))
-        : undefined);
-    if (queue === undefined) return undefined;
-    let onQueue: boolean;
-    try {
-      onQueue = await queue.cancel(id);
-    } catch (error) {
-      // Its cancel is written: a worker that dequeues it records it and runs nothing.
-      this.#logger.warn(
-        `warrant: cancelling the workflow of ${id} failed: ${describeThrown(error)}`,
-        {},
-      );
-      return undefined;
-    }
-    // Not on the queue: queued in another process's own queue, which sees the cancel.
-    if (!onQueue) return undefined;
-    const running = await loadRunningJob(deps, id);
-    if (running?.record.status !== 'queued') return undefined;
-    const change = cancelTransition(running, isoNow(), cancel);
-    return (await commitWhileQueued(running, change, deps)) ? running.job : undefined;
-  }
-
-  async #writeCancel(deps: ExecutorDependencies, jobId: string, cancel: CancelRequest) {
-    const stored: Record<string, unknown> = { jobId, at: isoNow() };
-    if (cancel.by !== undefined) stored.by = cancel.by;
-    if (cancel.reason !== undefined) stored.reason = cancel.reason;
-    try {
-      await deps.store.requestCancel?.(stored as { jobId: string; at: string });
-    } catch (error) {
-      throw createError(
-        Error,
-        ErrorCode.JOB_STORE_FAILED,
-        `The job store failed: ${describeThrown(error)}`,
-        error,
-      );
-    }
-  }
-
-  /** Cancels a job awaiting approval, unless a decision consumed its request first. */
-  async #cancelAwaiting(
-    deps: ExecutorDependencies,
-    id: string,
-    cancel: CancelRequest,
-  ): Promise<Job | undefined> {
-    const running = await loadRunningJob(deps, id);
-    const index =
-      running?.record.steps.findIndex((step) => step.status === 'awaiting_approval') ?? -1;
-    if (running === undefined || index < 0) return undefined;
-    try {
-      return await recordCancel(running, cancel, deps, index);
-    } catch (error) {
-      const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-      if (cause?.code === ErrorCode.APPROVAL_NOT_PENDING) return undefined;
-      throw error;
-    }
+        : undefined)
+    );
   }
 
   /**
@@ -642,25 +581,7 @@ export class OperatorRuntime {
    */
   async verifyJob(id: string): Promise<JobVerification | undefined> {
     if (typeof id !== 'string') return undefined;
-    return this.#withStore((store) => this.#verifyIn(store, id));
-  }
-
-  async #verifyIn(store: JobStore, id: string): Promise<JobVerification | undefined> {
-    try {
-      if (store.readChain === undefined) {
-        const job = await store.get(id);
-        return job === undefined ? undefined : verifyRecord(job, undefined, this.#auditKey);
-      }
-      const read = await store.readChain(id);
-      return read === undefined
-        ? undefined
-        : verifyRecord(read.job, read.hashes, this.#auditKey, read.consumed);
-    } catch (error) {
-      // A row edited into something that is not a record is broken, not a store failure.
-      if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
-        throw error;
-      return { ok: false, reason: (error as Error).message };
-    }
+    return this.#withStore((store) => verifyStoredJob(store, id, this.#auditKey));
   }
 
   /**
@@ -670,15 +591,7 @@ export class OperatorRuntime {
    * @throws TypeError (STORE_HEAD_INVALID) for a malformed `since`.
    */
   async verifyStore(options: { since?: string | CheckpointHead } = {}): Promise<StoreVerification> {
-    const given = (options as { since?: unknown } | null)?.since;
-    const since =
-      given === undefined
-        ? undefined
-        : typeof given === 'string'
-          ? parseHead(given)
-          : parseHead(
-              `${String((given as CheckpointHead).seq)}:${String((given as CheckpointHead).hash)}`,
-            );
+    const since = sinceOf(options);
     return this.#withStore((store) => verifyStoreOf(store, this.#auditKey, since));
   }
 
@@ -704,32 +617,7 @@ export class OperatorRuntime {
     this.#assertOpen();
     const { caller, ...checked } = checkJobFilter(filter);
     if (caller === undefined) return this.#withStore((store) => store.list(checked));
-    return this.#withStore((store) => this.#readableJobs(store, checked, caller));
-  }
-
-  /**
-   * The first `limit` jobs `caller` may read: the store is asked for growing batches (4 times
-   * larger each) until enough are readable or it has no more, so a page is full whenever the
-   * store holds enough readable jobs.
-   */
-  async #readableJobs(
-    store: JobStore,
-    filter: JobListFilter,
-    caller: ExecutionCaller,
-  ): Promise<Job[]> {
-    const wanted = filter.limit;
-    let batch = wanted === undefined ? undefined : Math.max(wanted, 1);
-    for (;;) {
-      const jobs = await store.list(batch === undefined ? filter : { ...filter, limit: batch });
-      const readable: Job[] = [];
-      for (const job of jobs) {
-        if (wanted !== undefined && readable.length >= wanted) break;
-        if (await this.#readableBy(caller, job)) readable.push(job);
-      }
-      if (batch === undefined || readable.length >= (wanted as number) || jobs.length < batch)
-        return readable;
-      batch = batch * 4;
-    }
+    return this.#withStore((store) => readableJobs(store, checked, caller, this.#readableBy));
   }
 
   /**
@@ -996,24 +884,8 @@ export class OperatorRuntime {
   async listNotifications(
     options: { limit?: number; after?: number; caller?: ExecutionCaller } = {},
   ): Promise<NotificationRecord[]> {
-    const { limit = 100, after = 0 } = options;
-    const caller = checkNotificationsCaller(options.caller);
-    for (const [name, value] of [
-      ['limit', limit],
-      ['after', after],
-    ] as const)
-      if (!Number.isSafeInteger(value) || value < 0)
-        throw createError(
-          TypeError,
-          ErrorCode.JOB_FILTER_INVALID,
-          `listNotifications ${name} must be a non-negative integer, got ${describeValue(value)}`,
-        );
-    const rows = await this.#withStore((store) =>
-      caller === undefined
-        ? (store.outbox?.listNotifications(limit, after) ?? [])
-        : tenantNotifications(store, caller, limit, after),
-    );
-    return rows.map((row) => ({ ...row }));
+    const read = checkNotificationOptions(options);
+    return this.#withStore((store) => readNotifications(store, read));
   }
 
   /**
