@@ -60,20 +60,19 @@ import {
   executeAdmittedPlan,
   queueAdmittedPlan,
   commitWhileQueued,
-  resumeRecoveredJob,
   runDequeuedJob,
   runQueuedJob,
   type ExecutorDependencies,
 } from './executor.js';
 import { CANCEL_POLL_MS, LiveJobs, liveJob } from './live-jobs.js';
+import { Orphans } from './orphans.js';
 import {
   DbosQueue,
   readWorkerOptions,
   type StartWorkerOptions,
   type Worker,
 } from './dbos-queue.js';
-import { recoverable, recoverStoredJob, type Recovery } from './recovery.js';
-import { isOwnerLost, StrandedJobs } from './stranded-jobs.js';
+import { StrandedJobs } from './stranded-jobs.js';
 import { claimKey } from './idempotency.js';
 import { mayCancel } from './cancel-policy.js';
 import {
@@ -114,12 +113,6 @@ interface ClaimedDependencies extends ExecutorDependencies {
   readonly jobId?: string;
   readonly replay?: Promise<Job>;
 }
-
-/**
- * How often a runtime with `recover: true`, on a store that tells gone owners while it runs
- * (PostgreSQL), looks for them (docs/api.md, "Recovery"; docs/decisions.md, "A lost owner lock").
- */
-const OWNER_PROBE_MS = 1_000;
 
 /** A registered capability by name: one function for every plan, none made per plan. */
 function registered(name: string) {
@@ -231,12 +224,8 @@ export class OperatorRuntime {
   /** Take up the jobs of gone owners when the store opens (docs/api.md, "Recovery"). */
   readonly #recover: boolean;
   readonly #limits: readonly CheckedLimit[] | undefined;
-  /** Looks for gone owners every OWNER_PROBE_MS (`recover: true` on PostgreSQL). */
-  #ownerProbe: ReturnType<typeof setInterval> | undefined;
-  /** The look under way, if any (one at a time). */
-  #probing: Promise<void> | undefined;
-  /** The last look failed (reported once until one succeeds). */
-  #probeFailed = false;
+  /** Takes up the jobs of gone owners (docs/api.md, "Recovery"). */
+  readonly #orphans: Orphans;
   /** The durable store's outages: its end settles the jobs it stranded at once. */
   readonly #outage = (state: 'down' | 'up'): void => {
     if (state === 'up') this.#stranded.wake();
@@ -245,7 +234,7 @@ export class OperatorRuntime {
   readonly #onStoreOutage: ((state: 'down' | 'up') => void) | undefined;
   /** Jobs of this owner whose last write was lost (docs/api.md, "Store outages"). */
   readonly #stranded = new StrandedJobs(
-    (jobId) => this.#settleStranded(jobId),
+    (jobId) => this.#orphans.settleStranded(jobId),
     (line) => this.#logger.warn(line, {}),
   );
 
@@ -274,6 +263,14 @@ export class OperatorRuntime {
       },
       (line) => this.#logger.warn(line, {}),
     );
+    this.#orphans = new Orphans({
+      jobs: this.#jobs,
+      stranded: this.#stranded,
+      logger: this.#logger,
+      store: () => this.#store,
+      depsOn: (store) => this.#dependenciesOn(store),
+      closed: () => this.#closed,
+    });
     this.#queueConcurrency = settings.queueConcurrency;
     this.#dbos =
       settings.queueEngine === 'dbos' ? new DbosQueue(settings.store as string) : undefined;
@@ -701,7 +698,7 @@ export class OperatorRuntime {
     // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
     // their workflows still run (docs/api.md, "Workers").
     const recover = () =>
-      this.#recoverOrphans(deps.store).catch((error: unknown) => {
+      this.#orphans.recover(deps.store).catch((error: unknown) => {
         log(`recovery failed: ${describeThrown(error)}`);
       });
     await recover();
@@ -768,7 +765,7 @@ export class OperatorRuntime {
    * one included, if its owner is gone); one that now runs here is awaited.
    */
   async #takeUpExecuting(store: JobStore, jobId: string): Promise<string> {
-    await this.#recoverOrphans(store);
+    await this.#orphans.recover(store);
     if (this.#jobs.of(jobId) === undefined) return (await store.get(jobId))?.status ?? 'unknown';
     return (await this.waitForJob(jobId))?.status ?? 'unknown';
   }
@@ -781,9 +778,7 @@ export class OperatorRuntime {
   async #shutDown(): Promise<void> {
     this.#closed = true;
     // No gone owner's job is taken from now on; the look under way ends first.
-    clearInterval(this.#ownerProbe);
-    this.#ownerProbe = undefined;
-    await this.#probing;
+    await this.#orphans.stop();
     // A worker stops taking jobs first; the jobs it runs end below like any others.
     await this.#dbos?.close();
     // Queued jobs still run (they were admitted); close() waits for them as for running ones.
@@ -834,10 +829,10 @@ export class OperatorRuntime {
       async (store) => {
         this.#opened(store);
         if (this.#recover) {
-          await this.#recoverOrphans(store).catch((error: unknown) => {
+          await this.#orphans.recover(store).catch((error: unknown) => {
             this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
           });
-          if (store.recoversWhileRunning === true) this.#probeOwners(store);
+          if (store.recoversWhileRunning === true) this.#orphans.probe(store);
         }
         this.#opening = undefined;
         return store;
@@ -889,74 +884,6 @@ export class OperatorRuntime {
   }
 
   /**
-   * Takes up the jobs of owners that are gone (docs/api.md, "Recovery"): each is claimed by a
-   * conditional write in the store, gets `job.recovered`, and what its record says happens next
-   * (recovery.ts); the ones with steps left run through this runtime's queue and executor, in
-   * the order they were created. A job that cannot be taken up is reported on the logger and
-   * left to its record.
-   */
-  async #recoverOrphans(store: JobStore, admittedOnly = false): Promise<void> {
-    if (store.owner === undefined || store.claimOrphans === undefined) return;
-    const inventory = capabilityInventory();
-    const lookup = (name: string) => inventory.get(name);
-    const ids = await store.claimOrphans(
-      admittedOnly ? (record) => recoverable(record, lookup) : undefined,
-    );
-    if (ids.length === 0) return;
-    const deps = this.#dependenciesOn(store);
-    // The owner that took them (read after the claim: a lost owner lock replaces it).
-    const host = { deps, lookup, by: store.owner };
-    const cancels = (await store.cancelRequests?.(ids)) ?? [];
-    for (const id of ids) {
-      const stored = cancels.find((request) => request.jobId === id);
-      const cancel: CancelRequest | undefined =
-        stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
-      let recovery: Recovery | undefined;
-      try {
-        recovery = await recoverStoredJob(host, id, cancel);
-      } catch (error) {
-        this.#logger.warn(`warrant: recovering job ${id} failed: ${describeThrown(error)}`, {});
-        // Taken, the job is this owner's now: it is settled once the store answers (unless this
-        // owner was lost meanwhile: then it is recovery's again).
-        if (!isOwnerLost(error)) this.#stranded.keep(id);
-        continue;
-      }
-      if (recovery !== undefined && recovery.kind !== 'settled') this.#runRecovered(recovery, deps);
-    }
-  }
-
-  /**
-   * Looks for gone owners every OWNER_PROBE_MS while the runtime is open, and takes up the jobs
-   * of theirs it can admit (docs/api.md, "Recovery"): a process that ended, or lost its owner
-   * lock, after this runtime opened (this runtime's own lost owners included). One look at a
-   * time; a failing look is reported once, until one succeeds.
-   */
-  #probeOwners(store: JobStore): void {
-    if (this.#ownerProbe !== undefined || this.#closed) return;
-    this.#ownerProbe = setInterval(() => {
-      if (this.#probing !== undefined || this.#closed) return;
-      this.#probing = this.#recoverOrphans(store, true)
-        .then(
-          () => {
-            this.#probeFailed = false;
-          },
-          (error: unknown) => {
-            if (!this.#probeFailed)
-              this.#logger.warn(
-                `warrant: looking for gone owners failed (tried again every second): ${describeThrown(error)}`,
-                {},
-              );
-            this.#probeFailed = true;
-          },
-        )
-        .finally(() => {
-          this.#probing = undefined;
-        });
-    }, OWNER_PROBE_MS);
-    this.#ownerProbe.unref();
-  }
-
-  /**
    * Whether the store this runtime opened can write now, from what the store knows (no
    * statement is sent): not from the moment a PostgreSQL store lost its owner lock until it
    * holds a new one, nor while its writes fail on a lost connection (docs/api.md,
@@ -965,53 +892,6 @@ export class OperatorRuntime {
    */
   storeAvailability(): StoreAvailability {
     return this.#store?.availability?.() ?? WRITABLE_STORE;
-  }
-
-  /**
-   * Records a job of this owner whose last write was lost as recovery would once its owner is
-   * gone (recovery.ts): the record decides. Rejects while the store still fails (tried again).
-   */
-  async #settleStranded(jobId: string): Promise<void> {
-    const store = this.#store;
-    const owner = store?.owner;
-    if (store === undefined || owner === undefined) return;
-    const deps = this.#dependenciesOn(store);
-    const inventory = capabilityInventory();
-    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
-    const [stored] = (await store.cancelRequests?.([jobId])) ?? [];
-    const cancel: CancelRequest | undefined =
-      stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
-    const recovery = await recoverStoredJob(host, jobId, cancel);
-    if (recovery !== undefined && recovery.kind !== 'settled') this.#runRecovered(recovery, deps);
-  }
-
-  /** Queues a recovered job whose steps go on; it counts as live (cancellable) until it ends. */
-  #runRecovered(recovery: Exclude<Recovery, { kind: 'settled' }>, deps: ExecutorDependencies) {
-    // Closing already: the job stays this owner's until the store closes, then the next owner's.
-    if (this.#closed) return;
-    const { running, plan, caller } = recovery;
-    const jobId = running.job.id;
-    // Still queued here as a lost owner's job (docs/api.md, "Recovery"): this run replaces it in
-    // the queue, so that one never starts.
-    const stale = this.#jobs.of(jobId);
-    if (stale?.queued !== undefined) this.#jobs.leave(stale);
-    const live = liveJob(jobId);
-    if (recovery.kind === 'queued') live.queued = { running, plan, caller };
-    this.#jobs.hold();
-    this.#jobs.schedule(live, () =>
-      recovery.kind === 'queued'
-        ? runQueuedJob(running, plan, caller, deps, live)
-        : resumeRecoveredJob(
-            running,
-            plan,
-            recovery.from,
-            recovery.results,
-            caller,
-            deps,
-            live,
-            recovery.approval,
-          ),
-    );
   }
 
   /**
