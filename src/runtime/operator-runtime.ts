@@ -10,7 +10,6 @@ import {
   type ApprovalListFilter,
   type ApprovalPage,
 } from './approval-pages.js';
-import { admitRecorded, loadRunningJob } from './stored-job.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import { previewAdmittedPlan, type PlanPreview } from '../policy/preview.js';
@@ -59,13 +58,12 @@ import { limitsView, type LimitsView } from '../limits/limits-view.js';
 import {
   executeAdmittedPlan,
   queueAdmittedPlan,
-  commitWhileQueued,
-  runDequeuedJob,
   runQueuedJob,
   type ExecutorDependencies,
 } from './executor.js';
 import { CANCEL_POLL_MS, LiveJobs, liveJob } from './live-jobs.js';
 import { Orphans } from './orphans.js';
+import { runDequeued } from './worker-runs.js';
 import {
   DbosQueue,
   readWorkerOptions,
@@ -83,9 +81,8 @@ import {
   type SubmitPlanOptions,
   type WaitForJobOptions,
 } from './job-options.js';
-import { isoNow } from '../jobs/clock.js';
 import { isFinished } from '../jobs/job.js';
-import { failJob, type CancelRequest, type RunningJob } from '../jobs/transitions.js';
+import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
   checkRuntimeOptions,
@@ -702,9 +699,14 @@ export class OperatorRuntime {
         log(`recovery failed: ${describeThrown(error)}`);
       });
     await recover();
+    const host = {
+      jobs: this.#jobs,
+      orphans: this.#orphans,
+      waitForJob: (id: string) => this.waitForJob(id),
+    };
     return this.#dbos.startWorker(
       settings,
-      (jobId) => this.#runById(deps, jobId),
+      (jobId) => runDequeued(host, deps, jobId),
       async () => {
         await recover();
         const cutoff = Date.now() - 5_000;
@@ -713,61 +715,6 @@ export class OperatorRuntime {
       },
       log,
     );
-  }
-
-  /**
-   * Takes up one job a worker dequeued, as its record says, and resolves its status then: a
-   * queued one runs here through the executor; any other is left as it is (a finished one,
-   * one awaiting approval, one a live runtime runs).
-   */
-  async #runById(deps: ExecutorDependencies, jobId: string): Promise<string> {
-    const { store } = deps;
-    const stored = await store.get(jobId);
-    if (stored === undefined) return 'unknown';
-    if (stored.status === 'executing') return this.#takeUpExecuting(store, jobId);
-    if (stored.status !== 'queued') return stored.status;
-    // Taken by a compare-and-swap on its owner: another worker, or a recovering runtime, that
-    // took it first runs it (invariant "one owner at a time", docs/decisions.md).
-    if (store.takeQueued !== undefined && !(await store.takeQueued(jobId))) return 'queued';
-    const running = await loadRunningJob(deps, jobId);
-    if (running === undefined) return 'unknown';
-    if (running.record.status !== 'queued') return running.record.status;
-    let plan: AdmittedPlan;
-    try {
-      plan = admitRecorded(running.record, (name) => capabilityInventory().get(name));
-    } catch (error) {
-      // Queued against other capabilities (another deployment): it fails, saying why (unless a
-      // cancel was recorded first: the writes that end a queued job are conditional).
-      const message = `The queued job cannot run on this worker: ${describeThrown(error)}`;
-      if (await commitWhileQueued(running, failJob(running, isoNow(), message), deps))
-        return running.job.status;
-      return (await store.get(jobId))?.status ?? 'unknown';
-    }
-    const caller = snapshotCaller(running.record.caller);
-    const live = liveJob(jobId);
-    // A cancel written while it was queued: it never starts (runDequeuedJob records it).
-    const [cancelled] = (await deps.store.cancelRequests?.([jobId])) ?? [];
-    if (cancelled !== undefined) live.cancel = { by: cancelled.by, reason: cancelled.reason };
-    this.#jobs.hold();
-    this.#jobs.enter(live);
-    try {
-      // Undefined: a cancel from another process was recorded first; the job ran nothing here.
-      const ran = await runDequeuedJob(running, plan, caller, deps, live);
-      return ran?.status ?? (await store.get(jobId))?.status ?? 'unknown';
-    } finally {
-      this.#jobs.leave(live);
-    }
-  }
-
-  /**
-   * A job already executing when its workflow reaches this worker: DBOS resumed it because its
-   * worker is gone, or it runs on a live runtime. Recovery takes up the jobs of gone owners (this
-   * one included, if its owner is gone); one that now runs here is awaited.
-   */
-  async #takeUpExecuting(store: JobStore, jobId: string): Promise<string> {
-    await this.#orphans.recover(store);
-    if (this.#jobs.of(jobId) === undefined) return (await store.get(jobId))?.status ?? 'unknown';
-    return (await this.waitForJob(jobId))?.status ?? 'unknown';
   }
 
   close(): Promise<void> {

@@ -1,0 +1,84 @@
+/**
+ * The jobs a worker dequeues (docs/api.md, "Workers"): each taken up as its record says, through
+ * the same executor step as any job. A queued one is taken by a compare-and-swap on its owner
+ * and starts by a conditional write (a cancel recorded first wins); an executing one is left to
+ * the recovery rule.
+ */
+import { snapshotCaller } from '../callers/caller-snapshot.js';
+import { capabilityInventory } from '../capabilities/inventory.js';
+import { describeThrown } from '../errors/describe-value.js';
+import { isoNow } from '../jobs/clock.js';
+import type { Job } from '../jobs/job.js';
+import type { JobStore } from '../jobs/job-store.js';
+import { failJob } from '../jobs/transitions.js';
+import type { AdmittedPlan } from '../plan/admission.js';
+import { commitWhileQueued, runDequeuedJob, type ExecutorDependencies } from './executor.js';
+import { liveJob, type LiveJobs } from './live-jobs.js';
+import type { Orphans } from './orphans.js';
+import { admitRecorded, loadRunningJob } from './stored-job.js';
+
+/** What running a dequeued job needs of its runtime. */
+export interface WorkerHost {
+  readonly jobs: LiveJobs;
+  readonly orphans: Orphans;
+  readonly waitForJob: (id: string) => Promise<Job | undefined>;
+}
+
+/**
+ * Takes up one job a worker dequeued, as its record says, and resolves its status then: a
+ * queued one runs here through the executor; any other is left as it is (a finished one,
+ * one awaiting approval, one a live runtime runs).
+ */
+export async function runDequeued(
+  host: WorkerHost,
+  deps: ExecutorDependencies,
+  jobId: string,
+): Promise<string> {
+  const { store } = deps;
+  const stored = await store.get(jobId);
+  if (stored === undefined) return 'unknown';
+  if (stored.status === 'executing') return takeUpExecuting(host, store, jobId);
+  if (stored.status !== 'queued') return stored.status;
+  // Taken by a compare-and-swap on its owner: another worker, or a recovering runtime, that
+  // took it first runs it (invariant "one owner at a time", docs/decisions.md).
+  if (store.takeQueued !== undefined && !(await store.takeQueued(jobId))) return 'queued';
+  const running = await loadRunningJob(deps, jobId);
+  if (running === undefined) return 'unknown';
+  if (running.record.status !== 'queued') return running.record.status;
+  let plan: AdmittedPlan;
+  try {
+    plan = admitRecorded(running.record, (name) => capabilityInventory().get(name));
+  } catch (error) {
+    // Queued against other capabilities (another deployment): it fails, saying why (unless a
+    // cancel was recorded first: the writes that end a queued job are conditional).
+    const message = `The queued job cannot run on this worker: ${describeThrown(error)}`;
+    if (await commitWhileQueued(running, failJob(running, isoNow(), message), deps))
+      return running.job.status;
+    return (await store.get(jobId))?.status ?? 'unknown';
+  }
+  const caller = snapshotCaller(running.record.caller);
+  const live = liveJob(jobId);
+  // A cancel written while it was queued: it never starts (runDequeuedJob records it).
+  const [cancelled] = (await deps.store.cancelRequests?.([jobId])) ?? [];
+  if (cancelled !== undefined) live.cancel = { by: cancelled.by, reason: cancelled.reason };
+  host.jobs.hold();
+  host.jobs.enter(live);
+  try {
+    // Undefined: a cancel from another process was recorded first; the job ran nothing here.
+    const ran = await runDequeuedJob(running, plan, caller, deps, live);
+    return ran?.status ?? (await store.get(jobId))?.status ?? 'unknown';
+  } finally {
+    host.jobs.leave(live);
+  }
+}
+
+/**
+ * A job already executing when its workflow reaches this worker: DBOS resumed it because its
+ * worker is gone, or it runs on a live runtime. Recovery takes up the jobs of gone owners (this
+ * one included, if its owner is gone); one that now runs here is awaited.
+ */
+async function takeUpExecuting(host: WorkerHost, store: JobStore, jobId: string): Promise<string> {
+  await host.orphans.recover(store);
+  if (host.jobs.of(jobId) === undefined) return (await store.get(jobId))?.status ?? 'unknown';
+  return (await host.waitForJob(jobId))?.status ?? 'unknown';
+}
