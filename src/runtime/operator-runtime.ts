@@ -28,10 +28,7 @@ import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord, StoreAvailability } from '../jobs/job-store.js';
-import { NotificationDeliverer } from '../notifications/deliverer.js';
-import { outboxWriter } from '../notifications/notification-body.js';
-import type { NotificationsConfig } from '../notifications/notification-options.js';
-import { isPostgresStore, openStore } from '../jobs/open-store.js';
+import { isPostgresStore } from '../jobs/open-store.js';
 import type { JobVerification } from '../jobs/verify-record.js';
 import type { CheckpointHead } from '../jobs/checkpoint.js';
 import type { EvidenceBundle } from '../jobs/evidence.js';
@@ -63,6 +60,7 @@ import {
 } from './executor.js';
 import { CANCEL_POLL_MS, LiveJobs, liveJob } from './live-jobs.js';
 import { Orphans } from './orphans.js';
+import { RuntimeStore } from './runtime-store.js';
 import { runDequeued } from './worker-runs.js';
 import {
   DbosQueue,
@@ -129,9 +127,6 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** What `storeAvailability()` answers for a store that can write (or is not open yet). */
-const WRITABLE_STORE: StoreAvailability = Object.freeze({ writable: true });
-
 /** Options of one `executePlan` call. */
 export interface ExecutePlanOptions {
   /** Who submits the plan; snapshotted (frozen) for the whole job. */
@@ -185,7 +180,6 @@ function readCaller(options: unknown): unknown {
 export class OperatorRuntime {
   readonly #authorizer: ExecutionAuthorizer;
   readonly #storeOption: string | undefined;
-  readonly #maxJobs: number;
   readonly #maxPlanSteps: number;
   readonly #planVersions: readonly PlanVersion[];
   readonly #auditKey: string | undefined;
@@ -195,10 +189,8 @@ export class OperatorRuntime {
   readonly #bus: EventBus;
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
   readonly #signal = new AbortController().signal;
-  #store: JobStore | undefined;
-  /** A durable store being opened (its module loading), until it is in `#store`. */
-  #opening: Promise<JobStore> | undefined;
-  #dependencies: ExecutorDependencies | undefined;
+  /** The store, opened on first use, and the executor's dependencies on it. */
+  readonly #store: RuntimeStore;
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Jobs queued or running here (docs/api.md, "runtime.cancelJob"). */
@@ -213,13 +205,7 @@ export class OperatorRuntime {
   #dbosCancels: DbosQueue | undefined;
   readonly #cancelPolicy: CancelPolicy | undefined;
   readonly #idempotencyTtlMs: number;
-  /** Notification destinations (docs/api.md, "Notifications"); undefined without. */
-  readonly #notifications: NotificationsConfig | undefined;
-  /** Delivers the store's outbox, from the moment the store is open. */
-  #deliverer: NotificationDeliverer | undefined;
   readonly #readPolicy: ReadPolicy;
-  /** Take up the jobs of gone owners when the store opens (docs/api.md, "Recovery"). */
-  readonly #recover: boolean;
   readonly #limits: readonly CheckedLimit[] | undefined;
   /** Takes up the jobs of gone owners (docs/api.md, "Recovery"). */
   readonly #orphans: Orphans;
@@ -245,18 +231,41 @@ export class OperatorRuntime {
       settings.authorizer ??
       (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
     this.#storeOption = settings.store;
-    this.#store = settings.givenStore;
-    this.#maxJobs = settings.maxJobs;
     this.#maxPlanSteps = settings.maxPlanSteps;
     this.#planVersions = settings.planVersions;
     this.#logger = settings.logger;
     this.#bus = new EventBus(settings.onObserverError ?? warnObserverError);
+    const executor = {
+      bus: this.#bus,
+      authorizer: this.#authorizer,
+      logger: this.#logger,
+      signal: this.#signal,
+      ...(settings.approvals !== undefined && { approvals: { ttlMs: settings.approvals.ttlMs } }),
+      ...(settings.limits !== undefined && { limits: settings.limits }),
+    };
+    this.#store = new RuntimeStore({
+      store: settings.store,
+      givenStore: settings.givenStore,
+      maxJobs: settings.maxJobs,
+      auditKey: settings.auditKey,
+      onOutage: this.#outage,
+      notifications: settings.notifications,
+      executor,
+      assertOpen: () => this.#assertOpen(),
+      opened: async (store) => {
+        if (!settings.recover) return;
+        await this.#orphans.recover(store).catch((error: unknown) => {
+          this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
+        });
+        if (store.recoversWhileRunning === true) this.#orphans.probe(store);
+      },
+    });
     this.#jobs = new LiveJobs(
       settings.queueConcurrency,
       this.#stranded,
       () => {
-        const store = this.#store;
-        return store === undefined ? undefined : { store, deps: this.#dependenciesOn(store) };
+        const store = this.#store.current;
+        return store === undefined ? undefined : { store, deps: this.#store.dependenciesOn(store) };
       },
       (line) => this.#logger.warn(line, {}),
     );
@@ -264,8 +273,8 @@ export class OperatorRuntime {
       jobs: this.#jobs,
       stranded: this.#stranded,
       logger: this.#logger,
-      store: () => this.#store,
-      depsOn: (store) => this.#dependenciesOn(store),
+      store: () => this.#store.current,
+      depsOn: (store) => this.#store.dependenciesOn(store),
       closed: () => this.#closed,
     });
     this.#queueConcurrency = settings.queueConcurrency;
@@ -273,9 +282,7 @@ export class OperatorRuntime {
       settings.queueEngine === 'dbos' ? new DbosQueue(settings.store as string) : undefined;
     this.#cancelPolicy = settings.cancelPolicy;
     this.#idempotencyTtlMs = settings.idempotencyTtlMs;
-    this.#notifications = settings.notifications;
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
-    this.#recover = settings.recover;
     this.#onStoreOutage = settings.onStoreOutage;
     this.#limits = settings.limits;
   }
@@ -338,7 +345,7 @@ export class OperatorRuntime {
       const deps =
         admitted.idempotencyKey !== undefined && caller?.id !== undefined
           ? this.#claimFor(admitted, caller as CallerWithId)
-          : this.#executorDependencies();
+          : this.#store.dependencies();
       if (deps instanceof Promise) {
         job = deps.then((ready: ClaimedDependencies) => {
           // A repeated key: the first job, nothing run.
@@ -381,7 +388,7 @@ export class OperatorRuntime {
    * the claimed job id, or the first job when the key was used for the same plan already.
    */
   async #claimFor(admitted: AdmittedPlan, caller: CallerWithId): Promise<ClaimedDependencies> {
-    const deps = await this.#executorDependencies();
+    const deps = await this.#store.dependencies();
     const key = admitted.idempotencyKey as string;
     const claim = await claimKey(deps.store, caller, key, admitted, this.#idempotencyTtlMs);
     if (claim.replayed) return { ...deps, replay: this.#firstJob(deps, claim.jobId) };
@@ -419,7 +426,7 @@ export class OperatorRuntime {
     const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
     const inventory = capabilityInventory();
     let admitted = admitPlan(submission, (name) => inventory.get(name));
-    const deps = await this.#executorDependencies();
+    const deps = await this.#store.dependencies();
     const key = idempotencyKey ?? admitted.idempotencyKey;
     let claimed: string | undefined;
     if (key !== undefined && caller?.id !== undefined) {
@@ -481,7 +488,7 @@ export class OperatorRuntime {
     let pause = 10;
     for (;;) {
       signal?.throwIfAborted();
-      const job = await this.#withStore((store) => store.get(id));
+      const job = await this.#store.with((store) => store.get(id));
       if (job === undefined || (job.status !== 'queued' && job.status !== 'executing')) return job;
       const left = deadline - Date.now();
       if (left <= 0) return job;
@@ -502,7 +509,7 @@ export class OperatorRuntime {
     this.#assertOpen();
     const { caller, reason } = readCancelOptions(options);
     if (typeof id !== 'string') return undefined;
-    const deps = await this.#executorDependencies();
+    const deps = await this.#store.dependencies();
     const job = await deps.store.get(id);
     if (job === undefined) return undefined;
     if (!(await mayCancel(caller, job, this.#cancelPolicy))) {
@@ -559,7 +566,7 @@ export class OperatorRuntime {
     if (typeof id !== 'string') return undefined;
     const caller =
       options === undefined ? undefined : checkJobFilter({ caller: options.caller }).caller;
-    const job = await this.#withStore((store) => store.get(id));
+    const job = await this.#store.with((store) => store.get(id));
     if (job === undefined || caller === undefined || options === undefined) return job;
     return (await mayRead(caller, job, this.#readPolicy)) ? job : undefined;
   }
@@ -575,7 +582,7 @@ export class OperatorRuntime {
    */
   async verifyJob(id: string): Promise<JobVerification | undefined> {
     if (typeof id !== 'string') return undefined;
-    return this.#withStore((store) => verifyStoredJob(store, id, this.#auditKey));
+    return this.#store.with((store) => verifyStoredJob(store, id, this.#auditKey));
   }
 
   /**
@@ -586,7 +593,7 @@ export class OperatorRuntime {
    */
   async verifyStore(options: { since?: string | CheckpointHead } = {}): Promise<StoreVerification> {
     const since = sinceOf(options);
-    return this.#withStore((store) => verifyStoreOf(store, this.#auditKey, since));
+    return this.#store.with((store) => verifyStoreOf(store, this.#auditKey, since));
   }
 
   /**
@@ -600,7 +607,7 @@ export class OperatorRuntime {
   ): Promise<EvidenceBundle | undefined> {
     if (typeof id !== 'string') return undefined;
     const signingKey = (options as { signingKey?: string } | null)?.signingKey;
-    return this.#withStore((store) => exportJobOf(store, id, this.#auditKey, signingKey));
+    return this.#store.with((store) => exportJobOf(store, id, this.#auditKey, signingKey));
   }
 
   /**
@@ -610,8 +617,8 @@ export class OperatorRuntime {
   async listJobs(filter?: JobListFilter & { caller?: ExecutionCaller }): Promise<Job[]> {
     this.#assertOpen();
     const { caller, ...checked } = checkJobFilter(filter);
-    if (caller === undefined) return this.#withStore((store) => store.list(checked));
-    return this.#withStore((store) => readableJobs(store, checked, caller, this.#readableBy));
+    if (caller === undefined) return this.#store.with((store) => store.list(checked));
+    return this.#store.with((store) => readableJobs(store, checked, caller, this.#readableBy));
   }
 
   /**
@@ -690,7 +697,7 @@ export class OperatorRuntime {
       );
     }
     const settings = readWorkerOptions(options, this.#queueConcurrency);
-    const deps = await this.#executorDependencies();
+    const deps = await this.#store.dependencies();
     const log = (line: string) => this.#logger.warn(`warrant worker: ${line}`, {});
     // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
     // their workflows still run (docs/api.md, "Workers").
@@ -738,83 +745,14 @@ export class OperatorRuntime {
         {},
       );
     this.#jobs.stopPolling();
-    // One last delivery pass; what stays pending goes out with the next process on the store.
-    await this.#deliverer?.stop();
     await this.#dbosCancels?.close();
-    // A store still opening (getJob, listJobs) is closed once open; a failed open left none.
-    if (this.#opening !== undefined) await this.#opening.catch(() => {});
-    const store = this.#store;
-    this.#store = undefined;
-    if (store !== undefined) await store.close();
+    await this.#store.close();
   }
 
   #assertOpen(): void {
     if (this.#closed) {
       throw createError(Error, ErrorCode.RUNTIME_CLOSED, 'This OperatorRuntime is closed');
     }
-  }
-
-  /**
-   * The store, opened on first use: the memory store at once, a durable one in a promise (its
-   * module loads then, docs/decisions.md "Light import"). A failed open is tried again next time.
-   */
-  #openStore(): JobStore | Promise<JobStore> {
-    this.#assertOpen();
-    if (this.#store !== undefined) {
-      if (this.#notifications !== undefined && this.#deliverer === undefined)
-        this.#startNotifications(this.#store, this.#notifications);
-      return this.#store;
-    }
-    if (this.#opening !== undefined) return this.#opening;
-    const opened = openStore(this.#storeOption, {
-      maxJobs: this.#maxJobs,
-      auditKey: this.#auditKey,
-      onOutage: this.#outage,
-    });
-    if (!(opened instanceof Promise)) return this.#opened(opened);
-    this.#opening = opened.then(
-      async (store) => {
-        this.#opened(store);
-        if (this.#recover) {
-          await this.#orphans.recover(store).catch((error: unknown) => {
-            this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
-          });
-          if (store.recoversWhileRunning === true) this.#orphans.probe(store);
-        }
-        this.#opening = undefined;
-        return store;
-      },
-      (error: unknown) => {
-        this.#opening = undefined;
-        throw error;
-      },
-    );
-    return this.#opening;
-  }
-
-  /** Keeps the store just opened; with notifications, attaches its outbox and starts delivering. */
-  #opened(store: JobStore): JobStore {
-    if (this.#notifications !== undefined) this.#startNotifications(store, this.#notifications);
-    this.#store = store;
-    return store;
-  }
-
-  /**
-   * Notifications (docs/api.md, "Notifications"): the store's outbox written from now on, and
-   * delivered by this process, rows an earlier run left included.
-   */
-  #startNotifications(store: JobStore, config: NotificationsConfig): void {
-    const outbox = store.outbox;
-    if (outbox === undefined)
-      throw createError(
-        TypeError,
-        ErrorCode.RUNTIME_OPTIONS_INVALID,
-        'options.notifications need a store with an outbox (memory, SQLite or PostgreSQL)',
-      );
-    const deliverer = new NotificationDeliverer(outbox, config);
-    outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
-    this.#deliverer = deliverer;
-    deliverer.start();
   }
 
   /**
@@ -827,7 +765,7 @@ export class OperatorRuntime {
     options: { limit?: number; after?: number; caller?: ExecutionCaller } = {},
   ): Promise<NotificationRecord[]> {
     const read = checkNotificationOptions(options);
-    return this.#withStore((store) => readNotifications(store, read));
+    return this.#store.with((store) => readNotifications(store, read));
   }
 
   /**
@@ -838,7 +776,7 @@ export class OperatorRuntime {
    * writable.
    */
   storeAvailability(): StoreAvailability {
-    return this.#store?.availability?.() ?? WRITABLE_STORE;
+    return this.#store.availability();
   }
 
   /**
@@ -848,7 +786,7 @@ export class OperatorRuntime {
    */
   async listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
     const caller = options.caller === undefined ? undefined : snapshotCaller(options.caller);
-    const counters = await this.#withStore((store) => store.limitCounters?.(Date.now()) ?? []);
+    const counters = await this.#store.with((store) => store.limitCounters?.(Date.now()) ?? []);
     const audit = (caller?.scopes ?? []).includes(AUDIT_SCOPE);
     return limitsView(this.#limits ?? [], counters, caller, audit);
   }
@@ -857,38 +795,10 @@ export class OperatorRuntime {
    * Calls `use` on the store: at once when it is open (a read begun before `close()` reaches an
    * open store), else once it has opened.
    */
-  #withStore<T>(use: (store: JobStore) => T): T | Promise<T> {
-    const store = this.#openStore();
-    return store instanceof Promise ? store.then(use) : use(store);
-  }
-
-  #executorDependencies(): ExecutorDependencies | Promise<ExecutorDependencies> {
-    return this.#withStore((store) => this.#dependenciesOn(store));
-  }
-
-  #dependenciesOn(store: JobStore): ExecutorDependencies {
-    if (this.#dependencies?.store !== store) {
-      const dependencies: ExecutorDependencies = {
-        store,
-        bus: this.#bus,
-        authorizer: this.#authorizer,
-        logger: this.#logger,
-        signal: this.#signal,
-      };
-      const approving =
-        this.#approvals === undefined
-          ? dependencies
-          : { ...dependencies, approvals: { ttlMs: this.#approvals.ttlMs } };
-      this.#dependencies =
-        this.#limits === undefined ? approving : { ...approving, limits: this.#limits };
-    }
-    return this.#dependencies;
-  }
-
   async #approvalHost() {
     const inventory = capabilityInventory();
     return {
-      deps: await this.#executorDependencies(),
+      deps: await this.#store.dependencies(),
       lookup: (name: string) => inventory.get(name),
     };
   }
