@@ -337,8 +337,7 @@ export class OperatorRuntime {
     try {
       this.#assertOpen();
       const caller = snapshotCaller(readCaller(options));
-      const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
-      const admitted = admitPlan(submission, registered);
+      const admitted = this.#admit(plan);
       // The store opens only for an admitted plan: a refused one creates no file and an
       // unopenable store cannot hide why a plan was refused.
       // A plan with an idempotency key, from a caller with an id, claims its key first.
@@ -377,10 +376,17 @@ export class OperatorRuntime {
   ): Promise<PlanPreview> {
     this.#assertOpen();
     const caller = snapshotCaller(readCaller(options));
-    const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
-    const inventory = capabilityInventory();
-    const admitted = admitPlan(submission, (name) => inventory.get(name));
+    const admitted = this.#admit(plan);
     return previewAdmittedPlan(admitted, caller, this.#authorizer, this.#approvals !== undefined);
+  }
+
+  /**
+   * The one admission of every entry (execute, preview, submit): the plan captured (structure
+   * read once) and admitted against what is registered now.
+   * @throws PlanAdmissionError (PLAN_ADMISSION_REJECTED) when it is refused.
+   */
+  #admit(plan: ExecutionPlan): AdmittedPlan {
+    return admitPlan(captureSubmission(plan, this.#maxPlanSteps, this.#planVersions), registered);
   }
 
   /**
@@ -423,9 +429,7 @@ export class OperatorRuntime {
   async submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<SubmittedJob> {
     this.#assertOpen();
     const { caller, idempotencyKey } = readSubmitOptions(options);
-    const submission = captureSubmission(plan, this.#maxPlanSteps, this.#planVersions);
-    const inventory = capabilityInventory();
-    let admitted = admitPlan(submission, (name) => inventory.get(name));
+    let admitted = this.#admit(plan);
     const deps = await this.#store.dependencies();
     const key = idempotencyKey ?? admitted.idempotencyKey;
     let claimed: string | undefined;
