@@ -7,6 +7,7 @@ import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { describeThrown } from '../errors/describe-value.js';
 import type { JobStore, LimitTake, LimitVerdict } from '../jobs/job-store.js';
 import type { CheckedLimit } from './limit-options.js';
+import { tenantOf } from '../callers/tenant-rules.js';
 
 /** What the check needs of the step's capability. */
 export interface LimitedCapability {
@@ -33,7 +34,7 @@ function text(value: unknown): string | null {
  */
 export function counterKey(limit: CheckedLimit, caller: ExecutionCaller | undefined): string {
   if (limit.per === 'global') return '[]';
-  const tenant = text(caller?.tenant);
+  const tenant = tenantOf(caller) ?? null;
   if (limit.per === 'tenant') return JSON.stringify([tenant]);
   return JSON.stringify([tenant, text(caller?.id)]);
 }

@@ -5,6 +5,7 @@
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { LimitCounter } from '../jobs/job-store.js';
 import type { CheckedLimit, LimitScope } from './limit-options.js';
+import { tenantOf } from '../callers/tenant-rules.js';
 
 /** A configured limit, as shown. */
 export interface LimitShown {
@@ -66,7 +67,7 @@ export function limitsView(
   audit = false,
 ): LimitsView {
   const byName = new Map(limits.map((limit) => [limit.name, limit]));
-  const tenant = typeof caller?.tenant === 'string' ? caller.tenant : undefined;
+  const tenant = tenantOf(caller);
   const id = typeof caller?.id === 'string' ? caller.id : undefined;
   const shown: LimitCounterShown[] = [];
   for (const counter of counters) {

@@ -31,6 +31,7 @@ import {
 } from '../json/answer.js';
 // The root re-exports McpAdapter, so importing the root here would be a module cycle: these are
 // the very modules the root re-exports from (test/contract/layout.test.ts).
+import { frozenCallerCopy } from '../callers/caller-check.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityDescriptor, CapabilityRisk } from '../capabilities/capability.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
@@ -231,11 +232,11 @@ function checkOptions(runtime: OperatorRuntime, options: McpAdapterOptions): voi
     if (options[key] !== undefined && typeof options[key] !== 'function')
       throw invalidOption(`options.${key} must be a function, got ${describeValue(options[key])}`);
   }
-  if (
-    options.caller !== undefined &&
-    (typeof options.caller !== 'object' || options.caller === null)
-  ) {
-    throw invalidOption(`options.caller must be an object, got ${describeValue(options.caller)}`);
+  // The one caller checker of every edge (docs/api.md, "Reading and tenants"): a caller the
+  // adapter takes is one the runtime admits, refused here rather than at the first call.
+  if (options.caller !== undefined) {
+    const checked = frozenCallerCopy(options.caller, 'options.caller');
+    if (!checked.ok) throw invalidOption(checked.reason);
   }
   for (const key of ['jobTools', 'planTools'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'boolean')

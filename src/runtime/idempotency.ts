@@ -12,6 +12,7 @@ import { newJobId } from '../jobs/job-id.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan } from '../plan/admission.js';
+import { tenantOf } from '../callers/tenant-rules.js';
 
 /** The digest of a plan as admitted: what a repeat must match (its idempotency key aside). */
 export function planDigest(plan: AdmittedPlan): string {
@@ -35,7 +36,7 @@ export function planDigest(plan: AdmittedPlan): string {
 
 /** Where a key is unique: the caller's id and its tenant (its own string `tenant` field). */
 function scopeOf(caller: ExecutionCaller & { id: string }): string {
-  const tenant = typeof caller.tenant === 'string' ? caller.tenant : null;
+  const tenant = tenantOf(caller) ?? null;
   return JSON.stringify([caller.id, tenant]);
 }
 
