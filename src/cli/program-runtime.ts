@@ -39,10 +39,11 @@ export const runtimeOptions = {
   approvals: { type: 'boolean' },
   approvers: { type: 'string' },
   'plan-versions': { type: 'string' },
-  notify: { type: 'string' },
-  'notify-secret-file': { type: 'string' },
-  'notify-format': { type: 'string' },
-  'public-url': { type: 'string' },
+  // Read as lists so that a repeated one is refused, not silently the last (notificationsOf).
+  notify: { type: 'string', multiple: true },
+  'notify-secret-file': { type: 'string', multiple: true },
+  'notify-format': { type: 'string', multiple: true },
+  'public-url': { type: 'string', multiple: true },
   limits: { type: 'string' },
 } as const;
 
@@ -67,7 +68,7 @@ export const runtimeOptionsHelp = `  --module <file>       capability module(s) 
                         plan versions admitted, comma-separated (default 1.0); 2.0 plans
                         take plain JSON data only (docs/guide/capabilities.md)
   --notify <url>        POST a signed notification (Standard Webhooks) when a job needs
-                        approval or ends (docs/guide/notifications.md); with
+                        approval or ends (docs/guide/notifications.md; one destination); with
   --notify-secret-file <file>
                         the secret, whsec_<base64>, read from <file> (never a flag)
   --notify-format slack post Slack-compatible messages instead (no secret needed)
@@ -95,10 +96,10 @@ export interface RuntimeFlags {
   approvals?: boolean;
   approvers?: string;
   'plan-versions'?: string;
-  notify?: string;
-  'notify-secret-file'?: string;
-  'notify-format'?: string;
-  'public-url'?: string;
+  notify?: string | readonly string[];
+  'notify-secret-file'?: string | readonly string[];
+  'notify-format'?: string | readonly string[];
+  'public-url'?: string | readonly string[];
   limits?: string;
 }
 
@@ -130,24 +131,41 @@ function limitsOf(flags: RuntimeFlags): unknown {
 /** The largest secret file read (a secret is a line of at most a few hundred bytes). */
 const MAX_SECRET_FILE = 4096;
 
+type NotifyFlag = 'notify' | 'notify-secret-file' | 'notify-format' | 'public-url';
+
+/**
+ * A notification flag given at most once: the program serves one destination, and a second
+ * `--notify` that silently replaced the first lost notifications (docs/guide/notifications.md).
+ */
+function once(flags: RuntimeFlags, name: NotifyFlag): string | undefined {
+  const value = flags[name];
+  if (value === undefined || typeof value === 'string') return value;
+  if (value.length > 1)
+    throw new UsageError(
+      `--${name} may be given once: the program notifies one destination (several: the library's notifications option)`,
+    );
+  return value[0];
+}
+
 /**
  * `--notify <url>` with `--notify-secret-file` (and `--notify-format`, `--public-url`): the
  * runtime's `notifications`. The secret comes from a file only, so it is never in a process
  * listing or a shell history, and never in a message.
  */
 function notificationsOf(flags: RuntimeFlags): OperatorRuntimeOptions['notifications'] {
-  const url = flags.notify;
+  const url = once(flags, 'notify');
+  const publicUrl = once(flags, 'public-url');
   if (url === undefined) {
     for (const flag of ['notify-secret-file', 'notify-format', 'public-url'] as const)
       if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --notify <url>`);
     return undefined;
   }
-  const format = flags['notify-format'];
+  const format = once(flags, 'notify-format');
   if (format !== undefined && format !== 'slack' && format !== 'standard')
     throw new UsageError(
       `--notify-format must be slack or standard, got ${JSON.stringify(format)}`,
     );
-  const file = flags['notify-secret-file'];
+  const file = once(flags, 'notify-secret-file');
   let secret: string | undefined;
   if (file !== undefined) {
     try {
@@ -164,7 +182,7 @@ function notificationsOf(flags: RuntimeFlags): OperatorRuntimeOptions['notificat
       url,
       ...(secret !== undefined && { secret }),
       ...(format !== undefined && { format }),
-      ...(flags['public-url'] !== undefined && { publicUrl: flags['public-url'] }),
+      ...(publicUrl !== undefined && { publicUrl }),
     },
   ];
 }

@@ -84,4 +84,27 @@ describe('warrant serve --notify', () => {
     assert.match(bad.stderr, /--notify-secret-file must be a Standard Webhooks secret/);
     assert.doesNotMatch(bad.stderr, /not-a-secret-VALUE/);
   });
+
+  it('refuses a repeated --notify (or its companions) with exit 2 instead of keeping the last', async () => {
+    const twice = await serveFails([
+      '--notify',
+      'http://127.0.0.1:9/a',
+      '--notify',
+      'http://127.0.0.1:9/b',
+      '--notify-format',
+      'slack',
+    ]);
+    assert.equal(twice.code, 2);
+    assert.match(twice.stderr, /--notify may be given once/);
+    const formats = await serveFails([
+      '--notify',
+      'http://127.0.0.1:9/a',
+      '--notify-format',
+      'slack',
+      '--notify-format',
+      'standard',
+    ]);
+    assert.equal(formats.code, 2);
+    assert.match(formats.stderr, /--notify-format may be given once/);
+  });
 });
