@@ -206,24 +206,12 @@ async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
   return version.rows[0]?.version === POSTGRES_SCHEMA_VERSION;
 }
 
-/**
- * Writes the store's chain origin (checkpoint.ts) once: the jobs recorded before the event chain,
- * sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without a
- * chain"). Run in the schema's transaction, under the checkpoint lock.
- */
-async function markOrigin(client: pg.PoolClient, auditKey: string | undefined): Promise<void> {
-  const marked = await client.query('SELECT 1 FROM warrant_chain_origin LIMIT 1');
-  if (marked.rows.length > 0) return;
-  const unchained = await client.query<{ id: string; events: number }>(UNCHAINED_JOBS);
-  const head = await client.query<{ seq: number; hash: string }>(
-    'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
-  );
-  const { checkpoint, entries } = originCheckpoint(
-    head.rows[0],
-    unchained.rows.map((row) => ({ jobId: row.id, events: row.events })),
-    new Date().toISOString(),
-    auditKey,
-  );
+/** Writes a checkpoint and its entries (one statement each) on `client`, inside its transaction. */
+async function insertCheckpoint(
+  client: pg.ClientBase,
+  checkpoint: Checkpoint,
+  entries: readonly CheckpointEntry[],
+): Promise<void> {
   await client.query(
     `INSERT INTO warrant_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
     [
@@ -245,6 +233,27 @@ async function markOrigin(client: pg.PoolClient, auditKey: string | undefined): 
       entries.map((entry) => entry.hash),
     ],
   );
+}
+
+/**
+ * Writes the store's chain origin (checkpoint.ts) once: the jobs recorded before the event chain,
+ * sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without a
+ * chain"). Run in the schema's transaction, under the checkpoint lock.
+ */
+async function markOrigin(client: pg.PoolClient, auditKey: string | undefined): Promise<void> {
+  const marked = await client.query('SELECT 1 FROM warrant_chain_origin LIMIT 1');
+  if (marked.rows.length > 0) return;
+  const unchained = await client.query<{ id: string; events: number }>(UNCHAINED_JOBS);
+  const head = await client.query<{ seq: number; hash: string }>(
+    'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
+  );
+  const { checkpoint, entries } = originCheckpoint(
+    head.rows[0],
+    unchained.rows.map((row) => ({ jobId: row.id, events: row.events })),
+    new Date().toISOString(),
+    auditKey,
+  );
+  await insertCheckpoint(client, checkpoint, entries);
   await client.query('INSERT INTO warrant_chain_origin (checkpoint) VALUES ($1)', [checkpoint.seq]);
 }
 
@@ -2127,27 +2136,7 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
       );
       if (next !== undefined) {
         const { checkpoint, entries } = next;
-        await client.query(
-          `INSERT INTO warrant_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
-          [
-            checkpoint.seq,
-            checkpoint.previous,
-            checkpoint.root,
-            checkpoint.events,
-            checkpoint.at,
-            checkpoint.hash,
-          ],
-        );
-        await client.query(
-          `INSERT INTO warrant_checkpoint_entries (checkpoint, job_id, events, hash)
-           SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])`,
-          [
-            checkpoint.seq,
-            entries.map((entry) => entry.jobId),
-            entries.map((entry) => entry.events),
-            entries.map((entry) => entry.hash),
-          ],
-        );
+        await insertCheckpoint(client, checkpoint, entries);
         if (approvals.length > 0) {
           await client.query(
             `INSERT INTO warrant_checkpoint_approvals (checkpoint, job_id, request_position, hash)
