@@ -27,7 +27,7 @@ const ESM_ENTRIES = [
   'cli/commands/serve.js',
   'cli/commands/worker.js',
   'http/server.js',
-  'jobs/stores/sqlite-store.js',
+  'stores/sqlite/sqlite-store.js',
 ];
 const CONSOLE_MODULE = 'http/console/routes.js';
 const CONSOLE_FILES = ['index.html', 'app.js', 'app.css'];

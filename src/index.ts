@@ -78,14 +78,15 @@ export type {
   StepDecision,
   DecisionOutcome,
 } from './jobs/job.js';
-export type { JobVerification } from './jobs/verify-record.js';
-export type { StoreProblem, StoreVerification } from './jobs/verify-store.js';
-export type { Checkpoint, CheckpointHead } from './jobs/checkpoint.js';
-export { verifyEvidence } from './jobs/evidence.js';
+export type { JobVerification } from './record/verify-record.js';
+export type { StoreProblem, StoreVerification } from './record/verify-store.js';
+export type { Checkpoint } from './jobs/job-store.js';
+export type { CheckpointHead } from './record/checkpoint.js';
+export { verifyEvidence } from './record/evidence.js';
 export type {
   EvidenceBundle,
   EvidenceProblem,
   EvidenceVerification,
   VerifyEvidenceOptions,
-} from './jobs/evidence.js';
+} from './record/evidence.js';
 export type { RuntimeEvent, RuntimeEventHandler } from './events/runtime-event.js';

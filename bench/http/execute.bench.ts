@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
 import { fmt, machine, median } from '../support/measure.js';
 import { phaseTable } from '../support/profile-phases.js';

@@ -15,14 +15,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import {
   OperatorRuntime,
   createCapability,
   type Job,
   type JobListFilter,
 } from '../../src/index.js';
-import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { fmt, machine, median, percentile } from '../support/measure.js';
 
 const total = Number(process.env.BENCH_SQLITE_JOBS ?? 1_000_000);

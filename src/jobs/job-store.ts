@@ -1,4 +1,3 @@
-import type { Checkpoint, LedgerEntry, SealedApproval, SealedEntry } from './checkpoint.js';
 import type { Job, JobEvent, JobListFilter } from './job.js';
 
 /**
@@ -117,6 +116,65 @@ export interface RecordedChain {
   readonly hashes: readonly (string | null)[];
   /** The job's requests the store's ledger holds as consumed (stores that keep one). */
   readonly consumed?: readonly ConsumedApproval[];
+}
+
+/*
+ * What a durable store's checkpoints hold, as the store returns them (docs/api.md, "Store
+ * checkpoints"); how they are sealed and checked is the record's (src/record/checkpoint.ts).
+ */
+
+/** What a checkpoint seals and chains; `hash` is computed over the other fields. */
+export interface Checkpoint {
+  /** 1, 2, 3, ... in the order they were written. */
+  readonly seq: number;
+  /** The hash of checkpoint `seq - 1`; '' for the first. */
+  readonly previous: string;
+  /** The Merkle root of its entries. */
+  readonly root: string;
+  /** How many events it sealed that no earlier checkpoint had sealed. */
+  readonly events: number;
+  /** When it was written (ISO 8601). */
+  readonly at: string;
+  readonly hash: string;
+}
+
+/** One job's sealed state: its first `events` events, the last of them with chain hash `hash`. */
+export interface CheckpointEntry {
+  readonly jobId: string;
+  readonly events: number;
+  readonly hash: string;
+}
+
+/** One consumed approval as the ledger holds it (approval-ledger.ts). */
+export interface LedgerEntry {
+  readonly jobId: string;
+  /** The index of the request's `approval.requested` event in the job's events. */
+  readonly position: number;
+  readonly stepId: string;
+  readonly inputDigest: string | null;
+  /** The chain hash of the request's event, as stored when it was consumed. */
+  readonly requestHash: string | null;
+  /** `granted`, `rejected` or `expired`. */
+  readonly decision: string;
+  /** When it was consumed (ISO 8601). */
+  readonly at: string;
+}
+
+/** A ledger entry's leaf, as a checkpoint seals it: 'sha256:' + hex. */
+export interface ApprovalLeaf {
+  readonly jobId: string;
+  readonly position: number;
+  readonly hash: string;
+}
+
+/** A ledger entry's leaf with the checkpoint that sealed it. */
+export interface SealedApproval extends ApprovalLeaf {
+  readonly checkpoint: number;
+}
+
+/** An entry with the checkpoint that sealed it. */
+export interface SealedEntry extends CheckpointEntry {
+  readonly checkpoint: number;
 }
 
 /** A durable store's checkpoints, read together for `verifyStore` (checkpoint.ts). */

@@ -7,11 +7,11 @@ import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { describeValue } from '../errors/describe-value.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
-import type { CheckpointHead } from '../jobs/checkpoint.js';
+import type { CheckpointHead } from '../record/checkpoint.js';
 import type { Job, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
-import { parseHead } from '../jobs/store-audit.js';
-import { verifyRecord, type JobVerification } from '../jobs/verify-record.js';
+import { parseHead } from '../record/store-audit.js';
+import { verifyRecord, type JobVerification } from '../record/verify-record.js';
 import type { Readable } from './approval-pages.js';
 import { checkNotificationsCaller, tenantNotifications } from './tenant-notifications.js';
 

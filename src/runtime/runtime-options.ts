@@ -19,7 +19,7 @@ import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import type { ObserverErrorHandler } from '../events/event-bus.js';
 import type { JobStore } from '../jobs/job-store.js';
-import { checkStoreOption, isPostgresStore } from '../jobs/open-store.js';
+import { checkStoreOption, isPostgresStore } from '../stores/open-store.js';
 import type { PlanVersion } from '../plan/execution-plan.js';
 import { DEFAULT_PLAN_VERSIONS, KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
 import {

@@ -7,7 +7,7 @@
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import type { JobStore, StoreAvailability } from '../jobs/job-store.js';
-import { openStore } from '../jobs/open-store.js';
+import { openStore } from '../stores/open-store.js';
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
 import type { NotificationsConfig } from '../notifications/notification-options.js';

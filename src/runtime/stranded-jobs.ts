@@ -12,7 +12,7 @@
  */
 import { describeThrown } from '../errors/describe-value.js';
 import { ErrorCode } from '../errors/error-codes.js';
-import { isStoreUnavailable, isTransientStoreError } from '../jobs/stores/write-retry.js';
+import { isStoreUnavailable, isTransientStoreError } from '../stores/shared/write-retry.js';
 
 /** The most job ids kept at once. */
 export const MAX_STRANDED = 1_000;

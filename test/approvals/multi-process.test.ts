@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { OperatorRuntime } from '../../src/index.js';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { READ, WRITE, approvalModule } from './fixtures/approval-capabilities.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { call, serveChild, stderrMatches } from '../support/serve-child.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-serve-outage-'));

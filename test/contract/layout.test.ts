@@ -23,7 +23,7 @@ const CONSOLE_ASSETS = ['index.html', 'app.js', 'app.css'].map(
   (name) => `src/http/console/${name}`,
 );
 // TypeScript sources: `.ts`, and `.cts` for a module that is CommonJS in both builds
-// (src/jobs/stores/sqlite-driver.cts, docs/decisions.md "Node versions").
+// (src/stores/sqlite/sqlite-driver.cts, docs/decisions.md "Node versions").
 const sources = srcFiles.filter((file) => /\.c?ts$/.test(file));
 
 /** Repository paths of the relative imports of a file (static, dynamic and re-exports). */
@@ -40,6 +40,8 @@ const CORE = [
   'src/capabilities/',
   'src/authorization/',
   'src/jobs/',
+  'src/record/',
+  'src/stores/',
   'src/events/',
   'src/approvals/',
   'src/callers/',
@@ -252,11 +254,9 @@ const NO_TWIN: Record<string, NoTwin> = {
   },
 };
 
-/** Where the test of a source file may live: test/<same path>.test.ts; stores also test/stores/. */
+/** Where the test of a source file lives: test/<same path>.test.ts. */
 function twinsOf(file: string): string[] {
-  const twin = file.replace(/^src\//, 'test/').replace(/\.c?ts$/, '.test.ts');
-  const store = /^src\/jobs\/stores\/([^/]+)\.c?ts$/.exec(file);
-  return store ? [twin, `test/stores/${store[1]}.test.ts`] : [twin];
+  return [file.replace(/^src\//, 'test/').replace(/\.c?ts$/, '.test.ts')];
 }
 
 /** True when a file declares types only: no function, class, variable, enum or value import. */
@@ -278,11 +278,27 @@ describe('source layout', () => {
     assert.deepEqual(bad, []);
   });
 
-  it('keeps plan/, capabilities/, authorization/, jobs/, events/, approvals/, callers/ and telemetry/ from importing runtime/', () => {
+  it('keeps plan/, capabilities/, authorization/, jobs/, record/, stores/, events/, approvals/, callers/ and telemetry/ from importing runtime/', () => {
     const violations = sources
       .filter((file) => under(file, CORE))
       .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
       .filter((edge) => edge.split(' -> ')[1]?.startsWith('src/runtime/'));
+    assert.deepEqual(violations, []);
+  });
+
+  // docs/architecture.md: the job model is the innermost of the three; the record (chain,
+  // verification, checkpoints, evidence) reads jobs; the stores write jobs and seal the record.
+  it('keeps jobs/ from importing record/ or stores/, and record/ from importing stores/', () => {
+    const outward: Record<string, string[]> = {
+      'src/jobs/': ['src/record/', 'src/stores/'],
+      'src/record/': ['src/stores/'],
+    };
+    const violations = sources.flatMap((file) => {
+      const refused = Object.entries(outward).find(([area]) => file.startsWith(area))?.[1] ?? [];
+      return importsOf(file)
+        .filter((target) => under(target, refused))
+        .map((target) => `${file} -> ${target}`);
+    });
     assert.deepEqual(violations, []);
   });
 

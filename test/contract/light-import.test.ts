@@ -178,7 +178,7 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(loaded.esm as Set<string>, isDbos, 'ESM root');
     assertNotLoaded(loaded.cjs as Set<string>, isDbos, 'CommonJS root');
     const programs = packagesLoadedByImport([
-      repo('dist/esm/jobs/stores/sqlite-store.js'),
+      repo('dist/esm/stores/sqlite/sqlite-store.js'),
       repo('dist/esm/cli/commands/serve.js'),
       repo('dist/esm/cli/commands/worker.js'),
       repo('dist/esm/cli/commands/run.js'),

@@ -1,14 +1,14 @@
 // docs/api.md, "Store outages": a store that stays unavailable through its retries is answered
 // 503 with Retry-After and STORE_UNAVAILABLE before the job exists, and with the job's id once it
 // does; never a bare 500, never the driver's text. The real SQLite store, its writes failed by
-// the store's test seam (`faults`, src/jobs/stores/write-retry.ts).
+// the store's test seam (`faults`, src/stores/shared/write-retry.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createHttpServer } from '../../src/http/server.js';
-import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register } from '../support/runtime-fixtures.js';
 

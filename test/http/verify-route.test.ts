@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { createHttpServer } from '../../src/http/server.js';
 import { OperatorRuntime } from '../../src/index.js';
 import { register } from '../support/runtime-fixtures.js';

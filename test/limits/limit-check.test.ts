@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { OperatorRuntime, type Job, type LimitDefinition } from '../../src/index.js';
 import type { ExecutionCaller } from '../../src/callers/execution-caller.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
-import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { limitReason } from '../../src/limits/limit-check.js';
 import { checkLimitsOption } from '../../src/limits/limit-options.js';

@@ -15,7 +15,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { StdioLineTransport } from '../../src/cli/stdio-transport.js';
-import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { McpAdapter, OperatorRuntime } from '../../src/index.js';
 import hostileModule from './fixtures/hostile-capabilities.js';
 

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { OperatorRuntime, createCapability, type ExecutionAuthorizer } from '../../src/index.js';
-import { chainHashes } from '../../src/jobs/event-chain.js';
+import { chainHashes } from '../../src/record/event-chain.js';
 import type { JobEvent } from '../../src/jobs/job.js';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import { settings } from './support.js';
 

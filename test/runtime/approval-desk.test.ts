@@ -14,7 +14,7 @@ import {
   type OperatorRuntimeOptions,
 } from '../../src/index.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
-import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register } from '../support/runtime-fixtures.js';
 

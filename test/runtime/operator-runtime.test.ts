@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, operatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import type { JobStore } from '../../src/jobs/job-store.js';
-import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
-import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
+import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 

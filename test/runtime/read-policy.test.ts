@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionCaller } from '../../src/index.js';
-import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { AUDIT_SCOPE } from '../../src/runtime/read-policy.js';
 import { countingStore } from '../support/counting-store.js';

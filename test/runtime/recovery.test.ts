@@ -17,7 +17,7 @@ import {
   type ExecutionPlan,
   type Job,
 } from '../../src/index.js';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import recoveryModule from './fixtures/recovery-capabilities.js';
 

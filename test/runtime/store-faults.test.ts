@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import type Sqlite from 'better-sqlite3';
-import { Database } from '../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createHttpServer } from '../../src/http/server.js';
-import { SqliteJobStore } from '../../src/jobs/stores/sqlite-store.js';
+import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import {
   McpAdapter,

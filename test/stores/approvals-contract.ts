@@ -13,7 +13,7 @@ import {
 } from '../../src/index.js';
 import type { JobChange, JobStore } from '../../src/jobs/job-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
-import { MemoryJobStore } from '../../src/jobs/stores/memory-store.js';
+import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { countingStore } from '../support/counting-store.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import type { StoreUnderTest } from './contract.js';

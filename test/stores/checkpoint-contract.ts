@@ -11,9 +11,9 @@ import {
   verifyEvidence,
   type ExecutionPlan,
 } from '../../src/index.js';
-import { chainHashes } from '../../src/jobs/event-chain.js';
+import { chainHashes } from '../../src/record/event-chain.js';
 import type { JobEvent } from '../../src/jobs/job.js';
-import type { StoreVerification } from '../../src/jobs/verify-store.js';
+import type { StoreVerification } from '../../src/record/verify-store.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
 

@@ -12,9 +12,9 @@ import {
   type Job,
   type JobVerification,
 } from '../../src/index.js';
-import { POSTGRES_SCHEMA_VERSION } from '../../src/jobs/stores/postgres-store.js';
-import { SQLITE_SCHEMA_VERSION } from '../../src/jobs/stores/sqlite-store.js';
-import { verifyRecord } from '../../src/jobs/verify-record.js';
+import { POSTGRES_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-store.js';
+import { SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite/sqlite-store.js';
+import { verifyRecord } from '../../src/record/verify-record.js';
 import { canonicalJson } from '../../src/json/canonical-json.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import type { StoreUnderTest } from './contract.js';

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import { isoNow } from '../../src/jobs/clock.js';
-import { PostgresJobStore } from '../../src/jobs/stores/postgres-store.js';
+import { PostgresJobStore } from '../../src/stores/postgres/postgres-store.js';
 import { cancelJob, startQueuedJob } from '../../src/jobs/transitions.js';
 import { DBOS_SCHEMA } from '../../src/workers/dbos-engine.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';

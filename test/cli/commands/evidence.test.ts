@@ -7,7 +7,7 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { Database } from '../../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../../src/stores/sqlite/sqlite-driver.cjs';
 
 const bin = resolve('dist/esm/cli/main.js');
 

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { Database } from '../../../src/jobs/stores/sqlite-driver.cjs';
+import { Database } from '../../../src/stores/sqlite/sqlite-driver.cjs';
 import { copyExamples } from '../../support/examples-copy.js';
 
 const bin = resolve('dist/esm/cli/main.js');

@@ -1,0 +1,62 @@
+// The SQLite driver chosen for this Node.js (docs/decisions.md, "Node versions"): better-sqlite3
+// 12 on Node 20, its Node-API build 13 (the optional `better-sqlite3-node22`) on Node 22 and
+// later. On Node 24, better-sqlite3 12 aborted the process whenever the collector destroyed a
+// prepared statement (`Statement::~Statement()`, the `(env) != nullptr` assertion); the second
+// test is that abort, run on whichever Node.js runs the suite (CI runs it on 20, 22 and 24).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { SQLITE_DRIVER } from '../../../src/stores/sqlite/sqlite-driver.cjs';
+
+const major = Number(process.versions.node.split('.')[0]);
+
+describe('SQLite driver', () => {
+  it('is better-sqlite3 on Node 20 and its Node-API build on Node 22 and later', () => {
+    assert.equal(SQLITE_DRIVER, major >= 22 ? 'better-sqlite3-node22' : 'better-sqlite3');
+  });
+
+  it('a process that prepares and drops statements, collects them and exits, exits 0', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warrant-driver-'));
+    try {
+      // Statements the store prepares are dropped by their last reference: the listJobs queries
+      // for filters seen once, and the store itself after close. Collected by forced and idle
+      // collections, then again at exit.
+      const script = `
+        import { OperatorRuntime, createCapability, defineModule } from './src/index.ts';
+        // The inventory is process-global: registered once, seen by every runtime.
+        new OperatorRuntime().use(defineModule('test', '1.0.0', [createCapability({
+          name: 'test.echo', version: '1.0.0', risk: 'read', description: 'Echoes',
+          inputSchema: { message: { type: 'string', required: true, description: 'Text' } },
+          execute: ({ input }) => ({ message: input.message }),
+        })]));
+        for (let round = 0; round < 3; round++) {
+          const runtime = new OperatorRuntime({ store: 'sqlite:${join(dir, 'jobs.db')}' });
+          const job = await runtime.executePlan({
+            version: '1.0', goal: 'driver', steps: [{ id: 's', capability: 'test.echo', input: { message: 'hi' } }],
+          });
+          if (job.status !== 'completed') throw new Error(job.status);
+          for (let i = 0; i < 20; i++) await runtime.listJobs({ goal: 'g' + i + round });
+          await runtime.close();
+          globalThis.gc();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          globalThis.gc();
+        }
+        console.log('done');
+      `;
+      const child = spawnSync(
+        process.execPath,
+        ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: join(import.meta.dirname, '../../..'), encoding: 'utf8', timeout: 60_000 },
+      );
+      assert.equal(child.error, undefined);
+      assert.equal(child.signal, null, child.stderr);
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal(child.stdout.trim(), 'done');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
