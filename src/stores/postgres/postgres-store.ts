@@ -71,6 +71,8 @@ import {
   isTransientStoreError,
   retryTransient,
   StoreHealth,
+  unwrittenOf,
+  type LastEvent,
   type StoreOutageListener,
   type WriteFault,
 } from '../shared/write-retry.js';
@@ -683,6 +685,14 @@ interface EncodedChange {
   readonly generation: number | undefined;
   /** A new job: its record, which writes under the owner generation that created it. */
   readonly job: Job | undefined;
+}
+
+/** Where a change's last event goes (lost-commit detection, write-retry.ts); none without events. */
+function lastEventOf(change: EncodedChange): LastEvent | undefined {
+  const { positions, hashes } = change.events;
+  const last = positions.length - 1;
+  if (last < 0) return undefined;
+  return { id: change.id, position: positions[last] as number, hash: hashes[last] };
 }
 
 function stepColumns(job: Job, positions: Iterable<number>, decided?: number): StepColumns {
@@ -1618,10 +1628,9 @@ export class PostgresJobStore implements JobStore {
   }
 
   /**
-   * After a lost attempt: settles the changes it committed after all (their last event is
-   * stored with the same chain hash; a statement commits all of a change or none of it) and
-   * returns the others. A change with no event is returned: writing it again sets the same
-   * values.
+   * After a lost attempt: settles the changes it committed after all and returns the others
+   * (`unwrittenOf`, write-retry.ts), reading the stored hashes of their last events by one
+   * statement.
    */
   async #unwritten(
     writes: readonly QueuedWrite[],
@@ -1630,11 +1639,11 @@ export class PostgresJobStore implements JobStore {
   ): Promise<readonly QueuedWrite[]> {
     const ids: string[] = [];
     const positions: number[] = [];
-    for (const { change } of writes) {
-      const last = change.events.positions.length - 1;
-      if (last < 0) continue;
-      ids.push(change.id);
-      positions.push(change.events.positions[last] as number);
+    for (const write of writes) {
+      const last = lastEventOf(write.change);
+      if (last === undefined) continue;
+      ids.push(last.id);
+      positions.push(last.position);
     }
     if (ids.length === 0) return writes;
     const { rows } = await this.#write<{ id: string; position: number; hash: string | null }>({
@@ -1643,16 +1652,12 @@ export class PostgresJobStore implements JobStore {
       values: [ids, positions],
     });
     const stored = new Map(rows.map((row) => [`${row.id}\u0000${row.position}`, row.hash]));
-    return writes.filter((write) => {
-      const { events } = write.change;
-      const last = events.positions.length - 1;
-      if (last < 0) return true;
-      const hash = stored.get(`${write.change.id}\u0000${events.positions[last]}`);
-      // Another hash at that position is not this change: writing it fails on the key.
-      if (hash === undefined || hash !== events.hashes[last]) return true;
-      this.#settle(write, settled, undefined, sentAs.get(write));
-      return false;
-    });
+    return unwrittenOf(
+      writes,
+      (write) => lastEventOf(write.change),
+      (last) => stored.get(`${last.id}\u0000${last.position}`),
+      (write) => this.#settle(write, settled, undefined, sentAs.get(write)),
+    );
   }
 
   /**

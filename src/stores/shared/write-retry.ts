@@ -7,8 +7,9 @@
  * times within WRITE_RETRY.totalMs; any other error, or the last transient one, ends it.
  *
  * A write is never applied twice. When the connection died after the statement was sent, the
- * commit may have landed or not: before each new attempt the store looks (`settle`): what it
- * finds written, with the same chain hashes, is done; only the rest is written again. A write
+ * commit may have landed or not: before each new attempt the store looks (`settle`, with
+ * `unwrittenOf`): what it finds written, with the same chain hashes, is done; only the rest is
+ * written again. A write
  * that ran out of attempts rejects with STORE_UNAVAILABLE (a one-line message without the
  * driver's text; the driver's error is `cause`).
  *
@@ -168,6 +169,38 @@ export async function retryTransient(
     await sleep(delay);
     delay = Math.min(delay * 2, policy.maxDelayMs);
   }
+}
+
+/** Where a change's last event is stored: its job, its position, the chain hash it carries. */
+export interface LastEvent {
+  readonly id: string;
+  readonly position: number;
+  readonly hash: string | undefined;
+}
+
+/**
+ * The lost-commit detection of `settle` above, one rule for both durable stores: a change the lost
+ * attempt committed after all has its last event stored with the same chain hash (a change
+ * commits all of its events or none of them). Those are handed to `written`, in order; the others
+ * are returned, to be written again. A change with no event (`lastOf` answers undefined) is
+ * returned: writing it again sets the same values. `stored` reads the hash stored at a position:
+ * undefined when no event is there, null for an event without one.
+ */
+export function unwrittenOf<W>(
+  writes: readonly W[],
+  lastOf: (write: W) => LastEvent | undefined,
+  stored: (last: LastEvent) => string | null | undefined,
+  written: (write: W) => void,
+): W[] {
+  return writes.filter((write) => {
+    const last = lastOf(write);
+    if (last === undefined) return true;
+    const hash = stored(last);
+    // Another hash at that position is not this change: writing it fails on the key.
+    if (hash === undefined || hash !== last.hash) return true;
+    written(write);
+    return false;
+  });
 }
 
 /**

@@ -66,6 +66,7 @@ import {
   isTransientStoreError,
   retryTransient,
   StoreHealth,
+  unwrittenOf,
   type StoreOutageListener,
   type WriteFault,
 } from '../shared/write-retry.js';
@@ -689,9 +690,8 @@ export class SqliteJobStore implements JobStore {
   }
 
   /**
-   * Settles the changes a lost attempt committed after all (their last event is stored with the
-   * same chain hash) and returns the others. A change with no event is returned: writing it again
-   * sets the same values.
+   * Resolves the changes a lost attempt committed after all and returns the others
+   * (`unwrittenOf`, write-retry.ts).
    */
   #unwritten(writes: readonly PendingWrite[]): readonly PendingWrite[] {
     this.#eventHash ??= this.#db
@@ -700,16 +700,16 @@ export class SqliteJobStore implements JobStore {
       )
       .pluck();
     const statement = this.#eventHash;
-    return writes.filter((write) => {
-      const { change } = write;
-      const last = change.events.length - 1;
-      if (last < 0) return true;
-      const hash = statement.get(change.id, change.firstEvent + last) as string | null | undefined;
-      // Another hash at that position is not this change: writing it fails on the key.
-      if (hash === undefined || hash !== change.hashes[last]) return true;
-      write.resolve();
-      return false;
-    });
+    return unwrittenOf(
+      writes,
+      ({ change }) => {
+        const last = change.events.length - 1;
+        if (last < 0) return undefined;
+        return { id: change.id, position: change.firstEvent + last, hash: change.hashes[last] };
+      },
+      (last) => statement.get(last.id, last.position) as string | null | undefined,
+      (write) => write.resolve(),
+    );
   }
 
   #committed(writes: readonly PendingWrite[]): void {

@@ -16,6 +16,8 @@ import {
   isTransientStoreError,
   retryTransient,
   StoreHealth,
+  unwrittenOf,
+  type LastEvent,
   type WriteFault,
 } from '../../../src/stores/shared/write-retry.js';
 import type { JobStore } from '../../../src/jobs/job-store.js';
@@ -240,6 +242,53 @@ async function writesThroughFaults(
 // up): a fraction of the property runs, 25 on CI's first Node (docs/decisions.md, "Test runs").
 const numRuns = Math.max(5, Math.round(settings.numRuns / 400));
 const label = `every job ends as its record says, none left executing, no step runs twice, nothing acknowledged is lost (seed ${settings.seed}, ${numRuns} runs)`;
+
+// The lost-commit detection both durable stores use after a lost attempt (write-retry.ts):
+// what the stores feed it is driven by the fault properties below.
+describe('unwrittenOf', () => {
+  it('settles, in order, the changes whose last event is stored with their hash; returns the rest', () => {
+    const stored = new Map<string, string | null>([
+      ['a\u00002', 'sha256:a2'],
+      ['b\u00000', 'sha256:other'],
+      ['c\u00004', null],
+      ['e\u00001', 'sha256:e1'],
+    ]);
+    const writes: { name: string; last: LastEvent | undefined }[] = [
+      { name: 'a: written', last: { id: 'a', position: 2, hash: 'sha256:a2' } },
+      { name: 'b: another hash there', last: { id: 'b', position: 0, hash: 'sha256:b0' } },
+      {
+        name: 'c: an event without a hash there',
+        last: { id: 'c', position: 4, hash: 'sha256:c4' },
+      },
+      { name: 'd: no event there', last: { id: 'd', position: 7, hash: 'sha256:d7' } },
+      { name: 'n: no event in the change', last: undefined },
+      { name: 'e: written', last: { id: 'e', position: 1, hash: 'sha256:e1' } },
+    ];
+    const written: string[] = [];
+    const asked: string[] = [];
+    const left = unwrittenOf(
+      writes,
+      (write) => write.last,
+      (last) => {
+        asked.push(last.id);
+        return stored.get(`${last.id}\u0000${last.position}`);
+      },
+      (write) => written.push(write.name),
+    );
+    assert.deepEqual(written, ['a: written', 'e: written']);
+    assert.deepEqual(
+      left.map((write) => write.name),
+      [
+        'b: another hash there',
+        'c: an event without a hash there',
+        'd: no event there',
+        'n: no event in the change',
+      ],
+    );
+    // A change with no event is not looked for.
+    assert.deepEqual(asked, ['a', 'b', 'c', 'd', 'e']);
+  });
+});
 
 describe('a store write through injected faults (property, SQLite)', () => {
   const directory = mkdtempSync(join(tmpdir(), 'warrant-write-retry-'));
