@@ -110,7 +110,7 @@ export interface LimitCounter {
   readonly windowMs: number;
 }
 
-/** A stored job and its event chain (event-chain.ts). */
+/** A stored job and its event chain (record/event-chain.ts). */
 export interface RecordedChain {
   readonly job: Job;
   readonly hashes: readonly (string | null)[];
@@ -145,7 +145,7 @@ export interface CheckpointEntry {
   readonly hash: string;
 }
 
-/** One consumed approval as the ledger holds it (approval-ledger.ts). */
+/** One consumed approval as the ledger holds it (stores/shared/approval-ledger.ts). */
 export interface LedgerEntry {
   readonly jobId: string;
   /** The index of the request's `approval.requested` event in the job's events. */
@@ -177,7 +177,7 @@ export interface SealedEntry extends CheckpointEntry {
   readonly checkpoint: number;
 }
 
-/** A durable store's checkpoints, read together for `verifyStore` (checkpoint.ts). */
+/** A durable store's checkpoints, read together for `verifyStore` (record/checkpoint.ts). */
 export interface StoreSeals {
   /** Every checkpoint, by seq. */
   readonly checkpoints: readonly Checkpoint[];

@@ -17,10 +17,10 @@
  * the previous checkpoint's hash ('' for the first).
  *
  * A checkpoint also seals the approvals entered in the store's ledger of consumed approvals since
- * the last one (approval-ledger.ts): each is one more leaf, SHA-256(0x00 || JCS(['approval', jobId,
- * position, stepId, inputDigest, requestHash, decision, at])), after the job entries' leaves, in
- * (jobId, position) order. A checkpoint with no approvals has the root it had before the ledger was
- * sealed, so earlier checkpoints and evidence bundles verify as they did.
+ * the last one (stores/shared/approval-ledger.ts): each is one more leaf, SHA-256(0x00 ||
+ * JCS(['approval', jobId, position, stepId, inputDigest, requestHash, decision, at])), after the
+ * job entries' leaves, in (jobId, position) order. A checkpoint with no approvals has the root it
+ * had before the ledger was sealed, so earlier checkpoints and evidence bundles verify as they did.
  *
  * A store's chain origin (docs/decisions.md, "Jobs without a chain") is the checkpoint written
  * once, when the store is created or first opened by a version that writes one: its entries are

@@ -206,7 +206,7 @@ export const UNPROVEN_FIELDS: readonly string[] = Object.freeze([
   'decision outcome, reason, authorizer and decidedAt',
 ]);
 
-/** The fields check (record-fields.ts) as a verification failure. */
+/** The fields check (jobs/record-fields.ts) as a verification failure. */
 function fieldsOf(job: Job, proves: boolean): Failure | undefined {
   const found = proves ? checkFields(job) : undefined;
   return found === undefined ? undefined : broken(found.reason, found.eventIndex, found.stepId);

@@ -10,7 +10,10 @@ export interface StoreOptions {
   readonly maxJobs: number;
   /** Key of the durable stores' event chain (HMAC-SHA-256); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
-  /** Told when a durable store's writes start failing on transient errors and end to (write-retry.ts). */
+  /**
+   * Told when a durable store's writes start failing on transient errors and end to
+   * (stores/shared/write-retry.ts).
+   */
   readonly onOutage?: StoreOutageListener | undefined;
 }
 

@@ -51,8 +51,8 @@ export class MemoryJobStore implements JobStore {
   readonly #snapshots = new Map<string, Job>();
   readonly #maxJobs: number;
   /**
-   * The ledger of consumed approvals, in process (approval-ledger.ts): by job, the position of
-   * each decided request's `approval.requested` event. Evicted with its job.
+   * The ledger of consumed approvals, in process (stores/shared/approval-ledger.ts): by job, the
+   * position of each decided request's `approval.requested` event. Evicted with its job.
    */
   readonly #consumed = new Map<string, Set<number>>();
   /** Idempotency claims by scope and key (docs/api.md, "Idempotency"). */

@@ -15,8 +15,9 @@
  *   column, so the order holds across processes; each job is written only by the process that
  *   runs it, and ids are unique (a UNIQUE constraint backs the random UUIDs);
  * - tables are prefixed `warrant_` because the database may be shared with other software;
- * - the goal and capability columns hold JSON text, as in the SQLite store (record-columns.ts):
- *   PostgreSQL text cannot hold U+0000 or a lone surrogate, JSON escapes both;
+ * - the goal and capability columns hold JSON text, as in the SQLite store
+ *   (stores/shared/record-columns.ts): PostgreSQL text cannot hold U+0000 or a lone surrogate,
+ *   JSON escapes both;
  * - every statement has a time-out (the URL's `statement_timeout` parameter, else the
  *   `statementTimeoutMs` option, in milliseconds; default 30,000; 0 for none): the server cancels
  *   a statement that runs longer (waiting for a lock held elsewhere, say), and the client gives
@@ -98,13 +99,16 @@ export { statementTimeoutOf } from './postgres-url.js';
  * decision and input as authorized, and each event's chain hash. Older databases are migrated
  * on first use: what they recorded stays readable, with no decisions and no hashes (NULL), and
  * such a job verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
- * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
- * of a version 4 database are marked at migration).
+ * (stores/shared/approval-ledger.ts), empty at migration. Version 5 seals the ledger in the
+ * checkpoints: each entry keeps the input digest decided on, and waits marked for the next
+ * checkpoint (the entries of a version 4 database are marked at migration).
  */
 export const POSTGRES_SCHEMA_VERSION = 5;
 
-/** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
+/**
+ * The ledger of consumed approvals (stores/shared/approval-ledger.ts): created with the schema, or
+ * by version 4.
+ */
 const APPROVAL_LEDGER = `
 CREATE TABLE IF NOT EXISTS warrant_approval_ledger (
   job_id TEXT NOT NULL,
@@ -238,8 +242,8 @@ async function insertCheckpoint(
 }
 
 /**
- * Writes the store's chain origin (checkpoint.ts) once: the jobs recorded before the event chain,
- * sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without a
+ * Writes the store's chain origin (record/checkpoint.ts) once: the jobs recorded before the event
+ * chain, sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without a
  * chain"). Run in the schema's transaction, under the checkpoint lock.
  */
 async function markOrigin(client: pg.PoolClient, auditKey: string | undefined): Promise<void> {
@@ -429,7 +433,7 @@ CREATE TABLE IF NOT EXISTS warrant_job_events (
 `;
 
 /**
- * Store checkpoints (checkpoint.ts), created on first use in any schema version: a database
+ * Store checkpoints (record/checkpoint.ts), created on first use in any schema version: a database
  * written before them gains checkpoints from then on. A statement-level trigger marks the jobs
  * whose events grow, in the writing statement (one insert per statement, not per event), so a
  * crash between a commit and its checkpoint loses no mark; the next seal takes the marks.
@@ -481,9 +485,9 @@ CREATE TABLE IF NOT EXISTS warrant_chain_origin (checkpoint INTEGER NOT NULL);
 
 /**
  * The jobs recorded before the event chain (schema version 1 or 2), with their numbers of events,
- * for the store's chain origin (checkpoint.ts): no event with a hash, and created before the first
- * job whose first event has one (a database migrated from version 2 chains every job it creates
- * after). A store created with chains has none.
+ * for the store's chain origin (record/checkpoint.ts): no event with a hash, and created before the
+ * first job whose first event has one (a database migrated from version 2 chains every job it
+ * creates after). A store created with chains has none.
  */
 const UNCHAINED_JOBS = `
 SELECT j.id, count(*)::int AS events FROM warrant_jobs j
@@ -497,7 +501,7 @@ const CHECKPOINT_LOCK = 0x7365616c; // "seal"
 
 /**
  * The marked jobs (by the marks' ids): each one's id, and the position and hash of its last event
- * (NULL when it has none: sealed as such, checkpoint.ts).
+ * (NULL when it has none: sealed as such, record/checkpoint.ts).
  */
 const UNSEALED_HEADS = `
 SELECT j.id, e.position, e.hash
@@ -687,7 +691,10 @@ interface EncodedChange {
   readonly job: Job | undefined;
 }
 
-/** Where a change's last event goes (lost-commit detection, write-retry.ts); none without events. */
+/**
+ * Where a change's last event goes (lost-commit detection, stores/shared/write-retry.ts); none
+ * without events.
+ */
 function lastEventOf(change: EncodedChange): LastEvent | undefined {
   const { positions, hashes } = change.events;
   const last = positions.length - 1;
@@ -934,11 +941,14 @@ export interface PostgresStoreOptions {
    * (default 30,000; 0 for none).
    */
   readonly statementTimeoutMs?: number;
-  /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
+  /** Key of the event chain's HMAC (record/event-chain.ts); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
   /** Told when job writes start failing on a lost connection, and when one succeeds again. */
   readonly onOutage?: StoreOutageListener | undefined;
-  /** Test seam: faults injected around each statement of the write path (write-retry.ts). */
+  /**
+   * Test seam: faults injected around each statement of the write path
+   * (stores/shared/write-retry.ts).
+   */
   readonly faults?: WriteFault | undefined;
 }
 
@@ -1459,9 +1469,10 @@ export class PostgresJobStore implements JobStore {
 
   /**
    * Writes a batch; settles every change of it, never rejects. A lost connection is retried
-   * (write-retry.ts): before each new attempt, the changes the lost one may have committed are
-   * looked for, and only those not found are written again. Each attempt writes as the current
-   * owner; a change of a record that writes under a lost owner is refused (JOB_OWNER_LOST).
+   * (stores/shared/write-retry.ts): before each new attempt, the changes the lost one may have
+   * committed are looked for, and only those not found are written again. Each attempt writes as
+   * the current owner; a change of a record that writes under a lost owner is refused
+   * (JOB_OWNER_LOST).
    */
   async #commit(writes: readonly QueuedWrite[]): Promise<void> {
     // The changes of the batch not settled yet.
@@ -1507,7 +1518,7 @@ export class PostgresJobStore implements JobStore {
   /**
    * Writes changes by one statement, or each alone after an error in the data of one; settles
    * each change it wrote or that failed on its own, adding it to `settled`. Throws a transient
-   * error (write-retry.ts) before settling the change it hit.
+   * error (stores/shared/write-retry.ts) before settling the change it hit.
    */
   async #writeBatch(
     writes: readonly QueuedWrite[],
@@ -1629,8 +1640,8 @@ export class PostgresJobStore implements JobStore {
 
   /**
    * After a lost attempt: settles the changes it committed after all and returns the others
-   * (`unwrittenOf`, write-retry.ts), reading the stored hashes of their last events by one
-   * statement.
+   * (`unwrittenOf`, stores/shared/write-retry.ts), reading the stored hashes of their last events
+   * by one statement.
    */
   async #unwritten(
     writes: readonly QueuedWrite[],
@@ -1784,7 +1795,8 @@ export class PostgresJobStore implements JobStore {
           `Step ${position} of job ${JSON.stringify(job.id)} no longer awaits approval`,
         );
       }
-      // The request as stored, checked and entered in the ledger (approval-ledger.ts).
+      // The request as stored, checked and entered in the ledger
+      // (stores/shared/approval-ledger.ts).
       const stored = await client.query<{ event: string; hash: string | null }>(REQUEST_EVENTS, [
         job.id,
       ]);

@@ -12,7 +12,7 @@ export class ChainHeads {
   readonly #heads = new Map<string, string>();
   readonly #auditKey: string | undefined;
 
-  /** `auditKey`: the key of the chain's HMAC (event-chain.ts); plain SHA-256 without one. */
+  /** `auditKey`: the key of the chain's HMAC (record/event-chain.ts); plain SHA-256 without one. */
   constructor(auditKey: string | undefined) {
     this.#auditKey = auditKey;
   }

@@ -1,5 +1,5 @@
 /**
- * When a durable store writes its next checkpoint (checkpoint.ts, docs/api.md "Store
+ * When a durable store writes its next checkpoint (record/checkpoint.ts, docs/api.md "Store
  * checkpoints"): one second after a commit, or at once when 1,000 events have been committed
  * since the last checkpoint, whichever comes first, never on the path of a step (the store counts
  * its commits here, after they are done). The timer does not keep the process alive; `close`

@@ -1,9 +1,10 @@
 /**
  * How the durable stores (SQLite, PostgreSQL) split a job record into JSON columns: the parts
  * written once (plan id, metadata, caller, step inputs, a step's decision) apart from the parts
- * rewritten when the job or a step changes. A store is given the record (transitions.ts), whose
- * values were encoded once, when they happened (toJsonSafe: what JSON cannot hold is recorded as
- * docs/guide/stores.md, "Values JSON cannot hold" documents): a column is the JSON text of record parts, nothing is encoded again.
+ * rewritten when the job or a step changes. A store is given the record (jobs/transitions.ts),
+ * whose values were encoded once, when they happened (toJsonSafe: what JSON cannot hold is recorded
+ * as docs/guide/stores.md, "Values JSON cannot hold" documents): a column is the JSON text of
+ * record parts, nothing is encoded again.
  */
 import { ErrorCode } from '../../errors/error-codes.js';
 import { createError } from '../../errors/warrant-error.js';

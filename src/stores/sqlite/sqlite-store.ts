@@ -10,7 +10,7 @@
  *
  * Values are stored as JSON through toJsonSafe (json-value.ts): what JSON cannot hold is
  * recorded as documented there, and never crashes a write. The goal and capability columns hold
- * JSON text too (record-columns.ts), so every string comes back exactly.
+ * JSON text too (stores/shared/record-columns.ts), so every string comes back exactly.
  */
 import { ErrorCode } from '../../errors/error-codes.js';
 import type Sqlite from 'better-sqlite3';
@@ -90,15 +90,18 @@ import {
  * as authorized, and each event's chain hash. Older files are migrated when they are opened:
  * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
  * verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (approval-ledger.ts), empty at migration. Version 5 seals the ledger in the checkpoints: each
- * entry keeps the input digest decided on, and waits marked for the next checkpoint (the entries
- * of a version 4 file are marked at migration). Version 6 keeps each queued or executing job's
- * owner in its row (version 5 wrote a job_owners row per job): stop processes of an older version
- * before one of this version opens the file, their owner rows are no longer read.
+ * (stores/shared/approval-ledger.ts), empty at migration. Version 5 seals the ledger in the
+ * checkpoints: each entry keeps the input digest decided on, and waits marked for the next
+ * checkpoint (the entries of a version 4 file are marked at migration). Version 6 keeps each queued
+ * or executing job's owner in its row (version 5 wrote a job_owners row per job): stop processes of
+ * an older version before one of this version opens the file, their owner rows are no longer read.
  */
 export const SQLITE_SCHEMA_VERSION = 6;
 
-/** The ledger of consumed approvals (approval-ledger.ts): created with the schema, or by version 4. */
+/**
+ * The ledger of consumed approvals (stores/shared/approval-ledger.ts): created with the schema, or
+ * by version 4.
+ */
 const APPROVAL_LEDGER = `
 CREATE TABLE IF NOT EXISTS approval_ledger (
   job_id TEXT NOT NULL,
@@ -181,10 +184,10 @@ CREATE TABLE IF NOT EXISTS job_events (
 `;
 
 /**
- * Store checkpoints (checkpoint.ts), created on open in any schema version: a database written
- * before them gains checkpoints from then on. A trigger marks each job whose events grow, in the
- * writing transaction (so a crash between a commit and its checkpoint loses no mark); the next
- * seal takes the marks.
+ * Store checkpoints (record/checkpoint.ts), created on open in any schema version: a database
+ * written before them gains checkpoints from then on. A trigger marks each job whose events grow,
+ * in the writing transaction (so a crash between a commit and its checkpoint loses no mark); the
+ * next seal takes the marks.
  */
 const CHECKPOINT_SCHEMA = `
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -220,8 +223,8 @@ CREATE TABLE IF NOT EXISTS chain_origin (checkpoint INTEGER NOT NULL);
 
 /**
  * The jobs recorded before the event chain (schema version 1 or 2), with their numbers of events,
- * for the store's chain origin (checkpoint.ts): no event with a hash, and created before the first
- * job whose first event has one (a store migrated from version 2 chains every job it creates
+ * for the store's chain origin (record/checkpoint.ts): no event with a hash, and created before the
+ * first job whose first event has one (a store migrated from version 2 chains every job it creates
  * after). A store created with chains has none.
  */
 const UNCHAINED_JOBS = `
@@ -232,8 +235,8 @@ GROUP BY j.seq HAVING count(e.hash) = 0 ORDER BY j.seq`;
 
 /**
  * Each marked job's id, the position and hash of its last event (NULL when it has none: sealed as
- * such, checkpoint.ts), and the events and hash of its last checkpoint entry (NULL for a job no
- * checkpoint holds yet). CROSS JOIN fixes the order: from the marks to each job's last event by
+ * such, record/checkpoint.ts), and the events and hash of its last checkpoint entry (NULL for a job
+ * no checkpoint holds yet). CROSS JOIN fixes the order: from the marks to each job's last event by
  * key. Left to the planner (the file has no statistics) it scanned every row of job_events on
  * each seal, a cost growing with the store. The last entry is found by key in the same
  * statement: asked for apart, with the ids as a JSON array, it was an eighth of a seal's time.
@@ -297,12 +300,12 @@ CREATE TABLE IF NOT EXISTS job_idempotency (
 `;
 
 /**
- * Job owners (docs/api.md, "Recovery"): which owner (one per store opened, owner-identity.ts) has
- * each queued or executing job (the `owner` column of its row, schema version 6), and the process
- * each owner lives in (a table of its own, created when missing). A job's owner is written by the
- * very statement that makes it queued or executing: its creation, or the decision that resumes it
- * after an approval (INSERT_JOB, UPDATE_JOB); and cleared by the one that makes it neither (it
- * ends, or waits for an approval).
+ * Job owners (docs/api.md, "Recovery"): which owner (one per store opened,
+ * stores/shared/owner-identity.ts) has each queued or executing job (the `owner` column of its row,
+ * schema version 6), and the process each owner lives in (a table of its own, created when
+ * missing). A job's owner is written by the very statement that makes it queued or executing: its
+ * creation, or the decision that resumes it after an approval (INSERT_JOB, UPDATE_JOB); and cleared
+ * by the one that makes it neither (it ends, or waits for an approval).
  */
 const OWNER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS runtime_owners (
@@ -434,11 +437,14 @@ interface LedgerStatements {
 type PendingWrite = QueuedChange<EncodedChange>;
 
 export interface SqliteStoreOptions {
-  /** Key of the event chain's HMAC (event-chain.ts); plain SHA-256 without one. */
+  /** Key of the event chain's HMAC (record/event-chain.ts); plain SHA-256 without one. */
   readonly auditKey?: string | undefined;
   /** Told when job writes start failing on a locked database, and when one succeeds again. */
   readonly onOutage?: StoreOutageListener | undefined;
-  /** Test seam: faults injected around each transaction of the write path (write-retry.ts). */
+  /**
+   * Test seam: faults injected around each transaction of the write path
+   * (stores/shared/write-retry.ts).
+   */
   readonly faults?: WriteFault | undefined;
 }
 
@@ -469,12 +475,14 @@ export class SqliteJobStore implements JobStore {
   /** Runs a read in one transaction: the job rows, steps and events of one snapshot. */
   readonly #snapshot: (read: () => Job[]) => Job[];
   readonly #seqOf = new Map<string, number>();
-  /** The last chain hash of each job being written (event-chain.ts). */
+  /** The last chain hash of each job being written (record/event-chain.ts). */
   readonly #heads: ChainHeads;
   readonly #lastHash: Sqlite.Statement;
   readonly #hashesOf: Sqlite.Statement;
   readonly #auditKey: string | undefined;
-  /** The ledger of consumed approvals (approval-ledger.ts), prepared when first used. */
+  /**
+   * The ledger of consumed approvals (stores/shared/approval-ledger.ts), prepared when first used.
+   */
   #ledger: LedgerStatements | undefined;
   readonly #listQueries = new Map<string, Sqlite.Statement>();
   /** The cancel statements, prepared on first use. */
@@ -605,7 +613,7 @@ export class SqliteJobStore implements JobStore {
         try {
           this.#one((writes[index] as PendingWrite).change);
         } catch (error) {
-          // Locked: the whole batch is rolled back and tried again (write-retry.ts).
+          // Locked: the whole batch is rolled back and tried again (stores/shared/write-retry.ts).
           if (isTransientStoreError(error)) throw error;
           errors[index] = error;
           // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) roll back the whole transaction: then
@@ -631,7 +639,7 @@ export class SqliteJobStore implements JobStore {
    * Commits a batch of queued changes (the group commit's write): in one transaction, or each in
    * its own savepoint once one has failed; then settles each, in order. When the database stays
    * locked (SQLITE_BUSY beyond the busy time-out, SQLITE_LOCKED), the batch is tried again later
-   * (write-retry.ts) and the promise returned settles once it is.
+   * (stores/shared/write-retry.ts) and the promise returned settles once it is.
    */
   #commit(writes: readonly PendingWrite[]): Promise<void> | undefined {
     let errors: unknown[];
@@ -646,8 +654,8 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Commits changes; returns the error of each (undefined for a change committed). Throws a
-   * transient error (write-retry.ts), after which nothing of them is committed, or may be (the
-   * test seam's `after`).
+   * transient error (stores/shared/write-retry.ts), after which nothing of them is committed, or
+   * may be (the test seam's `after`).
    */
   #commitNow(writes: readonly PendingWrite[]): unknown[] {
     const errors: unknown[] = [];
@@ -691,7 +699,7 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Resolves the changes a lost attempt committed after all and returns the others
-   * (`unwrittenOf`, write-retry.ts).
+   * (`unwrittenOf`, stores/shared/write-retry.ts).
    */
   #unwritten(writes: readonly PendingWrite[]): readonly PendingWrite[] {
     this.#eventHash ??= this.#db
@@ -845,8 +853,8 @@ export class SqliteJobStore implements JobStore {
   }
 
   /**
-   * Inside the consuming write: checks the request as stored (approval-ledger.ts) and enters it
-   * in the ledger; a request found there already was decided before (a restored copy).
+   * Inside the consuming write: checks the request as stored (stores/shared/approval-ledger.ts) and
+   * enters it in the ledger; a request found there already was decided before (a restored copy).
    */
   #consume(id: string, seq: number, request: ClaimedRequest, at: string): void {
     const ledger = this.#statementsOfLedger();
@@ -896,7 +904,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   /**
-   * Writes the store's chain origin (checkpoint.ts) once: the jobs recorded before the event
+   * Writes the store's chain origin (record/checkpoint.ts) once: the jobs recorded before the event
    * chain, sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without
    * a chain"). In one IMMEDIATE transaction, after the checkpoint head like any seal.
    */
