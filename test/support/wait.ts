@@ -130,6 +130,11 @@ export class Output {
     return this.#text;
   }
 
+  /** True once every stream has closed. */
+  get ended(): boolean {
+    return this.#open === 0;
+  }
+
   /**
    * Resolves with the text once `pattern` matches it (a string: once the text includes it);
    * rejects when the streams end without a match, or after `timeoutMs` (20 s unless told).
