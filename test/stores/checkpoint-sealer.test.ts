@@ -12,24 +12,7 @@ import {
   SEAL_EVERY_MS,
 } from '../../src/jobs/stores/checkpoint-sealer.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-
-/**
- * Waits for a promise at most `ms` (the sealer's timer does not keep the process alive; this
- * bounded wait does).
- */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { within } from '../support/wait.js';
 
 /** A sealer whose seals are counted; `sealed` resolves at the next seal. */
 function countingSealer(fail = false) {
@@ -57,7 +40,8 @@ describe('CheckpointSealer', () => {
     const first = sealed();
     sealer.committed(3);
     sealer.committed(4);
-    await within(first, 5_000);
+    // (The sealer's timer does not keep the process alive; this bounded wait does.)
+    await within(first, { what: 'the seal', timeoutMs: 5_000 });
     assert.ok(Date.now() - started >= SEAL_EVERY_MS - 50, 'not before the second is up');
     assert.equal(seals(), 1);
     sealer.stop();
