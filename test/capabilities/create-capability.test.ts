@@ -4,6 +4,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { createCapability, type CapabilityMiddleware } from '../../src/index.js';
 import { testContext as context } from '../support/execution-context.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
+import { within } from '../support/wait.js';
 
 /**
  * Runs `body` and collects the rejections that went unhandled meanwhile (the suite's guard,
@@ -183,6 +184,8 @@ describe('createCapability()', () => {
 
   it('keeps the first outcome when next() is called again after the step settled', async () => {
     let late: Promise<unknown> | undefined;
+    let calledAgain: () => void = () => {};
+    const again = new Promise<void>((resolve) => (calledAgain = resolve));
     const capability = createCapability({
       ...base,
       lifecycleLogging: false,
@@ -192,6 +195,7 @@ describe('createCapability()', () => {
             const first = next();
             setTimeout(() => {
               late = next();
+              calledAgain();
             }, 0);
             return first;
           },
@@ -202,7 +206,7 @@ describe('createCapability()', () => {
     let result: unknown;
     const unhandled = await unhandledDuring(async () => {
       result = await capability.execute({}, context());
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await within(again, { what: 'the second call of next()' });
     });
     assert.deepEqual(unhandled, []);
     assert.equal(result, 'first');

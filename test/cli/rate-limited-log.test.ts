@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createRateLimitedLog } from '../../src/cli/rate-limited-log.js';
+import { Changes } from '../support/wait.js';
 
 /** A scheduler the test fires by hand. */
 function manualTimers() {
@@ -69,10 +70,17 @@ describe('createRateLimitedLog(emit, options)', () => {
 
   it('writes the count in its default wording with real timers', async () => {
     const lines: string[] = [];
-    const log = createRateLimitedLog((line) => lines.push(line), { intervalMs: 20 });
+    const changes = new Changes();
+    const log = createRateLimitedLog(
+      (line) => {
+        lines.push(line);
+        changes.changed();
+      },
+      { intervalMs: 20 },
+    );
     log.write('one');
     log.write('two');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await changes.until(() => lines.length >= 2, { what: 'the count of the suppressed line' });
     assert.equal(lines[0], 'one');
     assert.match(lines[1] ?? '', /^1 more line suppressed/);
     log.close();

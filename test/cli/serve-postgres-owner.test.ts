@@ -21,6 +21,7 @@ import pg from 'pg';
 import { OperatorRuntime } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { serveChild, type Served } from '../support/serve-child.js';
+import { Changes, waitFor } from '../support/wait.js';
 
 const MODULE = resolve(import.meta.dirname, '../runtime/fixtures/recovery-capabilities.ts');
 const AUTHORIZER = resolve(import.meta.dirname, '../runtime/fixtures/recovery-authorizer.mjs');
@@ -34,8 +35,6 @@ before(async () => {
 after(async () => {
   await postgres?.stop();
 });
-
-const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
 interface Answer {
   readonly status: number;
@@ -77,15 +76,6 @@ function plan(n: number) {
   };
 }
 
-/** Polls `check` every 50 ms until it answers true, for at most `ms`; fails with `what`. */
-async function until(ms: number, what: () => string, check: () => Promise<boolean> | boolean) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`${what()} (waited ${ms / 1000} s)`);
-    await sleep(50);
-  }
-}
-
 /** Terminates every other session on the database; resolves how many, and how many held a lock. */
 async function terminateAll(admin: pg.Client): Promise<{ sessions: number; owners: number }> {
   const { rows } = await admin.query<{ sessions: number; owners: number }>(
@@ -121,9 +111,7 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
 
       /** Resolves once the job is neither queued nor executing (read from the database). */
       const ended = async (jobId: string): Promise<void> => {
-        await until(
-          30_000,
-          () => `job ${jobId} never ended: ${stderr()}`,
+        await waitFor(
           async () => {
             const { rows } = await admin.query<{ status: string }>(
               'SELECT status FROM warrant_jobs WHERE id = $1',
@@ -131,6 +119,7 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
             );
             return !['queued', 'executing'].includes(rows[0]?.status ?? 'queued');
           },
+          { timeoutMs: 30_000, intervalMs: 50, what: () => `job ${jobId} to end: ${stderr()}` },
         );
       };
 
@@ -139,6 +128,7 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
       const unexpected: string[] = [];
       const acknowledged = new Set<string>();
       const served2xx = [0, 0];
+      const answered = new Changes();
       let stop = false;
       let sent = 0;
       const client = async (first: number) => {
@@ -167,17 +157,16 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
             served2xx[server] = (served2xx[server] as number) + 1;
           else if (answer.status !== 503 || answer.retryAfter === null)
             unexpected.push(`server ${server}: ${answer.status} ${JSON.stringify(answer.json)}`);
+          answered.changed();
           if (queued && answer.status === 202) await ended(jobId as string);
         }
       };
       const clients = Array.from({ length: 16 }, (_, n) => client(n));
       try {
         // Both servers have written (each holds its owner lock) before the first termination.
-        await until(
-          20_000,
-          () => `no server answered 2xx: ${stderr()}`,
-          () => served2xx.every((count) => count > 0),
-        );
+        await answered.until(() => served2xx.every((count) => count > 0), {
+          what: () => `a 2xx from each server: ${stderr()}`,
+        });
         let owners = 0;
         for (let round = 1; round <= 4; round++) {
           const terminated = await terminateAll(admin);
@@ -185,11 +174,12 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
           owners += terminated.owners;
           // Each server answers 2xx again: the store took a new owner and goes on.
           const before = [...served2xx];
-          await until(
-            20_000,
-            () =>
-              `round ${round}: a server did not answer 2xx again (${served2xx.join(', ')}; ${unexpected.slice(0, 3).join(' | ')}): ${stderr()}`,
+          await answered.until(
             () => served2xx.every((count, n) => count >= (before[n] as number) + 4),
+            {
+              what: () =>
+                `round ${round}: 2xx again from each server (${served2xx.join(', ')}; ${unexpected.slice(0, 3).join(' | ')}): ${stderr()}`,
+            },
           );
         }
         assert.ok(owners >= 5, `only ${owners} owner lock sessions terminated`);
@@ -200,14 +190,17 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
       assert.deepEqual(unexpected, [], stderr());
 
       // Every job recorded ends, those of the lost owners too (taken up by a live server).
-      await until(
-        30_000,
-        () => `jobs still queued or executing: ${stderr()}`,
+      await waitFor(
         async () => {
           const { rows } = await admin.query<{ open: number }>(
             "SELECT count(*)::int AS open FROM warrant_jobs WHERE status IN ('queued', 'executing')",
           );
           return rows[0]?.open === 0;
+        },
+        {
+          timeoutMs: 30_000,
+          intervalMs: 50,
+          what: () => `no job queued or executing: ${stderr()}`,
         },
       );
       const { rows: jobs } = await admin.query<{ id: string; status: string }>(
@@ -269,13 +262,12 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
 
       relay.cut();
       let health: Answer | undefined;
-      await until(
-        10_000,
-        () => `GET /health still ${JSON.stringify(health)}`,
+      await waitFor(
         async () => {
           health = await request(address, 'GET', '/health');
           return health.status === 503;
         },
+        { intervalMs: 50, what: () => `GET /health 503 (last ${JSON.stringify(health)})` },
       );
       const down = health as Answer;
       assert.equal(down.retryAfter, '5');
@@ -296,13 +288,12 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
       assert.equal(read.retryAfter, '5');
 
       relay.restore();
-      await until(
-        20_000,
-        () => `GET /health still 503: ${served.stderr()}`,
+      await waitFor(
         async () => {
           health = await request(address, 'GET', '/health');
           return health.status === 200;
         },
+        { intervalMs: 50, what: () => `GET /health 200 again: ${served.stderr()}` },
       );
       assert.deepEqual(health?.json, { status: 'ok' });
       const again = await request(address, 'POST', '/api/plans', plan(3));

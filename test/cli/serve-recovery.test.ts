@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { OperatorRuntime, type Job } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { serveChild } from '../support/serve-child.js';
+import { waitFor } from '../support/wait.js';
 
 const MODULE = resolve(import.meta.dirname, '../runtime/fixtures/recovery-capabilities.ts');
 const AUTHORIZER = resolve(import.meta.dirname, '../runtime/fixtures/recovery-authorizer.mjs');
@@ -56,12 +57,11 @@ async function killedAndRestarted(store: string, killAfter: number): Promise<voi
       assert.equal(answer.status, 202, JSON.stringify(answer.json));
       ids.push(answer.json.id as string);
     }
-    // Killed once `killAfter` steps have been entered (bounded: 20 s).
-    const deadline = Date.now() + 20_000;
-    while (lines(ledger).filter((line) => line.startsWith('run ')).length < killAfter) {
-      assert.ok(Date.now() < deadline, `never reached ${killAfter} runs: ${first.stderr()}`);
-      await new Promise((wake) => setTimeout(wake, 5));
-    }
+    // Killed once `killAfter` steps have been entered (the ledger file the child appends to).
+    await waitFor(
+      () => lines(ledger).filter((line) => line.startsWith('run ')).length >= killAfter,
+      { intervalMs: 5, what: () => `${killAfter} runs in the ledger: ${first.stderr()}` },
+    );
   } finally {
     first.child.kill('SIGKILL');
     await first.exited;

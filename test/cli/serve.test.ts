@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
+import { spawnServe, stderrMatches, type Served } from '../support/serve-child.js';
 
 const children: ChildProcessWithoutNullStreams[] = [];
 after(() => {
@@ -59,57 +60,11 @@ describe('warrant serve', () => {
   });
 });
 
-interface Served {
-  readonly child: ChildProcessWithoutNullStreams;
-  /** Resolves with the address printed on "listening on", or rejects when the child exits. */
-  readonly listening: Promise<string>;
-  readonly exited: Promise<number | null>;
-  stderr(): string;
-}
+/** Starts `warrant serve <args>` (a memory store unless told otherwise). */
+const serve = (args: string[], env: Record<string, string | undefined> = {}): Served =>
+  spawnServe(['serve', ...args], env);
 
-/** Starts `warrant serve <args>` with a memory store unless told otherwise. */
-function serve(args: string[], env: Record<string, string | undefined> = {}): Served {
-  const child = spawn(process.execPath, [resolve('dist/esm/cli/main.js'), 'serve', ...args], {
-    env: { ...process.env, WARRANT_TOKEN: undefined, ...env },
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolveExit) =>
-    child.once('exit', (code) => resolveExit(code)),
-  );
-  const listening = new Promise<string>((resolveAddress, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no address within 20 s: ${stderr}`)), 20_000);
-    child.stderr.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolveAddress(match[1] as string);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code}: ${stderr}`));
-    });
-  });
-  listening.catch(() => {});
-  return { child, listening, exited, stderr: () => stderr };
-}
-
-async function stop(served: Served): Promise<void> {
-  served.child.kill('SIGTERM');
-  await served.exited;
-}
-
-/** Waits (bounded) until `test` holds for the child's stderr. */
-async function stderrMatches(served: Served, pattern: RegExp): Promise<string> {
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    if (pattern.test(served.stderr())) return served.stderr();
-    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
-  }
-  assert.fail(`stderr never matched ${pattern}: ${served.stderr()}`);
-}
+const stop = (served: Served): Promise<void> => served.stop();
 
 /** One request over a raw socket, with the Host header as given. */
 function getWithHost(address: string, path: string, host: string): Promise<number> {

@@ -118,16 +118,33 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
   const open = async (hash: string) => {
     await page.goto(`${address}/${hash}`);
   };
-  /** Waits (bounded, 15 s) until the job list shows exactly these jobs, in this order. */
+  /**
+   * Waits until the job list shows exactly these jobs, in this order: checked in the page at
+   * each animation frame (bounded, 15 s); a list still different then fails showing both.
+   */
   const rowsAre = async (expected: string[]) => {
-    const shown = () =>
-      page.locator('#jobs tbody tr').evaluateAll((rows) => rows.map((row) => row.dataset.job));
-    let rows = await shown();
-    for (let waited = 0; waited < 15_000 && JSON.stringify(rows) !== JSON.stringify(expected);) {
-      await new Promise((done) => setTimeout(done, 100));
-      waited += 100;
-      rows = await shown();
-    }
+    await page
+      .waitForFunction(
+        (want) => {
+          const { document } = globalThis as unknown as {
+            document: {
+              querySelectorAll(
+                selector: string,
+              ): Iterable<{ dataset: Record<string, string | undefined> }>;
+            };
+          };
+          const rows = Array.from(document.querySelectorAll('#jobs tbody tr'));
+          return JSON.stringify(rows.map((row) => row.dataset.job)) === want;
+        },
+        JSON.stringify(expected),
+        { polling: 'raf', timeout: 15_000 },
+      )
+      .catch((error: unknown) => {
+        if ((error as Error).name !== 'TimeoutError') throw error;
+      });
+    const rows = await page
+      .locator('#jobs tbody tr')
+      .evaluateAll((found) => found.map((row) => row.dataset.job));
     assert.deepEqual(rows, expected);
   };
 

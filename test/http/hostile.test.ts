@@ -19,6 +19,7 @@ import {
   type Job,
 } from '../../src/index.js';
 import { hostileDepth } from '../mcp/fixtures/hostile-capabilities.js';
+import { BURST_BACKLOG } from '../support/burst.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-http-hostile-'));
 const servers: { app: FastifyInstance; runtime: OperatorRuntime }[] = [];
@@ -74,7 +75,9 @@ async function start(
 ): Promise<{ url: string; port: number; runtime: OperatorRuntime }> {
   const runtime = new OperatorRuntime({ store, maxJobs: 5000 });
   const app = createHttpServer(runtime, options);
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  // 1,000 clients connect at once below: every connection queued by the kernel, however long
+  // this process takes to accept them.
+  const url = await app.listen({ host: '127.0.0.1', port: 0, backlog: BURST_BACKLOG });
   servers.push({ app, runtime });
   return { url, port: (app.server.address() as { port: number }).port, runtime };
 }

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { createSystemModule } from '../../src/builtins/system-module.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { OperatorRuntime, createCapability } from '../../src/index.js';
+import { BURST_BACKLOG } from '../support/burst.js';
 
 const setup = new OperatorRuntime();
 setup.use(createSystemModule());
@@ -35,7 +36,8 @@ describe('HTTP under load', () => {
   it('answers 1,000 concurrent mixed requests with the right status and records each job exactly once', async () => {
     const runtime = new OperatorRuntime({ maxJobs: 5000 });
     const app = createHttpServer(runtime);
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    // Every connection queued by the kernel, however long this process takes to accept them.
+    const url = await app.listen({ host: '127.0.0.1', port: 0, backlog: BURST_BACKLOG });
     try {
       const kinds = [
         { capability: 'system.echo', body: { input: { message: 'hi' } }, status: 200 },

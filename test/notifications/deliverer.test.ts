@@ -7,13 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import {
-  OperatorRuntime,
-  type ExecutionPlan,
-  type OperatorRuntimeOptions,
-} from '../../src/index.js';
+import { OperatorRuntime } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { register } from '../support/runtime-fixtures.js';
+import { planOf, register, withRuntime } from '../support/runtime-fixtures.js';
+import { waitFor, within } from '../support/wait.js';
 import {
   newSecret,
   startReceiver,
@@ -37,22 +34,6 @@ const postgres = async (): Promise<string> => {
 
 const approvals = { approver: { canApprove: () => true } };
 const FAST = { initialDelayMs: 20, maxDelayMs: 100, pollMs: 20, timeoutMs: 2_000 };
-
-function planOf(...steps: { id: string; capability: string; input?: unknown }[]): ExecutionPlan {
-  return { version: '1.0', goal: 'notify', steps: steps.map((s) => ({ input: {}, ...s })) };
-}
-
-async function withRuntime<T>(
-  options: OperatorRuntimeOptions,
-  use: (runtime: OperatorRuntime) => Promise<T>,
-): Promise<T> {
-  const runtime = new OperatorRuntime(options);
-  try {
-    return await use(runtime);
-  } finally {
-    await runtime.close();
-  }
-}
 
 /** Approves the step waiting in `jobId`. */
 async function approve(runtime: OperatorRuntime, jobId: string, decision: 'approve' | 'reject') {
@@ -180,30 +161,27 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
         },
         async (runtime) => {
           const jobs = await everyEnding(runtime);
-          // Let several attempts fail while it is down.
-          const first = (await runtime.listNotifications()).filter((row) => row.attempts > 0);
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          // Attempts fail while it is down: a row is tried a second time.
+          await waitFor(
+            async () => (await runtime.listNotifications()).some((row) => row.attempts >= 2),
+            { what: 'a second attempt at a row while the receiver is down' },
+          );
           const rows = await runtime.listNotifications();
           assert.ok(rows.length >= 4, 'pending while the receiver is down');
-          assert.ok(
-            rows.some((row) => row.attempts >= 2) || first.length > 0,
-            'attempts were made while it was down',
-          );
           await receiver.up();
           await receiver.until(() => new Set(receiver.deliveries.map((d) => d.id)).size >= TOTAL);
           assert.deepEqual(typesByJob(receiver, jobs), Object.values(EXPECTED));
           assert.ok(receiver.deliveries.every((delivery) => delivery.verified));
           await receiver.until(() => true);
           // Delivered rows leave the outbox.
-          const deadline = Date.now() + 5_000;
-          while ((await runtime.listNotifications()).length > 0 && Date.now() < deadline)
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          assert.deepEqual(await runtime.listNotifications(), []);
+          await waitFor(async () => (await runtime.listNotifications()).length === 0, {
+            what: 'the delivered rows to leave the outbox',
+          });
         },
       );
     });
 
-    it('a receiver that never answers delays only its own rows: another gets all of its own meanwhile', async () => {
+    it('a receiver that never answers delays only its own rows and no job: another gets all of its own meanwhile', async () => {
       const secret = newSecret();
       const healthy = await startReceiver(secret);
       const silent = await startSilentReceiver();
@@ -220,8 +198,15 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
       try {
         const [cap] = register(runtime, { execute: () => 1 }) as [string];
         const jobs = new Set<string>();
-        for (let index = 0; index < 30; index++)
-          jobs.add((await runtime.executePlan(planOf({ id: 'a', capability: cap }))).id);
+        // No job waits for its notifications: all 30 complete while the silent receiver answers
+        // none of its requests (bounded, so that a job held by one fails here, naming it).
+        await within(
+          (async () => {
+            for (let index = 0; index < 30; index++)
+              jobs.add((await runtime.executePlan(planOf({ id: 'a', capability: cap }))).id);
+          })(),
+          { timeoutMs: 60_000, what: '30 jobs to complete beside a receiver that never answers' },
+        );
         await healthy.until(
           () => new Set(healthy.deliveries.map((d) => d.payload.jobId)).size >= jobs.size,
         );
@@ -244,14 +229,13 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
       }
     });
 
-    it('a receiver that always fails: marked failed after the last attempt; jobs are not slowed', async () => {
+    it('a receiver that always fails: marked failed after the last attempt, each job completed beside it', async () => {
       const secret = newSecret();
       const failing = await startReceiver(secret);
       failing.status = 500;
       const hanging = await startReceiver(secret);
       hanging.hang = true;
       const delivery = { ...FAST, attempts: 3, timeoutMs: 300 };
-      const plain = new OperatorRuntime({ store: await store() });
       const notified = new OperatorRuntime({
         store: await store(),
         notifications: [
@@ -261,31 +245,21 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
         notificationDelivery: delivery,
       });
       try {
-        // A step of a few ms, as real work is: what a job costs is then the work, and whatever the
-        // deliverer does beside it (a request to a dead or hanging receiver) shows as a ratio.
-        const [cap] = register(plain, {
-          execute: () => new Promise((resolve) => setTimeout(resolve, 5, 1)),
-        }) as [string];
-        const elapsed = { plain: 0, notified: 0 };
-        // Interleaved, so both runtimes see the same machine load.
+        // That no job waits for its notifications is shown beside a receiver that never answers
+        // (the test above): here, each job completes whatever its deliveries meet.
+        const [cap] = register(notified, { execute: () => 1 }) as [string];
         for (let round = 0; round < 30; round++) {
-          for (const [name, runtime] of [
-            ['plain', plain],
-            ['notified', notified],
-          ] as const) {
-            const started = performance.now();
-            const job = await runtime.executePlan(planOf({ id: 'a', capability: cap }));
-            elapsed[name] += performance.now() - started;
-            assert.equal(job.status, 'completed');
-          }
+          const job = await notified.executePlan(planOf({ id: 'a', capability: cap }));
+          assert.equal(job.status, 'completed');
         }
         await failing.until(() => failing.deliveries.length >= 30 * 3, 30_000);
-        const deadline = Date.now() + 10_000;
-        let rows = await notified.listNotifications({ limit: 1000 });
-        while (rows.filter((row) => row.status === 'failed').length < 60 && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          rows = await notified.listNotifications({ limit: 1000 });
-        }
+        const rows = await waitFor(
+          async () => {
+            const listed = await notified.listNotifications({ limit: 1000 });
+            return listed.filter((row) => row.status === 'failed').length >= 60 && listed;
+          },
+          { timeoutMs: 30_000, what: '60 rows marked failed' },
+        );
         assert.equal(rows.length, 60);
         for (const row of rows) {
           assert.equal(row.status, 'failed');
@@ -297,12 +271,7 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
         for (const d of failing.deliveries)
           attemptsById.set(d.id, (attemptsById.get(d.id) ?? 0) + 1);
         assert.deepEqual(new Set(attemptsById.values()), new Set([3]));
-        assert.ok(
-          elapsed.notified < elapsed.plain * 2,
-          `jobs with a dead receiver took ${elapsed.notified.toFixed(1)} ms against ${elapsed.plain.toFixed(1)} ms`,
-        );
       } finally {
-        await plain.close();
         await notified.close();
       }
     });

@@ -20,6 +20,7 @@ import fc from 'fast-check';
 import { OperatorRuntime, type ExecutionAuthorizer, type Job } from '../../src/index.js';
 import recoveryModule from '../runtime/fixtures/recovery-capabilities.js';
 import { settings } from './support.js';
+import { waitFor } from '../support/wait.js';
 
 const MAX_RUNS = 6;
 const numRuns = Math.min(settings.numRuns, MAX_RUNS);
@@ -77,15 +78,14 @@ async function killAndRecover(
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  // Killed once `killAfter` steps were entered, or once it is ready (all ran): at most 30 s.
-  const deadline = Date.now() + 30_000;
-  while (
-    lines(ledger).filter((line) => line.startsWith('run ')).length < killAfter &&
-    !stdout.includes('"ready"')
-  ) {
-    assert.ok(Date.now() < deadline, 'the child never got there');
-    await new Promise((wake) => setTimeout(wake, 2));
-  }
+  // Killed once `killAfter` steps were entered (the ledger file it appends to), or once it is
+  // ready (all ran): at most 30 s.
+  await waitFor(
+    () =>
+      lines(ledger).filter((line) => line.startsWith('run ')).length >= killAfter ||
+      stdout.includes('"ready"'),
+    { timeoutMs: 30_000, intervalMs: 2, what: `${killAfter} runs, or the child ready` },
+  );
   child.kill('SIGKILL');
   await exited;
   const killedAt = lines(ledger).length;

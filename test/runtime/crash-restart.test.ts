@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { OperatorRuntime, type Job, type JobStep } from '../../src/index.js';
+import { Changes, waitFor } from '../support/wait.js';
 
 const SOAK = process.env.WARRANT_SOAK === '1';
 const ROUNDS = SOAK ? 5 : 1;
@@ -162,6 +163,7 @@ async function loadAndKill(served: Served, round: number): Promise<Sent[]> {
   const sent: Sent[] = [];
   let killed = false;
   let acknowledged = 0;
+  const acknowledgements = new Changes();
   let counter = 0;
   const hanging = Array.from({ length: HANGING_PER_ROUND }, (_, index) => {
     const entry: Sent = { goal: `round ${round} hang ${index}`, kind: 'hang' };
@@ -183,22 +185,29 @@ async function loadAndKill(served: Served, round: number): Promise<Sent[]> {
         entry.status = response.status;
         entry.jobId = body.job?.id ?? body.id;
         acknowledged++;
+        acknowledgements.changed();
       } catch {
         return; // the server is gone
       }
     }
   };
   const workers = Array.from({ length: WORKERS }, worker);
-  // Kill only once the hanging steps are recorded as running, while the workers keep posting.
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    if (acknowledged < ACKED_PER_ROUND) continue;
-    const executing = await getJson<Job[]>(`${served.url}/api/jobs?status=executing&limit=1000`);
-    const running = executing.filter(
-      (job) => job.goal.startsWith(`round ${round} hang `) && job.steps[1]?.status === 'running',
-    );
-    if (running.length === HANGING_PER_ROUND) break;
-  }
+  // Kill only once enough plans were answered and the hanging steps are recorded as running
+  // (read from the server), while the workers keep posting.
+  await acknowledgements.until(() => acknowledged >= ACKED_PER_ROUND, {
+    timeoutMs: 120_000,
+    what: () => `${ACKED_PER_ROUND} answered plans (${acknowledged} so far)`,
+  });
+  await waitFor(
+    async () => {
+      const executing = await getJson<Job[]>(`${served.url}/api/jobs?status=executing&limit=1000`);
+      const running = executing.filter(
+        (job) => job.goal.startsWith(`round ${round} hang `) && job.steps[1]?.status === 'running',
+      );
+      return running.length === HANGING_PER_ROUND;
+    },
+    { timeoutMs: 60_000, intervalMs: 25, what: 'the hanging steps recorded as running' },
+  );
   served.child.kill('SIGKILL');
   const [, signal] = await once(served.child, 'exit');
   killed = true;
@@ -358,15 +367,17 @@ describe(`warrant serve on SQLite, SIGKILLed under load and restarted (${ROUNDS}
       // The restarted server runs new plans, and leaves no cut-off job executing (bounded wait).
       const fresh = await postPlan(restarted.url, 'after restart', 'ok');
       assert.equal(fresh.status, 201);
-      const deadline = Date.now() + 30_000;
-      let left: Job[];
-      do {
-        left = await getJson<Job[]>(`${restarted.url}/api/jobs?status=executing&limit=1000`);
-        if (left.length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-      } while (left.length > 0 && Date.now() < deadline);
-      assert.deepEqual(
-        left.map((job) => job.goal),
-        [],
+      let left: Job[] = [];
+      await waitFor(
+        async () => {
+          left = await getJson<Job[]>(`${restarted.url}/api/jobs?status=executing&limit=1000`);
+          return left.length === 0;
+        },
+        {
+          timeoutMs: 30_000,
+          intervalMs: 100,
+          what: () => `no job executing (${left.map((job) => job.goal).join(', ')})`,
+        },
       );
 
       restarted.child.kill('SIGTERM');

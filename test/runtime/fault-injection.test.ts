@@ -9,6 +9,7 @@ import {
   register,
   runtimeWith,
 } from '../support/runtime-fixtures.js';
+import { within } from '../support/wait.js';
 
 function oneStep(capability: string, input?: unknown) {
   return { version: '1.0' as const, steps: [{ id: 'only', capability, input }] };
@@ -230,6 +231,8 @@ describe('fault injection: capabilities', () => {
   it('ignores a result that arrives after the timeout and fails the step with the timeout message', async () => {
     const runtime = runtimeWith();
     let lateResolved = false;
+    let resolved: () => void = () => {};
+    const late = new Promise<void>((resolve) => (resolved = resolve));
     const name = `late.${process.pid}`;
     runtime.use({
       manifest: { name: 'late', version: '1', capabilities: [name] },
@@ -245,6 +248,7 @@ describe('fault injection: capabilities', () => {
               setTimeout(() => {
                 lateResolved = true;
                 resolve('late');
+                resolved();
               }, 40),
             ),
         }),
@@ -252,7 +256,9 @@ describe('fault injection: capabilities', () => {
     });
     const job = await runtime.executePlan(oneStep(name));
     assert.equal(job.error, 'Capability execution timed out after 10ms');
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Once the late result is in, and a turn later (anything it would set is set by then).
+    await within(late, { what: 'the late result' });
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(lateResolved, true);
     assert.equal(job.steps[0]?.result, undefined);
     assert.equal(job.status, 'failed');

@@ -8,64 +8,16 @@ import { after, describe, it } from 'node:test';
 import {
   OperatorRuntime,
   type ExecutionContext,
-  type ExecutionPlan,
   type OperatorRuntimeOptions,
 } from '../../src/index.js';
-import { register } from '../support/runtime-fixtures.js';
+import { gate, planOf, register, withRuntime } from '../support/runtime-fixtures.js';
+import { Changes } from '../support/wait.js';
 
 const ALICE = { id: 'alice' };
 const directory = mkdtempSync(join(tmpdir(), 'warrant-job-life-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
 let files = 0;
 const sqliteFile = () => `sqlite:${join(directory, `jobs-${++files}.db`)}`;
-
-/** Resolves once `ready()` holds, checking every 5 ms, for at most 5 s. */
-async function until(ready: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/** A capability that waits until released or aborted, recording what it saw. */
-function gate() {
-  const seen: { input: unknown; signal: AbortSignal }[] = [];
-  const releases: (() => void)[] = [];
-  const definition = {
-    execute: ({ input, context }: { input: unknown; context: ExecutionContext }) =>
-      new Promise<unknown>((resolve, reject) => {
-        seen.push({ input, signal: context.signal });
-        releases.push(() => resolve({ released: input }));
-        context.signal.addEventListener('abort', () => reject(context.signal.reason as Error), {
-          once: true,
-        });
-      }),
-  };
-  return {
-    definition,
-    seen,
-    release: (index: number) => releases[index]?.(),
-    /** Resolves once `count` invocations have begun. */
-    entered: (count = 1) => until(() => seen.length >= count),
-  };
-}
-
-function planOf(...steps: { id: string; capability: string; input?: unknown }[]): ExecutionPlan {
-  return { version: '1.0', goal: 'a job life', steps: steps.map((s) => ({ input: {}, ...s })) };
-}
-
-async function withRuntime<T>(
-  options: OperatorRuntimeOptions,
-  use: (runtime: OperatorRuntime) => Promise<T>,
-): Promise<T> {
-  const runtime = new OperatorRuntime(options);
-  try {
-    return await use(runtime);
-  } finally {
-    await runtime.close();
-  }
-}
 
 describe('submitPlan and waitForJob', () => {
   it('records the job queued, resolves its id at once, and runs it through the executor', async () => {
@@ -148,7 +100,6 @@ describe('submitPlan and waitForJob', () => {
         );
       }
       await g.entered(2);
-      await new Promise((resolve) => setTimeout(resolve, 30));
       assert.deepEqual(
         g.seen.map((seen) => seen.input),
         [{ n: 0 }, { n: 1 }],
@@ -162,6 +113,7 @@ describe('submitPlan and waitForJob', () => {
       await g.entered(4);
       g.release(3);
       for (const id of ids) assert.equal((await runtime.waitForJob(id))?.status, 'completed');
+      assert.equal(g.mostAtOnce(), 2, 'never more than queue.concurrency steps at once');
     });
   });
 
@@ -224,16 +176,18 @@ describe('cancelJob', () => {
   it('keeps the result of a step that ignored its signal and returned', async () => {
     await withRuntime({}, async (runtime) => {
       let release: (() => void) | undefined;
+      const changes = new Changes();
       const [cap] = register(runtime, {
         execute: () =>
           new Promise((resolve) => {
             release = () => resolve({ finished: true });
+            changes.changed();
           }),
       }) as [string];
       const { jobId } = await runtime.submitPlan(planOf({ id: 'a', capability: cap }), {
         caller: ALICE,
       });
-      await until(() => release !== undefined);
+      await changes.until(() => release !== undefined, { what: 'the step to start' });
       await runtime.cancelJob(jobId, { caller: ALICE });
       release?.();
       const job = await runtime.waitForJob(jobId);
@@ -274,8 +228,19 @@ describe('cancelJob', () => {
       );
       g.release(0);
       assert.equal((await runtime.waitForJob(first.jobId))?.status, 'completed');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.equal(g.seen.length, 1);
+      // The queue runs in submission order: once a job submitted after it has run, the cancelled
+      // job's turn has passed.
+      const third = await runtime.submitPlan(
+        planOf({ id: 'a', capability: cap, input: { n: 3 } }),
+        { caller: ALICE },
+      );
+      await g.entered(2);
+      g.release(1);
+      assert.equal((await runtime.waitForJob(third.jobId))?.status, 'completed');
+      assert.deepEqual(
+        g.seen.map((seen) => seen.input),
+        [{ n: 1 }, { n: 3 }],
+      );
       assert.equal((await runtime.getJob(second.jobId))?.status, 'cancelled');
       assert.equal((await runtime.verifyJob(second.jobId))?.ok, true);
     });
@@ -411,11 +376,13 @@ describe('cancelJob', () => {
     await withRuntime({}, async (runtime) => {
       let release: () => void = () => {};
       let entered = false;
+      const changes = new Changes();
       const read: AbortSignal[] = [];
       const [cap] = register(runtime, {
         execute: ({ context }: { context: ExecutionContext }) =>
           new Promise((resolve) => {
             entered = true;
+            changes.changed();
             release = () => {
               read.push(context.signal, context.signal);
               resolve(1);
@@ -424,7 +391,7 @@ describe('cancelJob', () => {
       }) as [string];
       const running = runtime.submitPlan(planOf({ id: 'a', capability: cap }), { caller: ALICE });
       const { jobId } = await running;
-      await until(() => entered);
+      await changes.until(() => entered, { what: 'the step to start' });
       await runtime.cancelJob(jobId, { caller: ALICE, reason: 'late reader' });
       release();
       const job = await runtime.waitForJob(jobId, { timeoutMs: 5000 });

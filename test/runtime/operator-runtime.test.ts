@@ -10,6 +10,7 @@ import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
+import { within } from '../support/wait.js';
 
 describe('new OperatorRuntime(options)', () => {
   it('exports an inert default instance', async () => {
@@ -243,14 +244,6 @@ describe('OperatorRuntime#close()', () => {
 });
 
 describe('OperatorRuntime#close() while jobs run (issue 15, item 9)', () => {
-  /** Bounds a wait of the test: fails instead of hanging. */
-  const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
-    Promise.race([
-      promise,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`${what} did not happen within 10 s`)), 10_000).unref(),
-      ),
-    ]);
   const settledYet = async (promise: Promise<unknown>): Promise<boolean> => {
     let settled = false;
     void promise.then(
@@ -297,7 +290,7 @@ describe('OperatorRuntime#close() while jobs run (issue 15, item 9)', () => {
           { id: 'two', capability: after as string },
         ],
       });
-      await within(started, 'the first step');
+      await within(started, { what: 'the first step' });
       const closed = runtime.close();
       assert.equal(runtime.close(), closed, 'every call returns the same promise');
       await assert.rejects(
@@ -306,8 +299,8 @@ describe('OperatorRuntime#close() while jobs run (issue 15, item 9)', () => {
       );
       assert.equal(await settledYet(closed), false, 'close() waits for the running job');
       release();
-      const job = await within(running, 'the running job');
-      await within(closed, 'close()');
+      const job = await within(running, { what: 'the running job' });
+      await within(closed, { what: 'close()' });
       assert.equal(job.status, 'completed', job.error);
       assert.deepEqual(ran, ['slow', 'after']);
       assert.deepEqual(
@@ -358,15 +351,15 @@ describe('OperatorRuntime#close() while jobs run (issue 15, item 9)', () => {
     assert.equal(entered, 3);
     const closed = runtime.close();
     for (const open of gates.splice(0, 2)) open();
-    await within(Promise.all(jobs.slice(0, 2)), 'the first two jobs');
+    await within(Promise.all(jobs.slice(0, 2)), { what: 'the first two jobs' });
     assert.equal(await settledYet(closed), false, 'one job still runs');
     gates.splice(0).forEach((open) => open());
-    const [, failed, last] = await within(Promise.all(jobs), 'every job');
-    await within(closed, 'close()');
+    const [, failed, last] = await within(Promise.all(jobs), { what: 'every job' });
+    await within(closed, { what: 'close()' });
     assert.equal(failed?.status, 'failed');
     assert.equal(last?.status, 'completed');
     const idle = runtimeWith();
-    await within(idle.close(), 'close() of a runtime that ran nothing');
+    await within(idle.close(), { what: 'close() of a runtime that ran nothing' });
   });
 });
 

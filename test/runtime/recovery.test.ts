@@ -19,6 +19,7 @@ import {
 } from '../../src/index.js';
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { waitFor } from '../support/wait.js';
 import recoveryModule from './fixtures/recovery-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -111,17 +112,16 @@ async function ownerSessionEnded(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const { rows } = await client.query<{ held: number }>(
-        `SELECT count(*)::int AS held FROM pg_locks
-         WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-      );
-      if (rows[0]?.held === 0) return;
-      if (Date.now() > deadline)
-        throw new Error('the killed owner still holds its lock after 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(
+      async () => {
+        const { rows } = await client.query<{ held: number }>(
+          `SELECT count(*)::int AS held FROM pg_locks
+           WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        );
+        return rows[0]?.held === 0;
+      },
+      { timeoutMs: 10_000, what: 'the killed owner to lose its lock' },
+    );
   } finally {
     await client.end();
   }

@@ -27,6 +27,7 @@ import {
   type RuntimeEvent,
 } from '../../src/index.js';
 import { recordEvents, recordingAuthorizer, register } from '../support/runtime-fixtures.js';
+import { within } from '../support/wait.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-store-faults-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -421,6 +422,8 @@ describe('hostile capability results on SQLite', () => {
   it('records a time-out when a capability rejects with a non-Error after it, and leaves that rejection handled', async () => {
     const { runtime, file } = await openTracked();
     let lateRejected = false;
+    let rejected: () => void = () => {};
+    const late = new Promise<void>((resolve) => (rejected = resolve));
     const name = `store-faults.late.${process.pid}`;
     runtime.use({
       manifest: { name: `store-faults.module.${process.pid}`, version: '1', capabilities: [name] },
@@ -436,6 +439,7 @@ describe('hostile capability results on SQLite', () => {
               setTimeout(() => {
                 lateRejected = true;
                 reject('too late, and not an Error');
+                rejected();
               }, 40),
             ),
         }),
@@ -447,7 +451,9 @@ describe('hostile capability results on SQLite', () => {
     });
     assert.equal(job.status, 'failed');
     assert.equal(job.error, 'Capability execution timed out after 10ms');
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Once it has rejected, and a turn later (an unhandled rejection is reported by then).
+    await within(late, { what: 'the late rejection' });
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(lateRejected, true);
     const stored = readFromDisk(file, job.id);
     assert.equal(stored?.status, 'failed');

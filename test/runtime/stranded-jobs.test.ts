@@ -18,6 +18,7 @@ import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { StrandedJobs, strandedJobId } from '../../src/runtime/stranded-jobs.js';
 import { register } from '../support/runtime-fixtures.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { Changes } from '../support/wait.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-stranded-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -29,19 +30,6 @@ class Outage {
     this.down && phase === 'before'
       ? Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' })
       : undefined;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The job once it is no longer `executing` (bounded: 20 s). */
-async function settled(read: () => Promise<Job | undefined>): Promise<Job> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const job = await read();
-    if (job !== undefined && job.status !== 'executing' && job.status !== 'queued') return job;
-    if (Date.now() > deadline) throw new Error(`job still ${String(job?.status)} after 20 s`);
-    await sleep(50);
-  }
 }
 
 function plan(name: string): ExecutionPlan {
@@ -90,7 +78,9 @@ async function strand(
     const jobId = error.jobId as string;
     assert.equal((await runtime.getJob(jobId))?.status, 'executing');
     outage.down = false;
-    const job = await settled(() => runtime.getJob(jobId));
+    // Recorded by the runtime itself once the store answers (bounded: 20 s).
+    const job = (await runtime.waitForJob(jobId, { timeoutMs: 20_000 })) as Job;
+    assert.ok(!['queued', 'executing'].includes(job.status), `job still ${job.status} after 20 s`);
     assert.deepEqual(await runtime.verifyJob(jobId), { ok: true, events: job.events.length });
     return { job, ledger: ledger.length, runtime };
   } finally {
@@ -171,9 +161,11 @@ describe('StrandedJobs', () => {
   it('tries again while the store fails, and forgets a job once it is recorded', async () => {
     let down = 2;
     const tried: string[] = [];
+    const changes = new Changes();
     const stranded = new StrandedJobs(
       async (jobId) => {
         tried.push(jobId);
+        changes.changed();
         if (down > 0) {
           down -= 1;
           throw Object.assign(new Error('lost'), { code: 'ECONNRESET' });
@@ -185,25 +177,28 @@ describe('StrandedJobs', () => {
     stranded.add(lost('j1'));
     stranded.add(lost('j1'));
     stranded.add(new Error('not a store failure'));
-    const deadline = Date.now() + 5_000;
-    while (stranded.ids.length > 0 && Date.now() < deadline) await sleep(5);
-    assert.deepEqual(tried, ['j1', 'j1', 'j1']);
+    await changes.until(() => tried.length >= 3, { what: 'a third try' });
+    // stop() waits for the pass under way: the third try succeeded, so nothing is left.
     assert.deepEqual(await stranded.stop(), []);
+    assert.deepEqual(tried, ['j1', 'j1', 'j1']);
   });
 
   it('reports a job it cannot settle for another reason, and keeps nothing after stop', async () => {
     const warned: string[] = [];
+    const changes = new Changes();
     const stranded = new StrandedJobs(
       () => Promise.reject(new Error('plan gone')),
-      (line) => warned.push(line),
+      (line) => {
+        warned.push(line);
+        changes.changed();
+      },
       quick,
     );
     stranded.add(lost('j2'));
-    const deadline = Date.now() + 5_000;
-    while (stranded.ids.length > 0 && Date.now() < deadline) await sleep(5);
+    await changes.until(() => warned.length > 0, { what: 'the warning' });
+    assert.deepEqual(await stranded.stop(), [], 'a job reported is not kept');
     assert.equal(warned.length, 1);
     assert.match(warned[0] as string, /job j2 .*plan gone.*recovery at the next start/);
-    await stranded.stop();
     stranded.add(lost('j3'));
     assert.deepEqual(stranded.ids, []);
   });

@@ -3,10 +3,9 @@
 // winner, a waiting job survives a restart, and a store fault during a decision leaves the
 // request pending. Run by runJobStoreContract for memory, SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   OperatorRuntime,
-  createCapability,
   type ApproverPolicy,
   type ExecutionPlan,
   type Job,
@@ -15,40 +14,24 @@ import type { JobChange, JobStore } from '../../src/jobs/job-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { countingStore } from '../support/counting-store.js';
-import { uniqueName } from '../support/runtime-fixtures.js';
+import { registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
 
 const anyone: ApproverPolicy = { canApprove: () => true };
 
 export function runApprovalContract(store: StoreUnderTest): void {
-  const runtimes: OperatorRuntime[] = [];
-  after(async () => {
-    for (const runtime of runtimes) await runtime.close();
-  });
+  const { keep } = suiteRuntimes();
   const invoked: unknown[] = [];
-  const read = uniqueName('approve.read');
-  const write = uniqueName('approve.write');
-  new OperatorRuntime().use({
-    manifest: { name: uniqueName('approve-module'), version: '1', capabilities: [read, write] },
-    capabilities: [
-      createCapability({
-        name: read,
-        version: '1',
-        description: 'reads',
-        risk: 'read',
-        execute: () => ({ value: 7 }),
-      }),
-      createCapability({
-        name: write,
-        version: '1',
-        description: 'writes',
-        risk: 'write',
-        execute: ({ input }) => {
-          invoked.push(input);
-          return { ok: true };
-        },
-      }),
-    ],
+  const { read, write } = registerShared('approve', {
+    read: { description: 'reads', execute: () => ({ value: 7 }) },
+    write: {
+      description: 'writes',
+      risk: 'write',
+      execute: ({ input }) => {
+        invoked.push(input);
+        return { ok: true };
+      },
+    },
   });
   const plan = (tag: string): ExecutionPlan => ({
     version: '1.0',
@@ -59,11 +42,8 @@ export function runApprovalContract(store: StoreUnderTest): void {
       { id: 'c', capability: read, input: {} },
     ],
   });
-  const runtimeOn = (option: string) => {
-    const runtime = new OperatorRuntime({ store: option, approvals: { approver: anyone } });
-    runtimes.push(runtime);
-    return runtime;
-  };
+  const runtimeOn = (option: string) =>
+    keep(new OperatorRuntime({ store: option, approvals: { approver: anyone } }));
   const approve = (runtime: OperatorRuntime, job: Job, approver = 'bob') =>
     runtime.decideApproval({
       jobId: job.id,
@@ -167,7 +147,7 @@ export function runApprovalContract(store: StoreUnderTest): void {
         store: await store.freshStoreOption(),
         approvals: { approver: slow, ttlMs: 200 },
       });
-      runtimes.push(runtime);
+      keep(runtime);
       const job = await runtime.executePlan(plan('slow'), { caller: { id: 'alice' } });
       await assert.rejects(approve(runtime, job), { code: 'APPROVAL_EXPIRED' });
       assert.equal(timesInvoked('slow'), 0);
@@ -331,7 +311,7 @@ export function runApprovalContract(store: StoreUnderTest): void {
           close: () => real.close(),
         };
         const deciding = runtimeOnStore(faulty, { approvals: { approver: anyone } });
-        runtimes.push(deciding);
+        keep(deciding);
         await assert.rejects(approve(deciding, job), { code: 'JOB_STORE_FAILED' });
         assert.equal(timesInvoked('fault'), 0);
         const [request] = await submitter.listApprovals();
@@ -351,7 +331,7 @@ export function runApprovalContract(store: StoreUnderTest): void {
       const option = await store.freshStoreOption();
       const counted = countingStore(store.reopen?.(option) ?? new MemoryJobStore(10_000));
       const runtime = runtimeOnStore(counted.store, { approvals: { approver: anyone } });
-      runtimes.push(runtime);
+      keep(runtime);
       const ids: string[] = [];
       for (let index = 0; index < 130; index++)
         ids.push(

@@ -4,61 +4,32 @@
 // verifyStore, even when the job's own chain was recomputed so that verifyJob passes; a head
 // kept elsewhere detects a rollback of the whole store.
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
-import {
-  OperatorRuntime,
-  createCapability,
-  verifyEvidence,
-  type ExecutionPlan,
-} from '../../src/index.js';
+import { describe, it } from 'node:test';
+import { OperatorRuntime, verifyEvidence, type ExecutionPlan } from '../../src/index.js';
 import { chainHashes } from '../../src/record/event-chain.js';
 import type { JobEvent } from '../../src/jobs/job.js';
 import type { StoreVerification } from '../../src/record/verify-store.js';
-import { uniqueName } from '../support/runtime-fixtures.js';
+import { DENY_WRITES, registerShared, suiteRuntimes } from '../support/store-fixtures.js';
+import { within } from '../support/wait.js';
 import type { StoreUnderTest } from './contract.js';
 
 type Sql = NonNullable<StoreUnderTest['sql']>;
 const JOB_SEQ = '(SELECT seq FROM {jobs} WHERE id = ?)';
 
-const echo = uniqueName('checkpoint.echo');
-const write = uniqueName('checkpoint.write');
-const gate = uniqueName('checkpoint.gate');
 /** Released by the test: a job that waits in its step while the test seals. */
 let release: () => void = () => {};
 let reached: () => void = () => {};
-new OperatorRuntime().use({
-  manifest: {
-    name: uniqueName('checkpoint-module'),
-    version: '1',
-    capabilities: [echo, write, gate],
+const { echo, write, gate } = registerShared('checkpoint', {
+  echo: { description: 'its input', execute: ({ input }) => input },
+  write: { description: 'denied', risk: 'write', execute: () => 1 },
+  gate: {
+    description: 'waits for the test',
+    execute: () =>
+      new Promise<string>((resolve) => {
+        release = () => resolve('released');
+        reached();
+      }),
   },
-  capabilities: [
-    createCapability({
-      name: echo,
-      version: '1',
-      description: 'its input',
-      risk: 'read',
-      execute: ({ input }) => input,
-    }),
-    createCapability({
-      name: write,
-      version: '1',
-      description: 'denied',
-      risk: 'write',
-      execute: () => 1,
-    }),
-    createCapability({
-      name: gate,
-      version: '1',
-      description: 'waits for the test',
-      risk: 'read',
-      execute: () =>
-        new Promise<string>((resolve) => {
-          release = () => resolve('released');
-          reached();
-        }),
-    }),
-  ],
 });
 
 const twoSteps: ExecutionPlan = {
@@ -127,24 +98,15 @@ async function forgeCopy(sql: Sql, option: string, sourceId: string, forgedId: s
 
 export function runCheckpointContract(store: StoreUnderTest): void {
   const sql = store.sql as Sql;
-  const runtimes: OperatorRuntime[] = [];
-  after(async () => {
-    for (const runtime of runtimes) await runtime.close();
-  });
-  const open = (option: string, auditKey: string | undefined) => {
-    const runtime = new OperatorRuntime({
-      store: option,
-      authorizer: {
-        authorize: ({ capability }) =>
-          capability.risk === 'write'
-            ? { decision: 'deny', reason: 'no writes' }
-            : { decision: 'allow' },
-      },
-      ...(auditKey === undefined ? {} : { auditKey }),
-    });
-    runtimes.push(runtime);
-    return runtime;
-  };
+  const { keep } = suiteRuntimes();
+  const open = (option: string, auditKey: string | undefined) =>
+    keep(
+      new OperatorRuntime({
+        store: option,
+        authorizer: DENY_WRITES,
+        ...(auditKey === undefined ? {} : { auditKey }),
+      }),
+    );
   /** A store with a finished and a denied job, sealed (closing seals), and a runtime on it. */
   const sealedStore = async (auditKey: string | undefined) => {
     const option = await store.freshStoreOption();
@@ -243,7 +205,7 @@ export function runCheckpointContract(store: StoreUnderTest): void {
             { id: 'w', capability: write, input: 'x' },
           ],
         });
-        await reachedGate;
+        await within(reachedGate, { what: 'the job to reach its gate step' });
         const [waiting] = await writer.listJobs({ status: 'executing' });
         assert.ok(waiting !== undefined);
         // exportJob seals first: the job as it is now is sealed.

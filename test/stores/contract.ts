@@ -2,11 +2,10 @@
 // runJobStoreContract; the runtime drives the store through its public `store` option.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   OperatorRuntime,
   createCapability,
-  type ExecutionAuthorizer,
   type ExecutePlanOptions,
   type ExecutionPlan,
   type Job,
@@ -23,6 +22,7 @@ import {
 } from '../../src/jobs/transitions.js';
 import { digestRecorded, recordValue } from '../../src/jobs/recorded-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
+import { DENY_WRITES, registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import { runApprovalContract } from './approvals-contract.js';
 
 export interface StoreUnderTest {
@@ -98,159 +98,106 @@ function allowed(at: string, input: unknown): Decided {
 }
 
 export function runJobStoreContract(store: StoreUnderTest): void {
-  const runtimes: OperatorRuntime[] = [];
-  const authorizer: ExecutionAuthorizer = {
-    authorize: ({ capability }) =>
-      capability.risk === 'write'
-        ? { decision: 'deny', reason: 'no writes' }
-        : { decision: 'allow' },
-  };
+  const { keep } = suiteRuntimes();
+  const authorizer = DENY_WRITES;
   const open = async () => {
     const option = await store.freshStoreOption();
-    const runtime = new OperatorRuntime({ store: option, authorizer });
-    runtimes.push(runtime);
-    return { runtime, option };
+    return { runtime: keep(new OperatorRuntime({ store: option, authorizer })), option };
   };
-  after(async () => {
-    for (const runtime of runtimes) await runtime.close();
-  });
 
-  const read = uniqueName('store.read');
-  const write = uniqueName('store.write');
-  const odd = uniqueName('store.odd');
-  const boom = uniqueName('store.boom');
-  const strange = uniqueName(`store.${ODD_TEXT}`);
-  const hostile = uniqueName('store.hostile');
-  const make = uniqueName('store.make');
-  const mutate = uniqueName('store.mutate');
-  const bump = uniqueName('store.bump');
-  new OperatorRuntime().use({
-    manifest: {
-      name: uniqueName('store-module'),
-      version: '1',
-      capabilities: [read, write, odd, boom, strange, hostile, make, mutate, bump],
+  const { read, write, odd, boom, strange, hostile, make, mutate, bump } = registerShared('store', {
+    make: {
+      description: 'returns a fresh object',
+      execute: () => ({ list: [1], nested: { n: 1 } }),
     },
-    capabilities: [
-      createCapability({
-        name: make,
-        version: '1',
-        description: 'returns a fresh object',
-        risk: 'read',
-        execute: () => ({ list: [1], nested: { n: 1 } }),
-      }),
-      createCapability({
-        name: mutate,
-        version: '1',
-        description: 'changes the object it is handed (an earlier result) in place',
-        risk: 'read',
-        execute: ({ input }) => {
-          const { target } = input as { target: { list: number[]; nested: { n: number } } };
-          target.list.push(2);
-          target.nested.n = 99;
-          return 'mutated';
-        },
-      }),
-      createCapability({
-        name: bump,
-        version: '1',
-        description: 'changes its own input in place',
-        risk: 'read',
-        execute: ({ input }) => {
-          (input as { n: number }).n += 1;
-          return 'bumped';
-        },
-      }),
-      createCapability({
-        name: strange,
-        version: ODD_TEXT,
-        description: 'a name, a version and a failure message no text column holds raw',
-        risk: 'read',
-        execute: ({ input }) => {
-          if ((input as { fail?: boolean } | undefined)?.fail === true)
-            throw new Error(`failed: ${ODD_TEXT}`);
-          return { [ODD_TEXT]: ODD_TEXT, input };
-        },
-      }),
-      createCapability({
-        name: hostile,
-        version: '1',
-        description: 'returns values recorded through toJSON, boxed primitives and the like',
-        risk: 'read',
-        execute: () => {
-          class Money {
-            constructor(readonly cents: number) {}
-            toJSON() {
-              return `${this.cents / 100} EUR`;
-            }
+    mutate: {
+      description: 'changes the object it is handed (an earlier result) in place',
+      execute: ({ input }) => {
+        const { target } = input as { target: { list: number[]; nested: { n: number } } };
+        target.list.push(2);
+        target.nested.n = 99;
+        return 'mutated';
+      },
+    },
+    bump: {
+      description: 'changes its own input in place',
+      execute: ({ input }) => {
+        (input as { n: number }).n += 1;
+        return 'bumped';
+      },
+    },
+    strange: {
+      name: `store.${ODD_TEXT}`,
+      version: ODD_TEXT,
+      description: 'a name, a version and a failure message no text column holds raw',
+      execute: ({ input }) => {
+        if ((input as { fail?: boolean } | undefined)?.fail === true)
+          throw new Error(`failed: ${ODD_TEXT}`);
+        return { [ODD_TEXT]: ODD_TEXT, input };
+      },
+    },
+    hostile: {
+      description: 'returns values recorded through toJSON, boxed primitives and the like',
+      execute: () => {
+        class Money {
+          constructor(readonly cents: number) {}
+          toJSON() {
+            return `${this.cents / 100} EUR`;
           }
-          class Point {
-            constructor(
-              readonly x: number,
-              readonly y: number,
-            ) {}
-          }
-          const sparse: unknown[] = [1];
-          sparse[3] = 'four';
-          Object.assign(sparse, { named: 'dropped' });
-          const cyclic: Record<string, unknown> = { big: 2n ** 70n };
-          cyclic.self = cyclic;
-          return {
-            url: new URL('https://example.com/path?q=1'),
-            number: new Number(5),
-            string: new String('abc'),
-            boolean: new Boolean(true),
-            money: new Money(1250),
-            point: new Point(1, -0),
-            proxy: new Proxy({ hidden: ODD_TEXT }, {}),
-            sparse,
-            when: new Date(86_400_000),
-            cyclic,
-          };
-        },
-      }),
-      createCapability({
-        name: read,
-        version: '1',
-        description: 'd',
-        risk: 'read',
-        execute: ({ input }) => ({ echoed: input }),
-      }),
-      createCapability({
-        name: write,
-        version: '1',
-        description: 'd',
-        risk: 'write',
-        execute: () => 'written',
-      }),
-      createCapability({
-        name: odd,
-        version: '1',
-        description: 'returns values JSON cannot hold',
-        risk: 'read',
-        execute: () => {
-          const cyclic: Record<string, unknown> = { name: 'loop' };
-          cyclic.self = cyclic;
-          return {
-            big: 10n,
-            fn: () => 1,
-            list: [undefined, 1],
-            when: new Date(0),
-            map: new Map([['k', 'v']]),
-            cyclic,
-            nan: NaN,
-          };
-        },
-      }),
-      createCapability({
-        name: boom,
-        version: '1',
-        description: 'd',
-        risk: 'read',
-        execute: () => {
-          throw new Error('boom');
-        },
-      }),
-    ],
+        }
+        class Point {
+          constructor(
+            readonly x: number,
+            readonly y: number,
+          ) {}
+        }
+        const sparse: unknown[] = [1];
+        sparse[3] = 'four';
+        Object.assign(sparse, { named: 'dropped' });
+        const cyclic: Record<string, unknown> = { big: 2n ** 70n };
+        cyclic.self = cyclic;
+        return {
+          url: new URL('https://example.com/path?q=1'),
+          number: new Number(5),
+          string: new String('abc'),
+          boolean: new Boolean(true),
+          money: new Money(1250),
+          point: new Point(1, -0),
+          proxy: new Proxy({ hidden: ODD_TEXT }, {}),
+          sparse,
+          when: new Date(86_400_000),
+          cyclic,
+        };
+      },
+    },
+    read: {
+      execute: ({ input }) => ({ echoed: input }),
+    },
+    write: {
+      risk: 'write',
+      execute: () => 'written',
+    },
+    odd: {
+      description: 'returns values JSON cannot hold',
+      execute: () => {
+        const cyclic: Record<string, unknown> = { name: 'loop' };
+        cyclic.self = cyclic;
+        return {
+          big: 10n,
+          fn: () => 1,
+          list: [undefined, 1],
+          when: new Date(0),
+          map: new Map([['k', 'v']]),
+          cyclic,
+          nan: NaN,
+        };
+      },
+    },
+    boom: {
+      execute: () => {
+        throw new Error('boom');
+      },
+    },
   });
 
   const plan = (goal: string, ...capabilities: string[]) => ({
@@ -558,7 +505,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
     it('returns the record the memory store returns for the same plans (ids and times aside)', async () => {
       const { runtime } = await open();
       const reference = new OperatorRuntime({ store: 'memory', authorizer });
-      runtimes.push(reference);
+      keep(reference);
       const shared = { n: 1 };
       const plans: [ExecutionPlan, ExecutePlanOptions?][] = [
         [

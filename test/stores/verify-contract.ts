@@ -3,10 +3,9 @@
 // database itself (a result, an input, an event, a deleted or reordered event) is reported.
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   OperatorRuntime,
-  createCapability,
   type ExecutionAuthorizer,
   type ExecutionPlan,
   type Job,
@@ -16,7 +15,7 @@ import { POSTGRES_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-stor
 import { SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite/sqlite-store.js';
 import { verifyRecord } from '../../src/record/verify-record.js';
 import { canonicalJson } from '../../src/json/canonical-json.js';
-import { uniqueName } from '../support/runtime-fixtures.js';
+import { DENY_WRITES, registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
 
 /** Reads a job's rows: {jobs}, {job_steps} and {job_events} name the store's tables. */
@@ -25,71 +24,33 @@ const JOB_SEQ = '(SELECT seq FROM {jobs} WHERE id = ?)';
 type Broken = Extract<JobVerification, { ok: false }>;
 
 export function runVerifyContract(store: StoreUnderTest): void {
-  const runtimes: OperatorRuntime[] = [];
+  const { keep } = suiteRuntimes();
   const open = async (auditKey?: string, option?: string) => {
     const chosen = option ?? (await store.freshStoreOption());
     // A named authorizer: its name is recorded with each decision.
     const authorizer: ExecutionAuthorizer & { name: string } = {
       name: 'house rules',
-      authorize: ({ capability }) =>
-        capability.risk === 'write'
-          ? { decision: 'deny', reason: 'no writes' }
-          : { decision: 'allow' },
+      authorize: DENY_WRITES.authorize,
     };
-    const runtime = new OperatorRuntime({
-      store: chosen,
-      authorizer,
-      ...(auditKey === undefined ? {} : { auditKey }),
-    });
-    runtimes.push(runtime);
+    const runtime = keep(
+      new OperatorRuntime({
+        store: chosen,
+        authorizer,
+        ...(auditKey === undefined ? {} : { auditKey }),
+      }),
+    );
     return { runtime, option: chosen };
   };
-  after(async () => {
-    for (const runtime of runtimes) await runtime.close();
-  });
 
-  const make = uniqueName('verify.make');
-  const echo = uniqueName('verify.echo');
-  const write = uniqueName('verify.write');
-  const boom = uniqueName('verify.boom');
-  new OperatorRuntime().use({
-    manifest: {
-      name: uniqueName('verify-module'),
-      version: '1',
-      capabilities: [make, echo, write, boom],
+  const { make, echo, write, boom } = registerShared('verify', {
+    make: { description: 'a result', execute: () => ({ amount: 10, to: 'alice' }) },
+    echo: { description: 'its input', execute: ({ input }) => input },
+    write: { risk: 'write', execute: () => 1 },
+    boom: {
+      execute: () => {
+        throw new Error('boom');
+      },
     },
-    capabilities: [
-      createCapability({
-        name: make,
-        version: '1',
-        description: 'a result',
-        risk: 'read',
-        execute: () => ({ amount: 10, to: 'alice' }),
-      }),
-      createCapability({
-        name: echo,
-        version: '1',
-        description: 'its input',
-        risk: 'read',
-        execute: ({ input }) => input,
-      }),
-      createCapability({
-        name: write,
-        version: '1',
-        description: 'd',
-        risk: 'write',
-        execute: () => 1,
-      }),
-      createCapability({
-        name: boom,
-        version: '1',
-        description: 'd',
-        risk: 'read',
-        execute: () => {
-          throw new Error('boom');
-        },
-      }),
-    ],
   });
 
   /** Made, then echoed through a reference: a result, an input as authorized, five steps' events. */

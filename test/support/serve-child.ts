@@ -10,6 +10,7 @@ import {
   StreamableHTTPClientTransport,
   type CallToolResult,
 } from '@modelcontextprotocol/client';
+import { Output } from './wait.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/esm/cli/main.js');
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -25,48 +26,53 @@ export interface Served {
   readonly listening: Promise<string>;
   readonly exited: Promise<number | null>;
   stderr(): string;
+  /** The child's stderr as it arrives (bounded waits for a line: `stderrMatches`). */
+  readonly output: Output;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
 }
 
-/** Starts `warrant serve --port 0 --store memory <args>`; WARRANT_TOKEN and
- * WARRANT_JWT_SECRET are unset unless `env` sets them. */
-export function serveChild(args: string[], env: Record<string, string | undefined> = {}): Served {
-  const child = spawn(
-    process.execPath,
-    [MAIN, 'serve', '--port', '0', '--store', 'memory', ...args],
-    { env: { ...process.env, WARRANT_TOKEN: undefined, WARRANT_JWT_SECRET: undefined, ...env } },
-  );
-  children.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  const listening = new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`no address within 30 s: ${stderr}`)), 30_000);
-    child.stderr.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        done(match[1] as string);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      fail(new Error(`exited ${code}: ${stderr}`));
-    });
+const LISTENING = /listening on (http:\/\/\S+)/;
+
+/**
+ * Starts the built program with `argv` (`['serve', ...]`); WARRANT_TOKEN and WARRANT_JWT_SECRET
+ * are unset unless `env` sets them.
+ */
+export function spawnServe(argv: string[], env: Record<string, string | undefined> = {}): Served {
+  const child = spawn(process.execPath, [MAIN, ...argv], {
+    env: { ...process.env, WARRANT_TOKEN: undefined, WARRANT_JWT_SECRET: undefined, ...env },
   });
+  children.push(child);
+  const output = new Output(child.stderr);
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const listening = output
+    .match(LISTENING, { timeoutMs: 30_000, what: 'the address it listens on' })
+    .then(
+      (text) => (LISTENING.exec(text) as RegExpExecArray)[1] as string,
+      async (error: unknown) => {
+        // Its stderr ended without an address: rejected once it has exited, with its code.
+        if (!output.ended) throw error;
+        throw new Error(`exited ${await exited}: ${output.text}`);
+      },
+    );
   listening.catch(() => {});
   return {
     child,
     listening,
     exited,
-    stderr: () => stderr,
+    output,
+    stderr: () => output.text,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+/** Starts `warrant serve --port 0 --store memory <args>`; WARRANT_TOKEN and
+ * WARRANT_JWT_SECRET are unset unless `env` sets them. */
+export function serveChild(args: string[], env: Record<string, string | undefined> = {}): Served {
+  return spawnServe(['serve', '--port', '0', '--store', 'memory', ...args], env);
 }
 
 /** Starts `warrant serve <args>` expecting it to stop before listening; its code and stderr. */
@@ -83,13 +89,9 @@ export async function serveFails(
   return { code: outcome as number | null, stderr: served.stderr() };
 }
 
-/** Waits (bounded) until the child's stderr matches. */
-export async function stderrMatches(served: Served, pattern: RegExp): Promise<string> {
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    if (pattern.test(served.stderr())) return served.stderr();
-    await new Promise((done) => setTimeout(done, 50));
-  }
-  return assert.fail(`stderr never matched ${pattern}: ${served.stderr()}`);
+/** Resolves with the child's stderr once it matches, as the line arrives (bounded: 20 s). */
+export function stderrMatches(served: Served, pattern: RegExp): Promise<string> {
+  return served.output.match(pattern, { what: `stderr matching ${String(pattern)}` });
 }
 
 export interface Answer {

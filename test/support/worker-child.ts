@@ -5,6 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { resolve } from 'node:path';
 import { after } from 'node:test';
+import { Output } from './wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -42,18 +43,11 @@ export async function startWorkerChild(
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   children.push(child);
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('running (version')) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`worker ${id} did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const output = new Output(child.stdout, child.stderr);
+  await output.match('running (version', { timeoutMs: 60_000, what: `worker ${id} to start` });
   return {
     child,
-    output: () => output,
+    output: () => output.text,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

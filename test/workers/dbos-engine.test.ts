@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { Changes, waitFor } from '../support/wait.js';
 import {
   createDbosSubmitter,
   DBOS_SCHEMA,
@@ -25,16 +26,6 @@ const VERSION = 'warrant-test-v1';
 const OLD_VERSION = 'warrant-test-v0';
 const SECRET = 'do-not-store-me';
 
-/** Resolves once `check()` is true; rejects after `ms` (every wait in a test is bounded). */
-async function until(check: () => boolean, ms: number, what: string): Promise<number> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - start;
-}
-
 describe('DBOS workers', { timeout: 120_000 }, () => {
   let postgres: TestPostgres;
   let url: string;
@@ -45,6 +36,10 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
   const ran: string[] = [];
   const aborted = new Map<string, number>();
   const secrets: string[] = [];
+  /** What this process sees change: a job run or aborted here, a line from the peer. */
+  const changes = new Changes();
+  const until = (check: () => boolean, timeoutMs: number, what: string) =>
+    changes.until(check, { timeoutMs, what });
 
   before(async () => {
     postgres = await startTestPostgres();
@@ -55,8 +50,11 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    peer.stdout.on('data', (chunk: Buffer) => (peerOut += chunk.toString()));
-    peer.stderr.on('data', (chunk: Buffer) => (peerOut += chunk.toString()));
+    for (const stream of [peer.stdout, peer.stderr])
+      stream.setEncoding('utf8').on('data', (chunk: string) => {
+        peerOut += chunk;
+        changes.changed();
+      });
     await until(() => peerOut.includes('ready'), 60_000, 'the peer worker');
     await submitter.enqueue('held-by-peer');
     await until(() => peerOut.includes('started held-by-peer'), 30_000, 'the peer to start');
@@ -68,10 +66,12 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
       probeMs: 200,
       run: async (jobId, signal) => {
         ran.push(jobId);
+        changes.changed();
         if (jobId.startsWith('slow')) {
           await new Promise<void>((resolveAbort) => {
             signal?.addEventListener('abort', () => {
               aborted.set(jobId, Date.now());
+              changes.changed();
               resolveAbort();
             });
           });
@@ -110,23 +110,34 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
     // Both workers fail `secret-*` jobs with the secret in the message.
     await submitter.enqueue('secret-1');
     await until(() => starts('secret-1') > 0, 30_000, 'the failing job');
-    await new Promise((r) => setTimeout(r, 500));
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const tables = await client.query<{ table_name: string }>(
-        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
-        [DBOS_SCHEMA],
+      /** Every row of the DBOS tables, as JSON text, by table. */
+      const tablesText = async () => {
+        const tables = await client.query<{ table_name: string }>(
+          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
+          [DBOS_SCHEMA],
+        );
+        assert.ok(tables.rows.length > 0);
+        const texts = new Map<string, string>();
+        for (const { table_name } of tables.rows) {
+          const { rows } = await client.query(`SELECT * FROM ${DBOS_SCHEMA}."${table_name}"`);
+          texts.set(table_name, JSON.stringify(rows));
+        }
+        return texts;
+      };
+      // The failure itself is recorded (by the worker, in the database), scrubbed: the job,
+      // nothing of the capability's message.
+      const texts = await waitFor(
+        async () => {
+          const read = await tablesText();
+          return [...read.values()].join('').includes('job secret-1 did not run') && read;
+        },
+        { timeoutMs: 30_000, what: 'the failure of secret-1 in the DBOS tables' },
       );
-      assert.ok(tables.rows.length > 0);
-      let all = '';
-      for (const { table_name } of tables.rows) {
-        const { rows } = await client.query(`SELECT * FROM ${DBOS_SCHEMA}."${table_name}"`);
-        assert.ok(!JSON.stringify(rows).includes(SECRET), `${table_name} holds a secret`);
-        all += JSON.stringify(rows);
-      }
-      // The failure itself is there, scrubbed: the job, nothing of the capability's message.
-      assert.match(all, /job secret-1 did not run/);
+      for (const [table, text] of texts)
+        assert.ok(!text.includes(SECRET), `${table} holds a secret`);
     } finally {
       await client.end();
     }
@@ -138,7 +149,7 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
     await submitter.cancel('slow-1');
     await until(
       () => aborted.has('slow-1') || peerOut.includes('aborted slow-1'),
-      5_000,
+      20_000,
       'the abort',
     );
   });

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { waitFor } from '../support/wait.js';
 import { startWorkerChild, type WorkerChild } from '../support/worker-child.js';
 import ledgerModule from './fixtures/ledger-capabilities.js';
 
@@ -75,18 +76,24 @@ describe('workers SIGKILLed at random', { timeout: 600_000 }, () => {
       await startWorker(url, id);
     }
 
-    const deadline = Date.now() + 240_000;
+    // Ended in the workers' processes: read from the store.
     const ended = new Map<string, string>();
-    while (ended.size < ids.length) {
-      assert.ok(Date.now() < deadline, `${ids.length - ended.size} jobs never ended`);
-      for (const id of ids) {
-        if (ended.has(id)) continue;
-        const job = await runtime.getJob(id);
-        if (job !== undefined && job.status !== 'queued' && job.status !== 'executing')
-          ended.set(id, job.status);
-      }
-      if (ended.size < ids.length) await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitFor(
+      async () => {
+        for (const id of ids) {
+          if (ended.has(id)) continue;
+          const job = await runtime.getJob(id);
+          if (job !== undefined && job.status !== 'queued' && job.status !== 'executing')
+            ended.set(id, job.status);
+        }
+        return ended.size === ids.length;
+      },
+      {
+        timeoutMs: 240_000,
+        intervalMs: 250,
+        what: () => `every job to end (${ids.length - ended.size} still open)`,
+      },
+    );
     assert.equal(kills, 20);
 
     // Ends the record explains: completed, or failed on a step that may have run.

@@ -14,6 +14,7 @@ import { OperatorRuntime, type ExecutionPlan } from '../../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { serveChild } from '../../support/serve-child.js';
 import { startWorkerChild, type WorkerChild } from '../../support/worker-child.js';
+import { waitFor } from '../../support/wait.js';
 import ledgerModule from '../../workers/fixtures/ledger-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -106,11 +107,12 @@ describe('warrant worker', { timeout: 240_000 }, () => {
       version: '1.0',
       steps: [{ id: 'long', capability: 'ledger.wait', input: { ms: 60_000 } }],
     });
-    const deadline = Date.now() + 30_000;
-    while ((await runtime.getJob(jobId))?.steps[0]?.status !== 'running') {
-      assert.ok(Date.now() < deadline, 'the step never started');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // Started in a worker process: read from the store.
+    await waitFor(async () => (await runtime.getJob(jobId))?.steps[0]?.status === 'running', {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the step to start in a worker',
+    });
     await runtime.cancelJob(jobId, { caller: { id: 'ops', scopes: ['warrant:cancel'] } });
     const job = await runtime.waitForJob(jobId, { timeoutMs: 10_000 });
     assert.equal(job?.status, 'cancelled');

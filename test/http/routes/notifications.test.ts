@@ -11,6 +11,7 @@ import { loadCallersFile } from '../../../src/http/auth/index.js';
 import { createHttpServer } from '../../../src/http/server.js';
 import { OperatorRuntime, type ExecutionCaller } from '../../../src/index.js';
 import { register } from '../../support/runtime-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 import { newSecret, startReceiver } from '../../support/webhook-receiver.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -79,13 +80,12 @@ describe('GET /api/notifications', () => {
 
   it('pages the rows with a cursor; shows the destination label, never the URL, secret or body', async () => {
     const server = await start(true);
-    // Every row fails at its one attempt.
-    const deadline = Date.now() + 10_000;
-    while (
-      (await server.runtime.listNotifications()).some((row) => row.status !== 'failed') &&
-      Date.now() < deadline
-    )
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    // Every row fails at its one attempt (the deliverer's, in the outbox).
+    await waitFor(
+      async () =>
+        (await server.runtime.listNotifications()).every((row) => row.status === 'failed'),
+      { what: 'every row to fail its one attempt' },
+    );
     const first = await get(server.url, '/api/notifications?limit=2');
     assert.equal(first.status, 200);
     const page = JSON.parse(first.text) as Record<string, unknown>[];

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { register } from '../../support/runtime-fixtures.js';
+import { Changes, waitFor } from '../../support/wait.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -109,13 +110,12 @@ async function underLoad(pooled: boolean) {
           String(outcome.reason),
         );
     // Within 30 s: no queued or executing job has a live owner.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const live = await heldByLiveOwners(admin);
-      if (live.length === 0) break;
-      if (Date.now() > deadline) assert.fail(`executing with a live owner: ${live.join(', ')}`);
-      await sleep(100);
-    }
+    let live: string[] = [];
+    await waitFor(async () => (live = await heldByLiveOwners(admin)).length === 0, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: () => `no job executing with a live owner (${live.join(', ')})`,
+    });
     if (pooled) {
       // The owners lived through it: every job ended in its own process, none left open.
       // Read here (reads through the runtime are not retried: a pooled connection just
@@ -132,15 +132,22 @@ async function underLoad(pooled: boolean) {
     for (const runtime of runtimes) await runtime.close();
     // What is left waits for the next process: one opened with recover settles it.
     recovering = new OperatorRuntime({ store: url, recover: true });
-    const until = Date.now() + 30_000;
-    let jobs: Job[];
-    for (;;) {
-      jobs = await recovering.listJobs({ limit: 100 });
-      const open = jobs.filter((job) => job.status === 'queued' || job.status === 'executing');
-      if (open.length === 0) break;
-      if (Date.now() > until) assert.fail(`still open: ${open.map((job) => job.id).join(', ')}`);
-      await sleep(100);
-    }
+    let jobs: Job[] = [];
+    const open = () => jobs.filter((job) => job.status === 'queued' || job.status === 'executing');
+    await waitFor(
+      async () => {
+        jobs = await (recovering as OperatorRuntime).listJobs({ limit: 100 });
+        return open().length === 0;
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        what: () =>
+          `no job open (${open()
+            .map((job) => job.id)
+            .join(', ')})`,
+      },
+    );
     assert.equal(new Set(ledger).size, ledger.length, `a step ran twice: ${ledger.join(',')}`);
     for (const job of jobs) {
       assert.equal((await recovering.verifyJob(job.id))?.ok, true, job.id);
@@ -164,9 +171,11 @@ async function ownerLockOnly() {
   const url = await (postgres as TestPostgres).createDatabase();
   const runtime = new OperatorRuntime({ store: url, recover: true });
   const ledger: string[] = [];
+  const entered = new Changes();
   const [name] = register(runtime, {
     execute: async ({ input }) => {
       ledger.push(String((input as { mark: string }).mark));
+      entered.changed();
       await sleep(15);
       return { ok: true };
     },
@@ -188,10 +197,7 @@ async function ownerLockOnly() {
       Array.from({ length: 8 }, (_, n) => runtime.executePlan(plan(`load ${n}`, 4))),
     );
     // Once steps run, the owner lock's session alone is terminated.
-    for (let waited = 0; ledger.length < 10; waited += 5) {
-      assert.ok(waited < 10_000, 'the load never ran');
-      await sleep(5);
-    }
+    await entered.until(() => ledger.length >= 10, { what: '10 steps of the load to run' });
     const { rows } = await admin.query<{ n: number }>(
       `SELECT count(*) FILTER (WHERE pg_terminate_backend(l.pid))::int AS n FROM pg_locks l
        WHERE l.locktype = 'advisory' AND l.pid <> pg_backend_pid()
@@ -213,12 +219,13 @@ async function ownerLockOnly() {
     assert.deepEqual(runtime.storeAvailability(), { writable: true });
     // The lost owner's jobs end, taken up by this runtime (its new owner) while it runs.
     let jobs: Job[] = [];
-    for (const deadline = Date.now() + 20_000; ;) {
-      jobs = await runtime.listJobs({ limit: 100 });
-      if (jobs.every((job) => job.status !== 'queued' && job.status !== 'executing')) break;
-      assert.ok(Date.now() < deadline, 'a job of the lost owner was never taken up');
-      await sleep(50);
-    }
+    await waitFor(
+      async () => {
+        jobs = await runtime.listJobs({ limit: 100 });
+        return jobs.every((job) => job.status !== 'queued' && job.status !== 'executing');
+      },
+      { intervalMs: 50, what: 'the jobs of the lost owner to be taken up and end' },
+    );
     assert.equal(jobs.length, 10);
     // Each job cut off was taken up by the recovery rule.
     for (const outcome of lost) {

@@ -12,24 +12,7 @@ import {
   SEAL_EVERY_MS,
 } from '../../../src/stores/shared/checkpoint-sealer.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
-
-/**
- * Waits for a promise at most `ms` (the sealer's timer does not keep the process alive; this
- * bounded wait does).
- */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { within } from '../../support/wait.js';
 
 /** A sealer whose seals are counted; `sealed` resolves at the next seal. */
 function countingSealer(fail = false) {
@@ -57,23 +40,27 @@ describe('CheckpointSealer', () => {
     const first = sealed();
     sealer.committed(3);
     sealer.committed(4);
-    await within(first, 5_000);
+    // (The sealer's timer does not keep the process alive; this bounded wait does.)
+    await within(first, { what: 'the seal', timeoutMs: 5_000 });
     assert.ok(Date.now() - started >= SEAL_EVERY_MS - 50, 'not before the second is up');
     assert.equal(seals(), 1);
     sealer.stop();
   });
 
-  it('seals at once when 1,000 events were committed, and never for a commit of none', async () => {
-    const { sealer, seals, sealed } = countingSealer();
+  it('seals at once when 1,000 events were committed, and never for a commit of none', (t) => {
+    // The sealer's clock is the test's: "at once" is the next timer turn, not a time measured.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { sealer, seals } = countingSealer();
     sealer.committed(0);
     assert.equal(sealer.stop(), false, 'nothing pending');
-    const first = sealed();
-    const started = Date.now();
     sealer.committed(SEAL_EVERY_EVENTS - 1);
+    t.mock.timers.tick(0);
+    assert.equal(seals(), 0, 'one event short: the second is waited for');
     sealer.committed(1);
-    await within(first, 5_000);
-    assert.ok(Date.now() - started < SEAL_EVERY_MS / 2, 'without waiting for the second');
-    assert.equal(seals(), 1);
+    t.mock.timers.tick(0);
+    assert.equal(seals(), 1, 'without waiting for the second');
+    t.mock.timers.tick(SEAL_EVERY_MS);
+    assert.equal(seals(), 1, 'the second, once up, has nothing left to seal');
     sealer.stop();
   });
 

@@ -214,17 +214,16 @@ async function writesThroughFaults(
           assert.equal((error.cause as { code?: string }).code, ErrorCode.STORE_UNAVAILABLE);
           assert.equal(typeof error.jobId, 'string');
         }
-        // The jobs given up are recorded once the store answers (bounded: 30 s).
-        const deadline = Date.now() + 30_000;
-        for (;;) {
-          const open = (await runtime.listJobs({})).filter(
-            (job) => job.status === 'queued' || job.status === 'executing',
-          );
-          if (open.length === 0) break;
-          if (Date.now() > deadline)
-            assert.fail(`still ${open.map((job) => `${job.id} ${job.status}`).join(', ')}`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        // The jobs given up are recorded by the runtime once the store answers: waited for
+        // through waitForJob (bounded: 30 s each), then none is left open.
+        const isOpen = (job: Job) => job.status === 'queued' || job.status === 'executing';
+        for (const job of (await runtime.listJobs({})).filter(isOpen))
+          await runtime.waitForJob(job.id, { timeoutMs: 30_000 });
+        const open = (await runtime.listJobs({})).filter(isOpen);
+        assert.deepEqual(
+          open.map((job) => `${job.id} ${job.status}`),
+          [],
+        );
         // No step ran twice (a step given up before its start was recorded runs then, once).
         assert.equal(new Set(ledger).size, ledger.length, ledger.join(','));
         // Every job stored, given up or not, is explained by its record.
