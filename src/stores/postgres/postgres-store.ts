@@ -1777,7 +1777,6 @@ export class PostgresJobStore implements JobStore {
   async #claim(job: Job, change: JobChange, position: number): Promise<void> {
     const steps = stepColumns(job, change.steps, change.decided);
     const status = (job.steps[position] as JobStep).status;
-    const first = job.events.length - change.events.length;
     const request = claimedRequest(job, change, position);
     const decidedAt = job.updatedAt;
     const outbox = this.outbox.entriesOf(job, change.events);
@@ -1812,24 +1811,7 @@ export class PostgresJobStore implements JobStore {
       ]);
       if (entered.rowCount !== 1) throw alreadyConsumed(job.id, request);
       const { rows } = await client.query<{ hash: string | null }>(LAST_HASH, [job.id]);
-      this.#heads.forget(job.id);
-      const hashes = this.#heads.append(
-        job.id,
-        rows[0]?.hash ?? '',
-        change.events,
-        isFinished(job),
-      );
-      const values = updateValues(
-        encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
-      );
-      await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
-      if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
-      await client.query('COMMIT');
-      // This record writes as the owner that resumed it (a lost one: its run writes no more).
-      this.#tracked.set(job, identity.generation);
-      this.#nextGeneration.delete(job.id);
-      this.#sealer.committed(change.events.length);
-      if (outbox !== undefined) this.outbox.written();
+      await this.#commitFromHead(client, job, change, steps, rows[0]?.hash ?? '', outbox, identity);
     } catch (error) {
       this.#heads.forget(job.id);
       await client.query('ROLLBACK').catch(() => {});
@@ -1837,6 +1819,36 @@ export class PostgresJobStore implements JobStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * The end of a conditional write (an approval claim, a start or cancel while queued), inside
+   * its transaction on `client`: the change's events chained from the stored `head` (read after
+   * the condition), the job's row and outbox rows written, then COMMIT. The record writes as
+   * `identity`'s owner from then on (a lost one's run writes no more).
+   */
+  async #commitFromHead(
+    client: pg.PoolClient,
+    job: Job,
+    change: JobChange,
+    steps: StepColumns,
+    head: string,
+    outbox: readonly OutboxEntry[] | undefined,
+    identity: OwnerIdentity,
+  ): Promise<void> {
+    const first = job.events.length - change.events.length;
+    this.#heads.forget(job.id);
+    const hashes = this.#heads.append(job.id, head, change.events, isFinished(job));
+    const values = updateValues(
+      encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
+    );
+    await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
+    if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
+    await client.query('COMMIT');
+    this.#tracked.set(job, identity.generation);
+    this.#nextGeneration.delete(job.id);
+    this.#sealer.committed(change.events.length);
+    if (outbox !== undefined) this.outbox.written();
   }
 
   /**
@@ -1866,21 +1878,15 @@ export class PostgresJobStore implements JobStore {
         await client.query('ROLLBACK');
         return false;
       }
-      this.#heads.forget(job.id);
-      const hashes = this.#heads.append(
-        job.id,
+      await this.#commitFromHead(
+        client,
+        job,
+        change,
+        steps,
         last.rows[0]?.hash ?? '',
-        change.events,
-        isFinished(job),
+        outbox,
+        identity,
       );
-      const values = updateValues(
-        encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
-      );
-      await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
-      if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
-      await client.query('COMMIT');
-      this.#sealer.committed(change.events.length);
-      if (outbox !== undefined) this.outbox.written();
       return true;
     } catch (error) {
       this.#heads.forget(job.id);
