@@ -33,14 +33,14 @@ import {
   type GatedRequest,
   type GateRefusal,
 } from './request-gate.js';
-import { registerApprovalRoutes } from './routes/approvals.js';
-import { registerCallerRoute } from './routes/caller.js';
-import { registerCapabilityRoutes } from './routes/capabilities.js';
-import { registerLimitRoutes } from './routes/limits.js';
-import { registerHealthRoute } from './routes/health.js';
-import { registerJobRoutes } from './routes/jobs.js';
-import { registerNotificationRoutes } from './routes/notifications.js';
-import { registerPlanRoute } from './routes/plans.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { callerRoute } from './routes/caller.js';
+import { capabilityRoutes } from './routes/capabilities.js';
+import { limitRoutes } from './routes/limits.js';
+import { healthRoute } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { notificationRoutes } from './routes/notifications.js';
+import { planRoutes } from './routes/plans.js';
 import type { RequestCaller } from './routes/request-caller.js';
 
 export interface HttpServerOptions {
@@ -308,18 +308,22 @@ export function createHttpServer(
   // (bench/http/execute.bench.ts measures it).
   app.addHook('onRequest', (request, reply, done) => runGate(request, reply, done));
 
-  registerHealthRoute(app, runtime);
-  registerCapabilityRoutes(app, runtime, caller);
-  registerPlanRoute(app, runtime, caller, options.queuePlans === true);
-  registerJobRoutes(app, runtime, caller);
-  registerLimitRoutes(app, runtime, caller);
-  if (options.console !== false) registerConsole(app);
+  // The routes as plugins, each given what it uses; they inherit the gate, the parser and the
+  // error answers set above.
+  const governed = { runtime, callerOf: caller };
   // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
   const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
-  registerApprovalRoutes(app, runtime, caller, callersKnown);
-  registerCallerRoute(app, caller, callersKnown);
+  const identified = { ...governed, identified: callersKnown };
+  void app.register(healthRoute, { runtime });
+  void app.register(capabilityRoutes, governed);
+  void app.register(planRoutes, { ...governed, queued: options.queuePlans === true });
+  void app.register(jobRoutes, governed);
+  void app.register(limitRoutes, governed);
+  if (options.console !== false) registerConsole(app);
+  void app.register(approvalRoutes, identified);
+  void app.register(callerRoute, { callerOf: caller, identified: callersKnown });
   // Only for an auditor: never without a mode (docs/api.md, "HTTP: notifications").
-  registerNotificationRoutes(app, runtime, caller, callersKnown);
+  void app.register(notificationRoutes, identified);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,

@@ -158,6 +158,11 @@ const NO_TWIN: Record<string, NoTwin> = {
     reason:
       'the submitter, the warrant:cancel scope per tenant and cancelPolicy, asserted through runtime.cancelJob()',
   },
+  'src/runtime/execute-options.ts': {
+    coveredBy: 'test/runtime/operator-runtime.test.ts',
+    reason:
+      'EXECUTE_OPTIONS_INVALID refusals asserted through executePlan (onReplay: test/runtime/job-waits.test.ts)',
+  },
   'src/runtime/job-options.ts': {
     coveredBy: 'test/runtime/job-life.test.ts',
     reason: 'JOB_OPTIONS_INVALID refusals asserted through submitPlan, waitForJob and cancelJob',
@@ -218,11 +223,6 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/http/routes/capabilities.ts': {
     coveredBy: 'test/http/server.test.ts',
     reason: 'the capability routes, execute included, exercised over a socket',
-  },
-  'src/http/routes/plans.ts': {
-    coveredBy: 'test/http/server.test.ts',
-    reason:
-      'POST /api/plans, exercised over a socket (preview: test/http/plan-preview-route.test.ts)',
   },
   'src/http/routes/jobs.ts': {
     coveredBy: 'test/http/server.test.ts',
