@@ -213,6 +213,15 @@ const NO_TWIN: Record<string, NoTwin> = {
     coveredBy: 'test/http/server.test.ts',
     reason: 'every status of docs/guide/http.md, "HTTP routes" is asserted over a socket',
   },
+  'src/http/gate-hook.ts': {
+    coveredBy: 'test/http/request-gate.test.ts',
+    reason: 'the gate on every request, over raw sockets',
+  },
+  'src/http/error-replies.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason:
+      'every error answer asserted over a socket (store outages: test/http/store-outage.test.ts)',
+  },
   'src/http/routes/request-caller.ts': {
     types: 'the caller resolver type of the routes; checked by tsc',
   },
