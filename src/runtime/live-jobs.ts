@@ -51,6 +51,8 @@ export type PollSource = () =>
 
 export class LiveJobs {
   readonly #live = new Set<LiveJob>();
+  /** What waits for a live job to leave (`whenGone`), by job. */
+  readonly #leaving = new Map<LiveJob, (() => void)[]>();
   /** Jobs and decisions admitted and not yet ended: `drain()` waits for them to end. */
   #active = 0;
   /** Called when `#active` falls to 0 while `drain()` waits. */
@@ -97,6 +99,31 @@ export class LiveJobs {
   }
 
   /**
+   * Resolves once the live job of this id has left (ended, stopped for approval, cancelled while
+   * queued, or given up as stranded); undefined when no job of this id is live here.
+   */
+  whenGone(id: string): Promise<void> | undefined {
+    const live = this.of(id);
+    if (live === undefined) return undefined;
+    return new Promise((resolve) => {
+      const waiting = this.#leaving.get(live);
+      if (waiting === undefined) this.#leaving.set(live, [resolve]);
+      else waiting.push(resolve);
+    });
+  }
+
+  /** Takes a job out of the live ones and tells what waits for it; false when it was not in. */
+  #remove(live: LiveJob): boolean {
+    if (!this.#live.delete(live)) return false;
+    const waiting = this.#leaving.get(live);
+    if (waiting !== undefined) {
+      this.#leaving.delete(live);
+      for (const resolve of waiting) resolve();
+    }
+    return true;
+  }
+
+  /**
    * Counts a job as live; on a store shared with other processes, polls it for their cancels
    * while any job is live here (the poll stops itself once none is).
    */
@@ -110,7 +137,7 @@ export class LiveJobs {
 
   /** A live job ended: it leaves, and what `hold()` counted for it is released. */
   leave(live: LiveJob): void {
-    if (this.#live.delete(live)) this.release();
+    if (this.#remove(live)) this.release();
   }
 
   /**
@@ -123,11 +150,11 @@ export class LiveJobs {
     else
       running.then(
         () => {
-          this.#live.delete(live);
+          this.#remove(live);
           this.release();
         },
         (error: unknown) => {
-          this.#live.delete(live);
+          this.#remove(live);
           this.#failed(error);
         },
       );

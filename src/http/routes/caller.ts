@@ -6,14 +6,18 @@
  * an authentication mode (or `resolveCaller`); without one every sender is `{ id: 'http' }`. Never
  * a token, never the caller's other fields.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
 import type { RequestCaller } from './request-caller.js';
 
-export function registerCallerRoute(
-  app: FastifyInstance,
-  callerOf: RequestCaller,
-  identified: boolean,
-): void {
+/** What the caller route is given. */
+export interface CallerRouteOptions {
+  readonly callerOf: RequestCaller;
+  /** The server has an authentication mode (or `resolveCaller`). */
+  readonly identified: boolean;
+}
+
+export const callerRoute: FastifyPluginCallback<CallerRouteOptions> = (app, options, done) => {
+  const { callerOf, identified } = options;
   app.get('/api/caller', async (request) => {
     const caller = await callerOf(request);
     const tenant = caller?.tenant;
@@ -24,4 +28,5 @@ export function registerCallerRoute(
       authenticated: identified,
     };
   });
-}
+  done();
+};

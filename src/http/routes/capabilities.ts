@@ -3,13 +3,8 @@
  * `POST /api/capabilities/:name/execute` `{ input?, capabilityVersion? }`: a one-step plan through
  * the runtime, as the request's caller (docs/guide/http.md, "HTTP routes").
  */
-import type { FastifyInstance } from 'fastify';
-import {
-  isPlanAdmissionError,
-  type CapabilityRisk,
-  type ExecutionPlan,
-  type OperatorRuntime,
-} from '../../index.js';
+import type { FastifyPluginCallback } from 'fastify';
+import { isPlanAdmissionError, type CapabilityRisk, type ExecutionPlan } from '../../index.js';
 import {
   errorText,
   jobAnswer,
@@ -19,7 +14,7 @@ import {
 } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
 import { admissionStatus, failedJobStatus } from '../status-codes.js';
-import type { RequestCaller } from './request-caller.js';
+import type { GovernedRouteOptions } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { capabilityInputJsonSchema } from '../../capabilities/json-schema.js';
 
@@ -36,11 +31,12 @@ interface ExecuteBody {
   capabilityVersion?: unknown;
 }
 
-export function registerCapabilityRoutes(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: RequestCaller,
-): void {
+export const capabilityRoutes: FastifyPluginCallback<GovernedRouteOptions> = (
+  app,
+  options,
+  done,
+) => {
+  const { runtime, callerOf } = options;
   // Each descriptor with its input's full JSON Schema (docs/guide/http.md, "HTTP routes"): the
   // console shows it, since the descriptor's field record flattens enums, integers and bounds.
   app.get('/api/capabilities', async () =>
@@ -128,4 +124,5 @@ export function registerCapabilityRoutes(
       }
     },
   );
-}
+  done();
+};
