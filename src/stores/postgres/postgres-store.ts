@@ -34,26 +34,35 @@ import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
+  ApprovalLedger,
+  AvailabilityStore,
+  AwaitingIndex,
   AwaitingJob,
+  CancelStore,
+  Checkpoint,
+  CheckpointEntry,
+  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
+  IdempotencyStore,
   JobChange,
   JobStore,
-  OutboxEntry,
+  LedgerEntry,
   LimitCounter,
-  StoreAvailability,
+  LimitStore,
   LimitTake,
   LimitVerdict,
+  OutboxEntry,
+  OutboxStore,
+  QueueStore,
   RecordedChain,
-  StoredCancel,
-  StoreSeals,
-  Checkpoint,
-  CheckpointEntry,
-  LedgerEntry,
   SealedApproval,
   SealedEntry,
+  StoreAvailability,
+  StoredCancel,
+  StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from '../shared/approval-ledger.js';
@@ -952,7 +961,19 @@ export interface PostgresStoreOptions {
   readonly faults?: WriteFault | undefined;
 }
 
-export class PostgresJobStore implements JobStore {
+export class PostgresJobStore
+  implements
+    JobStore,
+    AwaitingIndex,
+    CheckpointStore,
+    ApprovalLedger,
+    CancelStore,
+    IdempotencyStore,
+    QueueStore,
+    AvailabilityStore,
+    LimitStore,
+    OutboxStore
+{
   readonly #pool: pg.Pool;
   readonly #label: string;
   /**

@@ -18,25 +18,33 @@ import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
+  ApprovalLedger,
+  AwaitingIndex,
   AwaitingJob,
+  CancelStore,
+  Checkpoint,
+  CheckpointEntry,
+  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
+  IdempotencyStore,
   JobChange,
   JobStore,
+  LedgerEntry,
   LimitCounter,
+  LimitStore,
   LimitTake,
   LimitVerdict,
   OutboxEntry,
+  OutboxStore,
+  OwnedStore,
   RecordedChain,
-  StoredCancel,
-  StoreSeals,
-  Checkpoint,
-  CheckpointEntry,
-  LedgerEntry,
   SealedApproval,
   SealedEntry,
+  StoredCancel,
+  StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import {
@@ -462,7 +470,18 @@ function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
 
-export class SqliteJobStore implements JobStore {
+export class SqliteJobStore
+  implements
+    JobStore,
+    AwaitingIndex,
+    CheckpointStore,
+    ApprovalLedger,
+    CancelStore,
+    IdempotencyStore,
+    OwnedStore,
+    LimitStore,
+    OutboxStore
+{
   readonly #db: Sqlite.Database;
   readonly #insertJob: Sqlite.Statement;
   readonly #updateJob: Sqlite.Statement;
