@@ -10,6 +10,7 @@ import { createError } from '../errors/warrant-error.js';
 import type { Job } from '../jobs/job.js';
 import { cancelledJobError } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { hasCancels } from '../jobs/store-parts.js';
 import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
@@ -129,8 +130,8 @@ export class LiveJobs {
    */
   enter(live: LiveJob): void {
     this.#live.add(live);
-    if (this.#cancelPoll !== undefined || this.#source()?.store.cancelRequests === undefined)
-      return;
+    const store = this.#source()?.store;
+    if (this.#cancelPoll !== undefined || store === undefined || !hasCancels(store)) return;
     this.#cancelPoll = setInterval(() => void this.#pollCancels(), CANCEL_POLL_MS);
     this.#cancelPoll.unref();
   }
@@ -207,7 +208,13 @@ export class LiveJobs {
 
   async #pollCancels(): Promise<void> {
     const source = this.#source();
-    if (this.#live.size === 0 || source?.store.cancelRequests === undefined) {
+    const store = source?.store;
+    if (
+      this.#live.size === 0 ||
+      source === undefined ||
+      store === undefined ||
+      !hasCancels(store)
+    ) {
       this.stopPolling();
       return;
     }
@@ -216,7 +223,7 @@ export class LiveJobs {
       if (live.jobId !== undefined && live.cancel === undefined) ids.push(live.jobId);
     if (ids.length === 0) return;
     try {
-      for (const request of await source.store.cancelRequests(ids)) {
+      for (const request of await store.cancelRequests(ids)) {
         const live = this.of(request.jobId);
         if (live !== undefined)
           await this.cancel(live, { by: request.by, reason: request.reason }, source.deps);

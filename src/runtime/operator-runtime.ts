@@ -27,6 +27,7 @@ import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord, StoreAvailability } from '../jobs/job-store.js';
+import { hasLimits, isOwned } from '../jobs/store-parts.js';
 import { isPostgresStore } from '../stores/open-store.js';
 import type { JobVerification } from '../record/verify-record.js';
 import type { CheckpointHead } from '../record/checkpoint.js';
@@ -222,7 +223,7 @@ export class OperatorRuntime {
         await this.#orphans.recover(store).catch((error: unknown) => {
           this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
         });
-        if (store.recoversWhileRunning === true) this.#orphans.probe(store);
+        if (isOwned(store) && store.recoversWhileRunning === true) this.#orphans.probe(store);
       },
     });
     this.#jobs = new LiveJobs(
@@ -737,7 +738,9 @@ export class OperatorRuntime {
    */
   async listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
     const caller = options.caller === undefined ? undefined : snapshotCaller(options.caller);
-    const counters = await this.#store.with((store) => store.limitCounters?.(Date.now()) ?? []);
+    const counters = await this.#store.with((store) =>
+      hasLimits(store) ? store.limitCounters(Date.now()) : [],
+    );
     const audit = (caller?.scopes ?? []).includes(AUDIT_SCOPE);
     return limitsView(this.#limits ?? [], counters, caller, audit);
   }

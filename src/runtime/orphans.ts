@@ -9,6 +9,7 @@ import type { ExecutionLogger } from '../capabilities/capability.js';
 import { capabilityInventory } from '../capabilities/inventory.js';
 import { describeThrown } from '../errors/describe-value.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { hasCancels, isOwned } from '../jobs/store-parts.js';
 import type { CancelRequest } from '../jobs/transitions.js';
 import { resumeRecoveredJob, runQueuedJob, type ExecutorDependencies } from './executor.js';
 import { liveJob, type LiveJobs } from './live-jobs.js';
@@ -53,7 +54,7 @@ export class Orphans {
    * left to its record.
    */
   async recover(store: JobStore, admittedOnly = false): Promise<void> {
-    if (store.owner === undefined || store.claimOrphans === undefined) return;
+    if (!isOwned(store)) return;
     const inventory = capabilityInventory();
     const lookup = (name: string) => inventory.get(name);
     const ids = await store.claimOrphans(
@@ -63,7 +64,7 @@ export class Orphans {
     const deps = this.#host.depsOn(store);
     // The owner that took them (read after the claim: a lost owner lock replaces it).
     const host = { deps, lookup, by: store.owner };
-    const cancels = (await store.cancelRequests?.(ids)) ?? [];
+    const cancels = hasCancels(store) ? await store.cancelRequests(ids) : [];
     for (const id of ids) {
       const stored = cancels.find((request) => request.jobId === id);
       const cancel: CancelRequest | undefined =
@@ -122,12 +123,12 @@ export class Orphans {
    */
   async settleStranded(jobId: string): Promise<void> {
     const store = this.#host.store();
-    const owner = store?.owner;
-    if (store === undefined || owner === undefined) return;
+    if (store === undefined || !isOwned(store)) return;
+    const { owner } = store;
     const deps = this.#host.depsOn(store);
     const inventory = capabilityInventory();
     const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
-    const [stored] = (await store.cancelRequests?.([jobId])) ?? [];
+    const [stored] = hasCancels(store) ? await store.cancelRequests([jobId]) : [];
     const cancel: CancelRequest | undefined =
       stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
     const recovery = await recoverStoredJob(host, jobId, cancel);

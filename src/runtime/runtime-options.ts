@@ -38,8 +38,11 @@ import {
 export interface OperatorRuntimeOptions {
   /** Decides every step. Default: reads allowed, writes and destructive work denied. */
   authorizer?: ExecutionAuthorizer;
-  /** Where jobs are kept: `'memory'` (default). */
-  store?: string;
+  /**
+   * Where jobs are kept: `'memory'` (default), `'sqlite:<file>'`, a `postgres://` URL, or a store
+   * object (docs/api.md, "Stores"), used as given and closed with the runtime.
+   */
+  store?: string | JobStore;
   /** Bound of the memory store; oldest finished jobs are evicted first (jobs awaiting approval are kept and count). Default 1000. */
   maxJobs?: number;
   /** Largest plan admitted (steps). Default 100000. */
@@ -137,7 +140,9 @@ export interface InternalOptions extends OperatorRuntimeOptions {
 export interface RuntimeSettings {
   /** The option as given; undefined picks the default policy (it depends on `approvals`). */
   readonly authorizer: ExecutionAuthorizer | undefined;
+  /** The `store` option when it names a store (a string); undefined for a store object. */
   readonly store: string | undefined;
+  /** A store object: the `store` option's, else the internal option's (tests). */
   readonly givenStore: JobStore | undefined;
   readonly maxJobs: number;
   readonly maxPlanSteps: number;
@@ -224,7 +229,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const option = (key: keyof OperatorRuntimeOptions): unknown =>
     readField(options, key, (problem) => invalidOption(`options.${key} ${problem}`));
   const authorizer = option('authorizer') as ExecutionAuthorizer | undefined;
-  const store = option('store') as string | undefined;
+  const storeOption = option('store');
   const maxJobs = option('maxJobs');
   const maxPlanSteps = option('maxPlanSteps');
   const logger = option('logger') as ExecutionLogger | FieldsFirstLogger | undefined;
@@ -266,11 +271,12 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   if (onObserverError !== undefined && typeof onObserverError !== 'function') {
     throw invalidOption('options.onObserverError must be a function');
   }
-  checkStoreOption(store);
+  const storeObject = checkStoreOption(storeOption);
+  const store = storeObject === undefined ? (storeOption as string | undefined) : undefined;
   const checkedAuditKey = checkAuditKey(auditKey);
   const checkedApprovals = checkApprovalsOption(approvals);
   // Read in this order (after the checks above, before the bounds) as the runtime always has.
-  const givenStore = (options as InternalOptions)[GIVEN_STORE];
+  const givenStore = (options as InternalOptions)[GIVEN_STORE] ?? storeObject;
   const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 1_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
   const checkedPlanVersions = checkPlanVersions(planVersions);

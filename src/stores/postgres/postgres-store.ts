@@ -34,26 +34,35 @@ import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
+  ApprovalLedger,
+  AvailabilityStore,
+  AwaitingIndex,
   AwaitingJob,
+  CancelStore,
+  Checkpoint,
+  CheckpointEntry,
+  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
+  IdempotencyStore,
   JobChange,
   JobStore,
-  OutboxEntry,
+  LedgerEntry,
   LimitCounter,
-  StoreAvailability,
+  LimitStore,
   LimitTake,
   LimitVerdict,
+  OutboxEntry,
+  OutboxStore,
+  QueueStore,
   RecordedChain,
-  StoredCancel,
-  StoreSeals,
-  Checkpoint,
-  CheckpointEntry,
-  LedgerEntry,
   SealedApproval,
   SealedEntry,
+  StoreAvailability,
+  StoredCancel,
+  StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from '../shared/approval-ledger.js';
@@ -67,6 +76,7 @@ import { ChainHeads } from '../shared/chain-heads.js';
 import { newOwnerId } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
+import { schemaStep } from '../shared/schema-version.js';
 import { outboxRows, PostgresOutbox } from './postgres-outbox.js';
 import {
   isTransientStoreError,
@@ -952,7 +962,19 @@ export interface PostgresStoreOptions {
   readonly faults?: WriteFault | undefined;
 }
 
-export class PostgresJobStore implements JobStore {
+export class PostgresJobStore
+  implements
+    JobStore,
+    AwaitingIndex,
+    CheckpointStore,
+    ApprovalLedger,
+    CancelStore,
+    IdempotencyStore,
+    QueueStore,
+    AvailabilityStore,
+    LimitStore,
+    OutboxStore
+{
   readonly #pool: pg.Pool;
   readonly #label: string;
   /**
@@ -1118,16 +1140,16 @@ export class PostgresJobStore implements JobStore {
         'SELECT version FROM warrant_schema_version',
       );
       const version = rows[0]?.version;
-      if (version === undefined) {
+      const step = schemaStep(
+        version,
+        POSTGRES_SCHEMA_VERSION,
+        `PostgreSQL store at ${this.#label}`,
+      );
+      if (step === 'create') {
         await client.query('INSERT INTO warrant_schema_version (version) VALUES ($1)', [
           POSTGRES_SCHEMA_VERSION,
         ]);
-      } else if (version > POSTGRES_SCHEMA_VERSION) {
-        throw storeError(
-          ErrorCode.STORE_SCHEMA_TOO_NEW,
-          `The PostgreSQL store at ${this.#label} has schema version ${version}; this Warrant knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
-        );
-      } else if (version < POSTGRES_SCHEMA_VERSION) {
+      } else if (step === 'migrate' && version !== undefined) {
         // Older versions are migrated step by step, in this transaction, under the lock.
         if (version < 2) await client.query(MIGRATE_1_TO_2);
         if (version < 3) await client.query(MIGRATE_2_TO_3);

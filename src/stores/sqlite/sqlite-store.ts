@@ -18,25 +18,33 @@ import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
+  ApprovalLedger,
+  AwaitingIndex,
   AwaitingJob,
+  CancelStore,
+  Checkpoint,
+  CheckpointEntry,
+  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
+  IdempotencyStore,
   JobChange,
   JobStore,
+  LedgerEntry,
   LimitCounter,
+  LimitStore,
   LimitTake,
   LimitVerdict,
   OutboxEntry,
+  OutboxStore,
+  OwnedStore,
   RecordedChain,
-  StoredCancel,
-  StoreSeals,
-  Checkpoint,
-  CheckpointEntry,
-  LedgerEntry,
   SealedApproval,
   SealedEntry,
+  StoredCancel,
+  StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import {
@@ -60,6 +68,7 @@ import {
 } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
+import { schemaStep } from '../shared/schema-version.js';
 import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import {
@@ -462,7 +471,18 @@ function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
 
-export class SqliteJobStore implements JobStore {
+export class SqliteJobStore
+  implements
+    JobStore,
+    AwaitingIndex,
+    CheckpointStore,
+    ApprovalLedger,
+    CancelStore,
+    IdempotencyStore,
+    OwnedStore,
+    LimitStore,
+    OutboxStore
+{
   readonly #db: Sqlite.Database;
   readonly #insertJob: Sqlite.Statement;
   readonly #updateJob: Sqlite.Statement;
@@ -884,14 +904,14 @@ export class SqliteJobStore implements JobStore {
       db.exec(APPROVAL_LEDGER);
       const row = db.prepare('SELECT version FROM schema_version').get() as
         { version: number } | undefined;
-      if (row === undefined) {
+      const step = schemaStep(
+        row?.version,
+        SQLITE_SCHEMA_VERSION,
+        `SQLite store at ${JSON.stringify(file)}`,
+      );
+      if (step === 'create') {
         db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SQLITE_SCHEMA_VERSION);
-      } else if (row.version > SQLITE_SCHEMA_VERSION) {
-        throw storeError(
-          ErrorCode.STORE_SCHEMA_TOO_NEW,
-          `The SQLite store at ${JSON.stringify(file)} has schema version ${row.version}; this Warrant knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
-        );
-      } else if (row.version < SQLITE_SCHEMA_VERSION) {
+      } else if (step === 'migrate' && row !== undefined) {
         // Older versions are migrated step by step, in this one transaction.
         if (row.version < 2) db.exec(MIGRATE_1_TO_2);
         if (row.version < 3) db.exec(MIGRATE_2_TO_3);
