@@ -220,6 +220,10 @@ function checkCheckpoint(
   return 'verified';
 }
 
+/** The problem of a keyed bundle checked with neither its audit key nor a verified signature. */
+export const KEYED_BUNDLE_WITHOUT_KEY =
+  'the chain is keyed (hmac-sha256): give the audit key, or the public key of a signed bundle';
+
 /**
  * Checks a bundle offline (docs/api.md, "verifyEvidence"): the chain recomputed from the events,
  * the record against its events' digests, the head, the checkpoint (entry, proof, root, hash),
@@ -274,8 +278,7 @@ export function verifyEvidence(
   if (!recompute && signature !== 'verified')
     problems.push({
       part: 'hashes',
-      reason:
-        'the chain is keyed (hmac-sha256): give the audit key, or the public key of a signed bundle',
+      reason: KEYED_BUNDLE_WITHOUT_KEY,
     });
   if (evidence.head !== (hashes.at(-1) ?? null))
     problems.push({ part: 'head', reason: 'the head is not the last chain hash' });

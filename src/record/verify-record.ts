@@ -28,6 +28,19 @@ export type JobVerification =
       readonly stepId?: string;
     };
 
+/**
+ * The end of the reason given for a keyed (HMAC) chain or checkpoint verified without its audit
+ * key: a missing key, not a changed record (the CLI says so and exits 2, docs/api.md,
+ * "runtime.verifyJob").
+ */
+export const KEYED_WITHOUT_KEY =
+  'keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)';
+
+/** Whether a verification reason says only that the audit key was missing. */
+export function isKeyedWithoutKey(reason: string): boolean {
+  return reason.endsWith(KEYED_WITHOUT_KEY);
+}
+
 /** Written by a version before the chain: readable, but nothing to verify it with. */
 export const NO_CHAIN = 'no chain: recorded before tamper evidence (schema version 3)';
 
@@ -61,10 +74,7 @@ function checkChain(
       return broken(`event ${index} has no hash`, index, stepIdOf(event));
     const keyed = stored.startsWith(KEYED_PREFIX);
     if (keyed && auditKey === undefined) {
-      return broken(
-        'the chain is keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)',
-        index,
-      );
+      return broken(`the chain is ${KEYED_WITHOUT_KEY}`, index);
     }
     if (!keyed && auditKey !== undefined) {
       return broken(

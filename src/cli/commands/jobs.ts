@@ -22,6 +22,7 @@ import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { firstLine, UsageError } from '../usage-error.js';
+import { isKeyedWithoutKey } from '../../record/verify-record.js';
 import { writeErr, writeOut } from '../output.js';
 
 /** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */
@@ -58,8 +59,8 @@ running step's signal is aborted by the process running it (within 1 s).
 Exit codes: 0 ok (verify: every job intact; --all counts the jobs a store migrated from schema
 version 1 or 2 recorded before the event chain apart); 1 unknown job (verify: a job is not
 intact, a job without a chain in a store that keeps chains included; cancel:
-the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
-store that cannot be opened.`;
+the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included), a
+store that cannot be opened, or verify of a keyed record without WARRANT_AUDIT_KEY.`;
 
 /** The `--limit` option: an integer from 0 to MAX_LIST_LIMIT, else a usage error. */
 function parseLimit(limit: string | undefined): number {
@@ -260,12 +261,24 @@ async function verifyJob(
     writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeLabel}\n`);
     return 1;
   }
+  if (!verification.ok && isKeyedWithoutKey(verification.reason))
+    throw missingAuditKey(`job ${shown(id)}`);
   writeOut(
     json
       ? `${JSON.stringify({ id, ...verification }, null, 2)}\n`
       : `${verificationLine(id, verification)}\n`,
   );
   return verification.ok ? 0 : 1;
+}
+
+/**
+ * A keyed record verified without WARRANT_AUDIT_KEY: the key is missing, which says nothing of
+ * tampering (docs/api.md, "runtime.verifyJob"), so a usage error (exit 2), not NOT INTACT.
+ */
+export function missingAuditKey(what: string): UsageError {
+  return new UsageError(
+    `${what} is keyed (hmac-sha256) and WARRANT_AUDIT_KEY is not set: set it to the store's audit key to verify (a missing key, not a sign of tampering)`,
+  );
 }
 
 /** A key file's PEM text; a file that cannot be read is a usage error. */
@@ -306,6 +319,8 @@ async function verifyAll(
     throw error;
   }
   const { problems } = verification;
+  if (problems.some((problem) => isKeyedWithoutKey(problem.reason)))
+    throw missingAuditKey('the store');
   const brokenJobs = new Set(
     problems
       .filter((problem) => problem.kind === 'record' || problem.kind === 'sealed')
