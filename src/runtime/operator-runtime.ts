@@ -70,7 +70,7 @@ import {
 } from './dbos-queue.js';
 import { StrandedJobs } from './stranded-jobs.js';
 import { claimKey } from './idempotency.js';
-import { mayCancel } from './cancel-policy.js';
+import { CANCEL_SCOPE, mayCancel } from './cancel-policy.js';
 import {
   readCancelOptions,
   readSubmitOptions,
@@ -520,7 +520,7 @@ export class OperatorRuntime {
       throw createError(
         Error,
         ErrorCode.CANCEL_FORBIDDEN,
-        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}`,
+        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}: only its submitter, or a caller of its tenant that cancelPolicy allows (default: one holding the scope ${CANCEL_SCOPE})`,
       );
     }
     if (isFinished(job)) return job;

@@ -73,6 +73,18 @@ function parseLimit(limit: string | undefined): number {
   return value;
 }
 
+/** How long `warrant jobs cancel` waits for a job running elsewhere to settle. */
+const CANCEL_WAIT_MS = 10_000;
+
+/** What a cancel did: the job's status after it, and whether the job had finished before. */
+function cancelLine(job: Job, before: Job['status'] | undefined): string {
+  const id = shown(job.id);
+  if (job.status === 'cancelled' && before !== 'cancelled') return `job ${id}: cancelled`;
+  if (job.status === 'executing' || job.status === 'queued')
+    return `job ${id}: cancel recorded; still ${job.status} (the process running it aborts its step and records the job cancelled)`;
+  return `job ${id}: already ${job.status}: nothing to cancel`;
+}
+
 function showJob(job: Job): string {
   const lines = [
     `job ${shown(job.id)}: ${job.status}${job.error === undefined ? '' : ` (${shown(job.error)})`}`,
@@ -159,6 +171,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (action === 'cancel') {
       const reason = text(values, 'reason');
       let job: Job | undefined;
+      const before = await runtime.getJob(id as string);
       try {
         job = await runtime.cancelJob(id as string, {
           caller: caller as ExecutionCaller,
@@ -166,17 +179,23 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
         });
       } catch (error) {
         if ((error as { code?: unknown }).code !== ErrorCode.CANCEL_FORBIDDEN) throw error;
-        writeErr(`warrant jobs: ${shown(firstLine(error))}\n`);
+        writeErr(
+          `warrant jobs: ${shown(firstLine(error))}; give --caller the submitter's caller, or one with "scopes":["warrant:cancel"] in the job's tenant\n`,
+        );
         return 1;
       }
       if (job === undefined) {
         writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
         return 1;
       }
+      // A job another process runs is cancelled once its running step settles (within 1 s of
+      // the recorded cancel): wait for that, bounded, so the line says what the cancel did.
+      if (job.status === 'executing' || job.status === 'queued')
+        job = (await runtime.waitForJob(job.id, { timeoutMs: CANCEL_WAIT_MS })) ?? job;
       writeOut(
         values.json
           ? `${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`
-          : `job ${shown(job.id)}: ${job.status}\n`,
+          : `${cancelLine(job, before?.status)}\n`,
       );
       return 0;
     }
