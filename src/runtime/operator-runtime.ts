@@ -701,8 +701,9 @@ export class OperatorRuntime {
       );
     }
     const settings = readWorkerOptions(options, this.#queueConcurrency);
+    this.#orphans.worker = settings.id;
     const deps = await this.#store.dependencies();
-    const log = (line: string) => this.#logger.warn(`warrant worker: ${line}`, {});
+    const log = (line: string) => this.#logger.warn(line, { source: 'warrant worker' });
     // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
     // their workflows still run (docs/api.md, "Workers").
     const recover = () =>
