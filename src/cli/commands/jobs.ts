@@ -19,7 +19,7 @@ import {
 } from '../../json/answer.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
-import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
+import { createProgramRuntime, DEFAULT_STORE, storeLabel, storeOf } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { firstLine, UsageError } from '../usage-error.js';
 import { isKeyedWithoutKey } from '../../record/verify-record.js';
@@ -55,7 +55,7 @@ store. export prints one job's evidence bundle (JSON), signed with an Ed25519 ke
 caller of --caller (default { id: 'cli:<os user name>' }): a queued or awaiting job never runs, a
 running step's signal is aborted by the process running it (within 1 s).
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
---store: as for warrant run (default ${DEFAULT_STORE}).
+--store: as for warrant run (default: $WARRANT_STORE when set, else ${DEFAULT_STORE}).
 Exit codes: 0 ok (verify: every job intact; --all counts the jobs a store migrated from schema
 version 1 or 2 recorded before the event chain apart); 1 unknown job (verify: a job is not
 intact, a job without a chain in a store that keeps chains included; cancel:
@@ -101,6 +101,7 @@ function showJob(job: Job): string {
       ]),
     ),
     '',
+    ...valueLines(job),
     ...decisionLines(job),
     'events:',
     ...job.events.map((event) => {
@@ -149,11 +150,12 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   const store = text(values, 'store');
   const limit = parseLimit(text(values, 'limit'));
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
+  const storeName = storeLabel(storeOf(store));
   try {
     if (action === 'verify' && id === undefined)
       return await verifyAll(runtime, since, values.json === true);
     if (action === 'verify')
-      return await verifyJob(runtime, id as string, values.json === true, store ?? DEFAULT_STORE);
+      return await verifyJob(runtime, id as string, values.json === true, storeName);
     if (action === 'export') {
       const bundle = await runtime
         .exportJob(id as string, signingKey === undefined ? {} : { signingKey })
@@ -162,7 +164,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
           throw new UsageError(`--signing-key: ${(error as Error).message}`);
         });
       if (bundle === undefined) {
-        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeName}\n`);
         return 1;
       }
       writeOut(`${JSON.stringify(bundle, null, 2)}\n`);
@@ -185,7 +187,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
         return 1;
       }
       if (job === undefined) {
-        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeName}\n`);
         return 1;
       }
       // A job another process runs is cancelled once its running step settles (within 1 s of
@@ -202,7 +204,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
-        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeName}\n`);
         return 1;
       }
       writeOut(
@@ -232,6 +234,31 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   } finally {
     await runtime.close();
   }
+}
+
+/** A recorded value on one line: its JSON, control characters escaped, cut at MAX_TEXT. */
+function shownValue(value: unknown): string {
+  return shown(JSON.stringify(valueAnswer(value)) ?? String(value));
+}
+
+/**
+ * Each step's input as submitted, the input as authorized when its references were resolved,
+ * and its result: what `--json` shows, one line each.
+ */
+function valueLines(job: Job): string[] {
+  const lines = job.steps.flatMap((step) => {
+    const values = [
+      ...(step.input === undefined ? [] : [`    input ${shownValue(step.input)}`]),
+      ...(step.resolvedInput === undefined
+        ? []
+        : [`    resolved input ${shownValue(step.resolvedInput)}`]),
+      ...('result' in step && step.result !== undefined
+        ? [`    result ${shownValue(step.result)}`]
+        : []),
+    ];
+    return values.length === 0 ? [] : [`  ${shown(step.id)}:`, ...values];
+  });
+  return lines.length === 0 ? [] : ['inputs and results:', ...lines, ''];
 }
 
 /** One line per step that reached authorization: its decision, reason and digests. */

@@ -18,7 +18,7 @@ Lists the limit counters of the store: for each limit and caller, tenant or all 
 was used in the limit's window ending now. Counters with nothing in their window are not shown.
 
 Options:
-  --store <store>       the store (default ${DEFAULT_STORE})
+  --store <store>       the store (default: $WARRANT_STORE when set, else ${DEFAULT_STORE})
   --limits <file.json>  the limits (as given to serve, run or mcp): shows each one's max
   --json                print { limits, counters } as JSON on stdout
   -h, --help            show this help`;

@@ -13,13 +13,14 @@ import {
   createProgramRuntime,
   postgresStoreFlag,
   runtimeOptions,
-  runtimeOptionsHelp,
+  runtimeOptionsHelpOf,
+  storeOf,
   type RuntimeFlags,
 } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { UsageError, firstLine } from '../usage-error.js';
 
-export const workerHelp = `Usage: warrant worker --store <postgres://...> [options]
+export const workerHelp = `Usage: warrant worker [--store <postgres://...>] [options]
 
 Runs queued jobs: plans submitted by "warrant serve --queue" (or by submitPlan of a runtime with
 queue: { engine: 'dbos' }) from any process, on DBOS Transact in the store's PostgreSQL
@@ -34,7 +35,12 @@ Options:
                         restarts (default: the host name)
   --concurrency <n>     jobs run at once by each worker, 1 to 1000 (default 4; held in the
                         database for the queue: the last worker started sets it for all)
-${runtimeOptionsHelp}
+${runtimeOptionsHelpOf(undefined, {
+  store: `  --store <postgres://...>
+                        the PostgreSQL store the jobs are queued in (required, or
+                        $WARRANT_STORE; memory and sqlite: stores are refused: workers share
+                        PostgreSQL; ?statement_timeout=<ms>, default 30000)`,
+})}
   -h, --help            show this help`;
 
 function log(line: string): void {
@@ -92,7 +98,7 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  postgresStoreFlag(text(values, 'store'), 'warrant worker');
+  postgresStoreFlag(storeOf(text(values, 'store')), 'warrant worker');
   const concurrency = Number(text(values, 'concurrency') ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
     throw new UsageError(
