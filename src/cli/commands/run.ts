@@ -27,6 +27,7 @@ import {
 import { readInputFile } from '../input-file.js';
 import { printable, RunProgress } from '../run-progress.js';
 import { summaryTable } from '../run-summary.js';
+import { DESTRUCTIVE_REASON, WRITE_REASON } from '../../authorization/default-policy.js';
 import { waitingFor } from '../unsettled.js';
 import { parseJson } from '../../json/parse-json.js';
 import { firstLine, UsageError } from '../usage-error.js';
@@ -119,6 +120,23 @@ export function admissionJson(error: PlanAdmissionError): string {
 /** A shell word: kept as it is when plain, else single-quoted. */
 function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * After a step the default policy denied (no --authorizer, --policy or --approvals), what the
+ * user can do about it: the denial's own reason does not say (docs/guide/cli.md, "Options of the
+ * commands that run plans").
+ */
+function defaultDenialHint(job: Job, flags: RuntimeFlags): string {
+  if (flags.authorizer !== undefined || flags.policy !== undefined || flags.approvals === true)
+    return '';
+  const denied = job.steps.find(
+    (step) =>
+      step.decision?.outcome === 'deny' &&
+      (step.decision.reason === WRITE_REASON || step.decision.reason === DESTRUCTIVE_REASON),
+  );
+  if (denied === undefined) return '';
+  return `hint: the default policy denies writes and destructive work (step ${printable(denied.id)}): add --approvals to ask a person to approve each one (docs/guide/approvals.md), or --policy <file.cedar> to allow what your policies permit (docs/guide/policies.md)\n`;
 }
 
 /**
@@ -272,6 +290,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
       `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_SHOWN_ERROR_CHARS)}`}\n`,
     );
     if (job.status === 'awaiting_approval') writeErr(approveCommand(job, values as RuntimeFlags));
+    writeErr(defaultDenialHint(job, values as RuntimeFlags));
     if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else writeOut(`${job.id}\n`);
     if (job.status === 'awaiting_approval') return 3;

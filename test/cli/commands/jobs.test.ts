@@ -32,6 +32,11 @@ describe('the main job and warrant jobs', () => {
     assert.match(run.stderr, /read-note\s+fs\.read\s+allow\s+completed/);
     assert.match(run.stderr, /echo\s+system\.echo\s+allow\s+completed/);
     assert.match(run.stderr, /write-copy\s+fs\.write\s+deny\s+failed/);
+    // The denial's reason does not say what to do: a hint names the two ways on.
+    assert.match(
+      run.stderr,
+      /\nhint: the default policy denies writes and destructive work \(step write-copy\): add --approvals .*, or --policy <file\.cedar> /,
+    );
     assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
     const id = run.stdout.trim();
 
