@@ -7,6 +7,7 @@ import type { LimitsView } from '../../index.js';
 import { answerText, valueAnswer } from '../../json/answer.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
+import { formatWindow } from '../../limits/limit-options.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
@@ -23,10 +24,6 @@ Options:
   --json                print { limits, counters } as JSON on stdout
   -h, --help            show this help`;
 
-function windowText(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-}
-
 function listLines(view: LimitsView): string {
   if (view.counters.length === 0) return 'No limit counters in their window.';
   return formatTable(
@@ -38,7 +35,8 @@ function listLines(view: LimitsView): string {
       shownText(counter.caller ?? ''),
       String(counter.used),
       counter.max === undefined ? '' : String(counter.max),
-      windowText(counter.windowMs),
+      // The format of a limit denial's reason (`1m`, `90s`), so the two read alike.
+      formatWindow(counter.windowMs),
     ]),
   );
 }
