@@ -5,8 +5,8 @@ import type {
 } from './authorizer.js';
 
 // docs/api.md, "new OperatorRuntime": the exact messages of the default policy.
-export const WRITE_REASON = 'Write capability requires explicit approval.';
-export const DESTRUCTIVE_REASON = 'Destructive capability requires explicit approval.';
+const WRITE_REASON = 'Write capability requires explicit approval.';
+const DESTRUCTIVE_REASON = 'Destructive capability requires explicit approval.';
 const ALLOW: CapabilityAuthorizationDecision = Object.freeze({ decision: 'allow' });
 const DENY_WRITE: CapabilityAuthorizationDecision = Object.freeze({
   decision: 'deny',

@@ -13,6 +13,7 @@ import { canonicalJson, digestJson } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';
 import { checkpointHash, rootOfProof, type ProofStep } from './checkpoint.js';
 import { KEYED_PREFIX } from './event-chain.js';
+import { KEYED_BUNDLE_WITHOUT_KEY } from './missing-key.js';
 import type { Job } from '../jobs/job.js';
 import type { Checkpoint, CheckpointEntry } from '../jobs/job-store.js';
 import { verifyRecord } from './verify-record.js';
@@ -219,10 +220,6 @@ function checkCheckpoint(
     });
   return 'verified';
 }
-
-/** The problem of a keyed bundle checked with neither its audit key nor a verified signature. */
-export const KEYED_BUNDLE_WITHOUT_KEY =
-  'the chain is keyed (hmac-sha256): give the audit key, or the public key of a signed bundle';
 
 /**
  * Checks a bundle offline (docs/api.md, "verifyEvidence"): the chain recomputed from the events,

@@ -6,6 +6,7 @@
  */
 import { describeThrown } from '../errors/describe-value.js';
 import { chainHash, KEYED_PREFIX } from './event-chain.js';
+import { KEYED_WITHOUT_KEY } from './missing-key.js';
 import { checkFields, provesFields } from '../jobs/record-fields.js';
 import type { Job, JobEvent, JobStep } from '../jobs/job.js';
 import type { ConsumedApproval } from '../jobs/job-store.js';
@@ -27,19 +28,6 @@ export type JobVerification =
       readonly eventIndex?: number;
       readonly stepId?: string;
     };
-
-/**
- * The end of the reason given for a keyed (HMAC) chain or checkpoint verified without its audit
- * key: a missing key, not a changed record (the CLI says so and exits 2, docs/api.md,
- * "runtime.verifyJob").
- */
-export const KEYED_WITHOUT_KEY =
-  'keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)';
-
-/** Whether a verification reason says only that the audit key was missing. */
-export function isKeyedWithoutKey(reason: string): boolean {
-  return reason.endsWith(KEYED_WITHOUT_KEY);
-}
 
 /** Written by a version before the chain: readable, but nothing to verify it with. */
 export const NO_CHAIN = 'no chain: recorded before tamper evidence (schema version 3)';

@@ -23,7 +23,8 @@ import type {
   SealedEntry,
   StoreSeals,
 } from '../jobs/job-store.js';
-import { KEYED_WITHOUT_KEY, NO_CHAIN, verifyRecord } from './verify-record.js';
+import { NO_CHAIN, verifyRecord } from './verify-record.js';
+import { KEYED_WITHOUT_KEY } from './missing-key.js';
 
 export interface StoreProblem {
   /**

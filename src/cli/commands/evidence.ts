@@ -5,7 +5,7 @@ import { verifyEvidence, type EvidenceVerification } from '../../index.js';
 import { parseCommand, text } from '../parse.js';
 import { UsageError } from '../usage-error.js';
 import { missingAuditKey, readKey } from './jobs.js';
-import { KEYED_BUNDLE_WITHOUT_KEY } from '../../record/evidence.js';
+import { KEYED_BUNDLE_WITHOUT_KEY } from '../../record/missing-key.js';
 
 export const evidenceHelp = `Usage: warrant evidence verify <file> [--public-key <pem file>] [--json]
 

@@ -22,7 +22,7 @@ import { parseCommand, text } from '../parse.js';
 import { createProgramRuntime, DEFAULT_STORE, storeLabel, storeOf } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { firstLine, UsageError } from '../usage-error.js';
-import { isKeyedWithoutKey } from '../../record/verify-record.js';
+import { isKeyedWithoutKey } from '../../record/missing-key.js';
 import { writeErr, writeOut } from '../output.js';
 
 /** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */

@@ -7,7 +7,7 @@ import type { LimitsView } from '../../index.js';
 import { answerText, valueAnswer } from '../../json/answer.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
-import { formatWindow } from '../../limits/limit-options.js';
+import { formatWindow } from '../../limits/window-text.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';

@@ -27,7 +27,6 @@ import {
 import { readInputFile } from '../input-file.js';
 import { printable, RunProgress } from '../run-progress.js';
 import { summaryTable } from '../run-summary.js';
-import { DESTRUCTIVE_REASON, WRITE_REASON } from '../../authorization/default-policy.js';
 import { waitingFor } from '../unsettled.js';
 import { parseJson } from '../../json/parse-json.js';
 import { firstLine, UsageError } from '../usage-error.js';
@@ -130,10 +129,9 @@ function shellWord(word: string): string {
 function defaultDenialHint(job: Job, flags: RuntimeFlags): string {
   if (flags.authorizer !== undefined || flags.policy !== undefined || flags.approvals === true)
     return '';
+  // Without those the default policy decides: every denial not over a limit is its own.
   const denied = job.steps.find(
-    (step) =>
-      step.decision?.outcome === 'deny' &&
-      (step.decision.reason === WRITE_REASON || step.decision.reason === DESTRUCTIVE_REASON),
+    (step) => step.decision?.outcome === 'deny' && step.decision.limit === undefined,
   );
   if (denied === undefined) return '';
   return `hint: the default policy denies writes and destructive work (step ${printable(denied.id)}): add --approvals to ask a person to approve each one (docs/guide/approvals.md), or --policy <file.cedar> to allow what your policies permit (docs/guide/policies.md)\n`;
