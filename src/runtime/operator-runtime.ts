@@ -77,7 +77,7 @@ import {
 } from './dbos-queue.js';
 import { StrandedJobs } from './stranded-jobs.js';
 import { claimKey } from './idempotency.js';
-import { mayCancel } from './cancel-policy.js';
+import { CANCEL_SCOPE, mayCancel } from './cancel-policy.js';
 import {
   readCancelOptions,
   readSubmitOptions,
@@ -468,7 +468,7 @@ export class OperatorRuntime {
       throw createError(
         Error,
         ErrorCode.CANCEL_FORBIDDEN,
-        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}`,
+        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}: only its submitter, or a caller of its tenant that cancelPolicy allows (default: one holding the scope ${CANCEL_SCOPE})`,
       );
     }
     if (isFinished(job)) return job;
@@ -649,8 +649,9 @@ export class OperatorRuntime {
       );
     }
     const settings = readWorkerOptions(options, this.#queueConcurrency);
+    this.#orphans.worker = settings.id;
     const deps = await this.#store.dependencies();
-    const log = (line: string) => this.#logger.warn(`warrant worker: ${line}`, {});
+    const log = (line: string) => this.#logger.warn(line, { source: 'warrant worker' });
     // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
     // their workflows still run (docs/api.md, "Workers").
     const recover = () =>

@@ -41,6 +41,8 @@ export class Orphans {
   #probing: Promise<void> | undefined;
   /** The last look failed (and was reported). */
   #probeFailed = false;
+  /** The id of the worker this runtime runs, named in `job.recovered { worker }`. */
+  worker: string | undefined;
 
   constructor(host: OrphanHost) {
     this.#host = host;
@@ -63,7 +65,7 @@ export class Orphans {
     if (ids.length === 0) return;
     const deps = this.#host.depsOn(store);
     // The owner that took them (read after the claim: a lost owner lock replaces it).
-    const host = { deps, lookup, by: store.owner };
+    const host = { deps, lookup, by: store.owner, worker: this.worker };
     const cancels = hasCancels(store) ? await store.cancelRequests(ids) : [];
     for (const id of ids) {
       const stored = cancels.find((request) => request.jobId === id);
@@ -127,7 +129,12 @@ export class Orphans {
     const { owner } = store;
     const deps = this.#host.depsOn(store);
     const inventory = capabilityInventory();
-    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
+    const host = {
+      deps,
+      lookup: (name: string) => inventory.get(name),
+      by: owner,
+      worker: this.worker,
+    };
     const [stored] = hasCancels(store) ? await store.cancelRequests([jobId]) : [];
     const cancel: CancelRequest | undefined =
       stored === undefined ? undefined : { by: stored.by, reason: stored.reason };

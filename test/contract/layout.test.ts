@@ -74,6 +74,10 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'the one catalog of error codes (docs/errors.md): the edges match codes (HTTP statuses, usage errors) by its names, never by strings',
   'src/capabilities/json-schema.ts':
     "a capability's full input JSON Schema, which descriptors do not carry: MCP tools publish it and GET /api/capabilities answers it for the console",
+  'src/limits/window-text.ts':
+    'one duration format: the reason of a limit denial and `warrant limits` write a window alike',
+  'src/record/missing-key.ts':
+    'the reasons of a keyed record checked without its audit key: `warrant jobs verify` and `warrant evidence verify` tell a missing key (exit 2) from tampering by them',
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.

@@ -13,7 +13,12 @@ import {
   valueAnswer,
 } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
-import { admissionStatus, failedJobStatus } from '../status-codes.js';
+import {
+  admissionStatus,
+  failedJobStatus,
+  limitOfDenial,
+  retryAfterSeconds,
+} from '../status-codes.js';
 import type { GovernedRouteOptions } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { capabilityInputJsonSchema } from '../../capabilities/json-schema.js';
@@ -113,6 +118,16 @@ export const capabilityRoutes: FastifyPluginCallback<GovernedRouteOptions> = (
           return reply
             .code(202)
             .send({ capability: name, risk, jobId: job.id, job: jobAnswer(job, REMOTE_ANSWER) });
+        }
+        const limit = limitOfDenial(job);
+        if (limit !== undefined) {
+          const { limits } = await runtime.listLimits();
+          const windowMs = limits.find((configured) => configured.name === limit)?.windowMs;
+          reply.header('retry-after', String(retryAfterSeconds(windowMs)));
+          return reply.code(429).send({
+            error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
+            jobId: job.id,
+          });
         }
         return reply.code(failedJobStatus(job)).send({
           error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
