@@ -327,6 +327,11 @@ function createRuntime(options: OperatorRuntimeOptions, limitsFile?: string): Op
     throw new UsageError(
       firstLine(error)
         .replace(/^options\.store/, '--store')
+        // A store object is the library's alone: the command line names a store.
+        .replace(
+          "'sqlite:<file>', a postgres:// URL or a store object",
+          "'sqlite:<file>' or a postgres:// URL",
+        )
         .replace(/^options\.planVersions/, '--plan-versions')
         .replace(/^options\.notifications\[0\]\.url/, '--notify')
         .replace(/^options\.notifications\[0\]\.secret/, '--notify-secret-file')
