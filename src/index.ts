@@ -16,6 +16,7 @@ export type {
   SubmitPlanOptions,
   SubmittedJob,
   WaitForJobOptions,
+  WaitingJob,
 } from './runtime/operator-runtime.js';
 export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';
 export type {

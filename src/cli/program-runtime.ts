@@ -381,7 +381,10 @@ export async function createProgramRuntime(
 ): Promise<OperatorRuntime> {
   const store = storeOf(flags.store);
   const downstream = mcpModules(flags);
-  const options: OperatorRuntimeOptions = { ...extra, store };
+  // Only the servers take up the jobs of gone processes (`extra.recover`): a command that
+  // inspects, decides or runs one plan never runs other work as a side effect
+  // (docs/decisions.md, "Which commands recover").
+  const options: OperatorRuntimeOptions = { recover: false, ...extra, store };
   if (flags.authorizer !== undefined && flags.policy !== undefined)
     throw new UsageError('--policy and --authorizer cannot be used together');
   if (flags.authorizer !== undefined) options.authorizer = await loadAuthorizer(flags.authorizer);

@@ -323,6 +323,11 @@ export interface OwnedStore {
    */
   claimOrphans(admits?: (job: Job) => boolean): string[] | Promise<string[]>;
   /**
+   * The ids of the queued and executing jobs whose owner is gone, oldest first, taking nothing:
+   * the jobs waiting for a runtime that can admit them (docs/api.md, "Recovery").
+   */
+  orphaned(): string[] | Promise<string[]>;
+  /**
    * True when the store tells a gone owner from a live one while it runs (PostgreSQL: its
    * advisory lock is free): a runtime with `recover: true` then looks for gone owners every
    * second, not only at open. Absent: false.

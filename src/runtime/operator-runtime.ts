@@ -67,6 +67,7 @@ import {
   type ExecutePlanOptions,
 } from './execute-options.js';
 import { Orphans } from './orphans.js';
+import { waitingJobsOf, type WaitingJob } from './waiting-jobs.js';
 import { RuntimeStore } from './runtime-store.js';
 import { runDequeued } from './worker-runs.js';
 import {
@@ -101,6 +102,7 @@ export type { CancelPolicy, OperatorRuntimeOptions, ReadPolicy } from './runtime
 export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './job-options.js';
 export type { ApprovalCountFilter, ApprovalListFilter, ApprovalPage } from './approval-pages.js';
 export type { ExecutePlanOptions } from './execute-options.js';
+export type { WaitingJob } from './waiting-jobs.js';
 
 /** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
 export interface SubmittedJob {
@@ -730,6 +732,24 @@ export class OperatorRuntime {
    */
   storeAvailability(): StoreAvailability {
     return this.#store.availability();
+  }
+
+  /**
+   * The queued and executing jobs whose owner is gone and that no runtime took up, oldest first,
+   * each with what it needs that this runtime does not register (docs/api.md,
+   * "runtime.waitingJobs"). With `caller`, only the jobs it may read. Takes nothing.
+   */
+  async waitingJobs(options: { caller?: ExecutionCaller } = {}): Promise<WaitingJob[]> {
+    this.#assertOpen();
+    const caller = checkJobFilter({ caller: options.caller }).caller;
+    const inventory = capabilityInventory();
+    return this.#store.with((store) =>
+      waitingJobsOf(
+        store,
+        (name) => inventory.get(name),
+        caller === undefined ? async () => true : (job) => this.#readableBy(caller, job),
+      ),
+    );
   }
 
   /**

@@ -55,13 +55,13 @@ export class Orphans {
    * the order they were created. A job that cannot be taken up is reported on the logger and
    * left to its record.
    */
-  async recover(store: JobStore, admittedOnly = false): Promise<void> {
+  async recover(store: JobStore): Promise<void> {
     if (!isOwned(store)) return;
     const inventory = capabilityInventory();
     const lookup = (name: string) => inventory.get(name);
-    const ids = await store.claimOrphans(
-      admittedOnly ? (record) => recoverable(record, lookup) : undefined,
-    );
+    // Only the jobs this runtime can admit: the others wait for a runtime that can
+    // (docs/api.md, "Recovery").
+    const ids = await store.claimOrphans((record) => recoverable(record, lookup));
     if (ids.length === 0) return;
     const deps = this.#host.depsOn(store);
     // The owner that took them (read after the claim: a lost owner lock replaces it).
@@ -98,7 +98,7 @@ export class Orphans {
     if (this.#probe !== undefined || this.#host.closed()) return;
     this.#probe = setInterval(() => {
       if (this.#probing !== undefined || this.#host.closed()) return;
-      this.#probing = this.recover(store, true)
+      this.#probing = this.recover(store)
         .then(
           () => {
             this.#probeFailed = false;

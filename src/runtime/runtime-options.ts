@@ -103,8 +103,9 @@ export interface OperatorRuntimeOptions {
   /**
    * Recover when the store opens (docs/api.md, "Recovery"): the queued and executing jobs of
    * owners that are gone (SQLite: processes that ended; PostgreSQL: sessions whose owner lock is
-   * free) are taken up and run here. Default false (`warrant serve` sets it); the memory store
-   * has nothing to recover.
+   * free) that this runtime can admit are taken up and run here; the others wait for a runtime
+   * that can. Default true (with `queue: { engine: 'dbos' }`: false, its workers recover);
+   * `false` turns it off. The memory store has nothing to recover.
    */
   recover?: boolean;
   /**
@@ -312,7 +313,9 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     idempotencyTtlMs: checkedTtl,
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
-    recover: recover === true,
+    // With the dbos engine, workers take up gone owners' jobs (startWorker): the submitting
+    // process runs nothing (docs/api.md, "Workers").
+    recover: recover === undefined ? queueEngine !== 'dbos' : recover === true,
     onStoreOutage: onStoreOutage as ((state: 'down' | 'up') => void) | undefined,
     limits: checkedLimits,
   };

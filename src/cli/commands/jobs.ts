@@ -39,7 +39,7 @@ function shown(value: string): string {
   return shownText(value, MAX_TEXT);
 }
 
-export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
+export const jobsHelp = `Usage: warrant jobs [list] [--status s[,s...]] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
        warrant jobs verify <id> | --all [--since <seq>:<hash>] [--store s] [--json]
        warrant jobs export <id> [--signing-key <pem file>] [--store s]
@@ -54,6 +54,9 @@ store. export prints one job's evidence bundle (JSON), signed with an Ed25519 ke
 --signing-key names one; check it with warrant evidence verify. cancel cancels a job as the
 caller of --caller (default { id: 'cli:<os user name>' }): a queued or awaiting job never runs, a
 running step's signal is aborted by the process running it (within 1 s).
+--status: one job status or several separated by commas (queued,executing). A queued or
+executing job whose process is gone says what it waits for: a runtime with the capabilities
+named (warrant serve takes up the jobs it can admit; docs/guide/stores.md, "Recovery").
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
 --store: as for warrant run (default: $WARRANT_STORE when set, else ${DEFAULT_STORE}).
 Exit codes: 0 ok (verify: every job intact; --all counts the jobs a store migrated from schema
@@ -213,13 +216,18 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       return 0;
     }
     const filter: JobListFilter = { limit };
-    const status = text(values, 'status');
+    const statuses = statusesOf(text(values, 'status'));
     const capability = text(values, 'capability');
-    if (status !== undefined) filter.status = status as JobListFilter['status'];
     if (capability !== undefined) filter.capability = capability;
-    const jobs = await runtime.listJobs(filter);
+    const jobs = await listByStatus(runtime, filter, statuses);
+    const waiting = await waitingOf(runtime, jobs);
     if (values.json) {
-      writeOut(`${answerText(jobListAnswer(jobs, CLI_ANSWER), 2)}\n`);
+      const answers = jobListAnswer(jobs, CLI_ANSWER) as Record<string, unknown>[];
+      const noted = answers.map((answer, index) => {
+        const why = waiting.get((jobs[index] as Job).id);
+        return why === undefined ? answer : { ...answer, waiting: why };
+      });
+      writeOut(`${answerText(noted, 2)}\n`);
       return 0;
     }
     const rows = jobs.map((job) => [
@@ -228,12 +236,72 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       String(job.steps.length),
       job.createdAt,
       shown(job.goal),
+      ...(waiting.size === 0 ? [] : [waiting.get(job.id) ?? '']),
     ]);
-    writeOut(`${formatTable(['id', 'status', 'steps', 'created', 'goal'], rows)}\n`);
+    const columns = ['id', 'status', 'steps', 'created', 'goal'];
+    if (waiting.size > 0) columns.push('waiting');
+    writeOut(`${formatTable(columns, rows)}\n`);
     return 0;
   } finally {
     await runtime.close();
   }
+}
+
+const STATUSES: readonly string[] = [
+  'created',
+  'queued',
+  'executing',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/** `--status a,b`: each a job status, or a usage error naming the ones there are. */
+function statusesOf(value: string | undefined): JobListFilter['status'][] {
+  if (value === undefined) return [];
+  const statuses = value.split(',').map((status) => status.trim());
+  for (const status of statuses)
+    if (!STATUSES.includes(status))
+      throw new UsageError(
+        `--status: ${JSON.stringify(status)} is not a job status (${STATUSES.join(', ')}; several separated by commas)`,
+      );
+  return [...new Set(statuses)] as JobListFilter['status'][];
+}
+
+/** The jobs of any of `statuses` (all without), newest first, at most the filter's limit. */
+async function listByStatus(
+  runtime: OperatorRuntime,
+  filter: JobListFilter,
+  statuses: readonly JobListFilter['status'][],
+): Promise<Job[]> {
+  if (statuses.length <= 1)
+    return runtime.listJobs(statuses.length === 0 ? filter : { ...filter, status: statuses[0] });
+  const lists = await Promise.all(
+    statuses.map((status) => runtime.listJobs({ ...filter, status })),
+  );
+  const jobs = lists.flat().sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return filter.limit === undefined ? jobs : jobs.slice(0, filter.limit);
+}
+
+/**
+ * Why each listed job that is queued or executing waits (docs/guide/stores.md, "Recovery"):
+ * its process is gone and no runtime that can admit it took it up.
+ */
+async function waitingOf(
+  runtime: OperatorRuntime,
+  jobs: readonly Job[],
+): Promise<Map<string, string>> {
+  const why = new Map<string, string>();
+  if (!jobs.some((job) => job.status === 'queued' || job.status === 'executing')) return why;
+  for (const { jobId, needs } of await runtime.waitingJobs())
+    why.set(
+      jobId,
+      needs.length === 0
+        ? 'waiting for a runtime to take it up (its process is gone)'
+        : `waiting for a runtime with ${needs.map(shown).join(', ')}`,
+    );
+  return why;
 }
 
 /** A recorded value on one line: its JSON, control characters escaped, cut at MAX_TEXT. */

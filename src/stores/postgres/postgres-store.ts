@@ -1435,6 +1435,40 @@ export class PostgresJobStore
     return taken;
   }
 
+  /**
+   * The queued and executing jobs of gone owners, taking nothing: an owner whose lock this
+   * session can take has no live session (the lock is given back at once).
+   */
+  async orphaned(): Promise<string[]> {
+    await this.#whenReady();
+    const client = await this.#pool.connect();
+    try {
+      const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
+        OWNERS_ELSEWHERE,
+        [this.owner],
+      );
+      const ids: string[] = [];
+      for (const { owner, lock_key: key } of rows) {
+        if (key !== null) {
+          const tried = await client.query<{ locked: boolean }>(
+            'SELECT pg_try_advisory_lock($1::bigint) AS locked',
+            [key],
+          );
+          if (tried.rows[0]?.locked !== true) continue;
+          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+        }
+        const jobs = await client.query<{ id: string }>(OWNED_BY, [owner]);
+        for (const row of jobs.rows) ids.push(row.id);
+      }
+      client.release();
+      return ids;
+    } catch (error) {
+      // Not back to the pool: it may hold a lock it took.
+      client.release(true);
+      throw error;
+    }
+  }
+
   /** The queued and executing jobs of a gone owner that `admits` takes (see claimOrphans). */
   async #admitted(
     client: pg.Client,

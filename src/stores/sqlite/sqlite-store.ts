@@ -458,6 +458,16 @@ export interface SqliteStoreOptions {
 }
 
 /** An owner's recorded process; anything unreadable is a process that cannot be alive. */
+/** Whether a recovering runtime takes this job: a record it cannot read, or a throw, is not. */
+function admitted(job: Job | undefined, admits: (job: Job) => boolean): boolean {
+  if (job === undefined) return false;
+  try {
+    return admits(job) === true;
+  } catch {
+    return false;
+  }
+}
+
 function parseProcess(text: string): OwnerProcess {
   try {
     const parsed = JSON.parse(text) as Partial<OwnerProcess> | null;
@@ -1070,9 +1080,10 @@ export class SqliteJobStore
    * Takes the queued and executing jobs whose owner is gone (its process ended, by pid, start
    * time and boot id; or its owner record was removed), each by a conditional update, in one
    * IMMEDIATE transaction: of processes recovering together, one takes each job. Resolves their
-   * ids, oldest first. Owners in this very process are alive.
+   * ids, oldest first. Owners in this very process are alive. With `admits`, only the jobs it
+   * answers true for: the others stay their gone owner's (docs/api.md, "Recovery").
    */
-  claimOrphans(): string[] {
+  claimOrphans(admits?: (job: Job) => boolean): string[] {
     this.#writes.flush();
     const db = this.#db;
     const take = db.prepare('UPDATE jobs SET owner = ? WHERE id = ? AND owner = ?');
@@ -1084,6 +1095,7 @@ export class SqliteJobStore
         string | null,
       ][];
       const gone = new Map<string, boolean>();
+      const kept = new Set<string>();
       const taken: string[] = [];
       for (const [jobId, owner, recorded] of rows) {
         let dead = gone.get(owner);
@@ -1091,12 +1103,38 @@ export class SqliteJobStore
           dead = recorded === null || !processAlive(parseProcess(recorded));
           gone.set(owner, dead);
         }
-        if (dead && take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
+        if (!dead) continue;
+        if (admits !== undefined && !admitted(this.get(jobId), admits)) {
+          kept.add(owner);
+          continue;
+        }
+        if (take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
       }
-      for (const [owner, dead] of gone) if (dead) forget.run(owner);
+      // A gone owner's record goes once nothing of it is left (a removed record is gone too).
+      for (const [owner, dead] of gone) if (dead && !kept.has(owner)) forget.run(owner);
       return taken;
     });
     return claim.immediate();
+  }
+
+  orphaned(): string[] {
+    this.#writes.flush();
+    const rows = this.#db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
+      string,
+      string,
+      string | null,
+    ][];
+    const gone = new Map<string, boolean>();
+    const ids: string[] = [];
+    for (const [jobId, owner, recorded] of rows) {
+      let dead = gone.get(owner);
+      if (dead === undefined) {
+        dead = recorded === null || !processAlive(parseProcess(recorded));
+        gone.set(owner, dead);
+      }
+      if (dead) ids.push(jobId);
+    }
+    return ids;
   }
 
   requestCancel(cancel: StoredCancel): void {
