@@ -167,6 +167,10 @@ const NO_TWIN: Record<string, NoTwin> = {
     reason:
       'EXECUTE_OPTIONS_INVALID refusals asserted through executePlan (onReplay: test/runtime/job-waits.test.ts)',
   },
+  'src/runtime/waiting-jobs.ts': {
+    coveredBy: 'test/runtime/recovery-default.test.ts',
+    reason: 'needs a store with gone owners: a killed child process, SQLite and PostgreSQL',
+  },
   'src/runtime/job-options.ts': {
     coveredBy: 'test/runtime/job-life.test.ts',
     reason: 'JOB_OPTIONS_INVALID refusals asserted through submitPlan, waitForJob and cancelJob',

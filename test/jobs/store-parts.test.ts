@@ -88,7 +88,9 @@ describe('store parts', () => {
     });
     assert.deepEqual(partsOf(half), ['hasChain']);
     assert.equal(
-      isOwned(Object.assign(new CoreStore(), { owner: 'o', claimOrphans: () => [] })),
+      isOwned(
+        Object.assign(new CoreStore(), { owner: 'o', claimOrphans: () => [], orphaned: () => [] }),
+      ),
       true,
     );
   });

@@ -115,7 +115,8 @@ function scenarios(storeOf: () => Promise<string>): void {
     ];
     const killedAt = ledgerLines(ledger).length;
     // A cancel written after the kill, as another process would: recorded, never run.
-    const reader = new OperatorRuntime({ store });
+    // A process that only reads and cancels: it takes nothing up (recovery is on by default).
+    const reader = new OperatorRuntime({ store, recover: false });
     assert.equal((await reader.getJob(queued))?.status, 'queued');
     await reader.cancelJob(cancelled, { caller: { id: 'alice' }, reason: 'stop' });
     await reader.close();
@@ -176,7 +177,8 @@ function scenarios(storeOf: () => Promise<string>): void {
         "UPDATE job_steps SET status = 'completed' WHERE position = 1 AND job_seq = (SELECT seq FROM jobs WHERE id = ?)",
       ).run(interrupted);
       db.close();
-      const reader = new OperatorRuntime({ store });
+      // A process that only verifies: it takes nothing up (recovery is on by default).
+      const reader = new OperatorRuntime({ store, recover: false });
       const verdict = await reader.verifyJob(interrupted);
       await reader.close();
       assert.equal(verdict?.ok, false);
