@@ -47,11 +47,11 @@ function invalidWorkerOption(message: string): TypeError {
   return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }
 
+/** `startWorker` options as checked. */
+export type WorkerSettings = StartWorkerOptions & { concurrency: number; id: string };
+
 /** `startWorker(options)` checked: `id` a non-empty string of at most 200 characters, `concurrency` 1 to 1,000. */
-export function readWorkerOptions(
-  options: unknown,
-  defaultConcurrency: number,
-): StartWorkerOptions & { concurrency: number; id: string } {
+export function readWorkerOptions(options: unknown, defaultConcurrency: number): WorkerSettings {
   if (typeof options !== 'object' || options === null)
     throw invalidWorkerOption(
       `startWorker() options must be an object, got ${describeValue(options)}`,

@@ -28,7 +28,6 @@ import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord, StoreAvailability } from '../jobs/job-store.js';
 import { hasLimits, isOwned } from '../jobs/store-parts.js';
-import { isPostgresStore } from '../stores/open-store.js';
 import type { JobVerification } from '../record/verify-record.js';
 import type { CheckpointHead } from '../record/checkpoint.js';
 import type { EvidenceBundle } from '../record/evidence.js';
@@ -40,7 +39,7 @@ import { planSchemaFor, type PlanSchemaOptions } from '../plan/plan-schema.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { checkJobFilter } from './list-filters.js';
-import { cancelAwaiting, cancelOnQueue, writeCancel } from './job-cancel.js';
+import { cancelAs, CancelQueues, type CancelHost } from './job-cancel.js';
 import {
   checkNotificationOptions,
   readableJobs,
@@ -52,24 +51,19 @@ import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
 import type { ReadPolicy } from './runtime-options.js';
 import type { CheckedLimit } from '../limits/limit-options.js';
 import { limitsView, type LimitsView } from '../limits/limits-view.js';
-import {
-  executeAdmittedPlan,
-  queueAdmittedPlan,
-  runQueuedJob,
-  type ExecutorDependencies,
-} from './executor.js';
-import { LiveJobs, liveJob } from './live-jobs.js';
-import { firstJob, recordedJob, waitForEnd, type JobWaitHost } from './job-waits.js';
-import {
-  NO_OPTIONS,
-  readCaller,
-  readOnReplay,
-  type ExecutePlanOptions,
-} from './execute-options.js';
+import { LiveJobs } from './live-jobs.js';
+import { waitForEnd, type JobWaitHost } from './job-waits.js';
+import { NO_OPTIONS, readCaller, type ExecutePlanOptions } from './execute-options.js';
 import { Orphans } from './orphans.js';
+import {
+  executeSubmission,
+  submitQueued,
+  type SubmissionHost,
+  type SubmittedJob,
+} from './submissions.js';
 import { waitingJobsOf, type WaitingJob } from './waiting-jobs.js';
 import { RuntimeStore } from './runtime-store.js';
-import { runDequeued } from './worker-runs.js';
+import { startQueueWorker } from './worker-runs.js';
 import {
   DbosQueue,
   readWorkerOptions,
@@ -77,24 +71,18 @@ import {
   type Worker,
 } from './dbos-queue.js';
 import { StrandedJobs } from './stranded-jobs.js';
-import { claimKey } from './idempotency.js';
-import { CANCEL_SCOPE, mayCancel } from './cancel-policy.js';
 import {
   readCancelOptions,
-  readSubmitOptions,
   readWaitOptions,
   type CancelJobOptions,
   type SubmitPlanOptions,
   type WaitForJobOptions,
 } from './job-options.js';
-import { isFinished } from '../jobs/job.js';
-import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
   checkRuntimeOptions,
   GIVEN_STORE,
   type InternalOptions,
-  type CancelPolicy,
   type OperatorRuntimeOptions,
 } from './runtime-options.js';
 
@@ -103,22 +91,7 @@ export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './j
 export type { ApprovalCountFilter, ApprovalListFilter, ApprovalPage } from './approval-pages.js';
 export type { ExecutePlanOptions } from './execute-options.js';
 export type { WaitingJob } from './waiting-jobs.js';
-
-/** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
-export interface SubmittedJob {
-  readonly jobId: string;
-  /** True when an idempotency key was repeated with the same plan: nothing new was queued. */
-  readonly replayed: boolean;
-}
-
-type CallerWithId = ExecutionCaller & { id: string };
-
-/** Executor dependencies, and what claiming an idempotency key found (`#claimFor`). */
-interface ClaimedDependencies extends ExecutorDependencies {
-  readonly jobId?: string;
-  /** The key was used for the same plan: `jobId` is the first job's. */
-  readonly replayed?: boolean;
-}
+export type { SubmittedJob } from './submissions.js';
 
 /** A registered capability by name: one function for every plan, none made per plan. */
 function registered(name: string) {
@@ -145,7 +118,6 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
  */
 export class OperatorRuntime {
   readonly #authorizer: ExecutionAuthorizer;
-  readonly #storeOption: string | undefined;
   readonly #maxPlanSteps: number;
   readonly #planVersions: readonly PlanVersion[];
   readonly #auditKey: string | undefined;
@@ -164,13 +136,8 @@ export class OperatorRuntime {
   readonly #queueConcurrency: number;
   /** With `queue: { engine: 'dbos' }`: jobs are queued on DBOS Transact (docs/api.md, "Workers"). */
   readonly #dbos: DbosQueue | undefined;
-  /**
-   * On a PostgreSQL store without the dbos engine: the queue's client, made on the first cancel
-   * of a job queued elsewhere, only to cancel its workflow.
-   */
-  #dbosCancels: DbosQueue | undefined;
-  readonly #cancelPolicy: CancelPolicy | undefined;
-  readonly #idempotencyTtlMs: number;
+  /** What `cancelJob` needs (job-cancel.ts). */
+  readonly #cancels: CancelHost;
   readonly #readPolicy: ReadPolicy;
   readonly #limits: readonly CheckedLimit[] | undefined;
   /** Takes up the jobs of gone owners (docs/api.md, "Recovery"). */
@@ -188,6 +155,8 @@ export class OperatorRuntime {
   );
   /** What waiting for a job reads (job-waits.ts). */
   readonly #waits: JobWaitHost;
+  /** What `executePlan` and `submitPlan` make jobs with (submissions.ts). */
+  readonly #submissions: SubmissionHost;
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
@@ -198,7 +167,6 @@ export class OperatorRuntime {
     this.#authorizer =
       settings.authorizer ??
       (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
-    this.#storeOption = settings.store;
     this.#maxPlanSteps = settings.maxPlanSteps;
     this.#planVersions = settings.planVersions;
     this.#logger = settings.logger;
@@ -252,8 +220,21 @@ export class OperatorRuntime {
     this.#queueConcurrency = settings.queueConcurrency;
     this.#dbos =
       settings.queueEngine === 'dbos' ? new DbosQueue(settings.store as string) : undefined;
-    this.#cancelPolicy = settings.cancelPolicy;
-    this.#idempotencyTtlMs = settings.idempotencyTtlMs;
+    this.#cancels = {
+      store: this.#store,
+      jobs: this.#jobs,
+      policy: settings.cancelPolicy,
+      queues: new CancelQueues(this.#dbos, settings.store),
+    };
+    this.#submissions = {
+      store: this.#store,
+      jobs: this.#jobs,
+      waits: this.#waits,
+      dbos: this.#dbos,
+      idempotencyTtlMs: settings.idempotencyTtlMs,
+      assertOpen: () => this.#assertOpen(),
+      admit: (plan) => this.#admit(plan),
+    };
     this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
     this.#onStoreOutage = settings.onStoreOutage;
     this.#limits = settings.limits;
@@ -302,42 +283,7 @@ export class OperatorRuntime {
    * store fails; RUNTIME_CLOSED after `close()`.
    */
   executePlan(plan: ExecutionPlan, options: ExecutePlanOptions = NO_OPTIONS): Promise<Job> {
-    // Not an async function: one promise per job, the executor's own (docs/decisions.md,
-    // "Allocation on the hot path"); what throws before the job exists still rejects.
-    let job: Promise<Job>;
-    const live = liveJob();
-    try {
-      this.#assertOpen();
-      const caller = snapshotCaller(readCaller(options));
-      const onReplay = readOnReplay(options);
-      const admitted = this.#admit(plan);
-      // The store opens only for an admitted plan: a refused one creates no file and an
-      // unopenable store cannot hide why a plan was refused.
-      // A plan with an idempotency key, from a caller with an id, claims its key first.
-      const deps =
-        admitted.idempotencyKey !== undefined && caller?.id !== undefined
-          ? this.#claimFor(admitted, caller as CallerWithId)
-          : this.#store.dependencies();
-      if (deps instanceof Promise) {
-        job = deps.then((ready: ClaimedDependencies) => {
-          // A repeated key: the first job, nothing run.
-          if (ready.replayed === true) {
-            onReplay?.(ready.jobId as string);
-            return firstJob(this.#waits, ready.jobId as string);
-          }
-          // Live under its id from now, so that a repeat of its key waits for its end.
-          live.jobId = ready.jobId;
-          this.#jobs.enter(live);
-          return executeAdmittedPlan(admitted, caller, ready, live, ready.jobId);
-        });
-      } else {
-        this.#jobs.enter(live);
-        job = executeAdmittedPlan(admitted, caller, deps, live);
-      }
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
-    return this.#jobs.track(job, live);
+    return executeSubmission(this.#submissions, plan, options);
   }
 
   /**
@@ -368,75 +314,13 @@ export class OperatorRuntime {
   }
 
   /**
-   * The dependencies of a job whose plan has an idempotency key, once the key is claimed: with
-   * the claimed job id, or the first job when the key was used for the same plan already.
-   */
-  async #claimFor(admitted: AdmittedPlan, caller: CallerWithId): Promise<ClaimedDependencies> {
-    const deps = await this.#store.dependencies();
-    const key = admitted.idempotencyKey as string;
-    const claim = await claimKey(deps.store, caller, key, admitted, this.#idempotencyTtlMs);
-    return { ...deps, jobId: claim.jobId, replayed: claim.replayed };
-  }
-
-  /**
    * Admits a plan like `executePlan` (the same refusals), records its job `queued` and resolves
    * `{ jobId }` once it is recorded; the job runs later, in submission order, at most
    * `queue.concurrency` at once (docs/api.md, "runtime.submitPlan").
    * @throws as `executePlan`; JOB_OPTIONS_INVALID for malformed options.
    */
-  async submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<SubmittedJob> {
-    this.#assertOpen();
-    const { caller, idempotencyKey } = readSubmitOptions(options);
-    let admitted = this.#admit(plan);
-    const deps = await this.#store.dependencies();
-    const key = idempotencyKey ?? admitted.idempotencyKey;
-    let claimed: string | undefined;
-    if (key !== undefined && caller?.id !== undefined) {
-      const claim = await claimKey(
-        deps.store,
-        caller as CallerWithId,
-        key,
-        admitted,
-        this.#idempotencyTtlMs,
-      );
-      if (claim.replayed) {
-        // Resolved once recorded, as a new job is: its submitter may still be writing it.
-        await recordedJob(this.#waits, claim.jobId);
-        return { jobId: claim.jobId, replayed: true };
-      }
-      claimed = claim.jobId;
-      if (key !== admitted.idempotencyKey) admitted = { ...admitted, idempotencyKey: key };
-    }
-    const queuedPlan = admitted;
-    this.#jobs.hold();
-    let running: RunningJob;
-    try {
-      running = await queueAdmittedPlan(queuedPlan, caller, deps, claimed);
-    } catch (error) {
-      this.#jobs.release();
-      throw error;
-    }
-    const jobId = running.job.id;
-    if (this.#dbos !== undefined) {
-      // A worker of any process runs it (docs/api.md, "Workers").
-      try {
-        await this.#dbos.enqueue(jobId);
-      } catch (error) {
-        throw createError(
-          Error,
-          ErrorCode.JOB_STORE_FAILED,
-          `The job store failed: job ${jobId} is recorded queued and could not be put on the queue (a worker's sweep queues it): ${describeThrown(error)}`,
-          error,
-        );
-      } finally {
-        this.#jobs.release();
-      }
-      return { jobId, replayed: false };
-    }
-    const live = liveJob(jobId);
-    live.queued = { running, plan: queuedPlan, caller };
-    this.#jobs.schedule(live, () => runQueuedJob(running, queuedPlan, caller, deps, live));
-    return { jobId, replayed: false };
+  submitPlan(plan: ExecutionPlan, options?: SubmitPlanOptions): Promise<SubmittedJob> {
+    return submitQueued(this.#submissions, plan, options);
   }
 
   /**
@@ -463,44 +347,7 @@ export class OperatorRuntime {
     this.#assertOpen();
     const { caller, reason } = readCancelOptions(options);
     if (typeof id !== 'string') return undefined;
-    const deps = await this.#store.dependencies();
-    const job = await deps.store.get(id);
-    if (job === undefined) return undefined;
-    if (!(await mayCancel(caller, job, this.#cancelPolicy))) {
-      throw createError(
-        Error,
-        ErrorCode.CANCEL_FORBIDDEN,
-        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}: only its submitter, or a caller of its tenant that cancelPolicy allows (default: one holding the scope ${CANCEL_SCOPE})`,
-      );
-    }
-    if (isFinished(job)) return job;
-    const cancel: CancelRequest = { by: caller.id, reason };
-    const live = this.#jobs.of(id);
-    if (live !== undefined) {
-      await writeCancel(deps, id, cancel);
-      return (await this.#jobs.cancel(live, cancel, deps)) ?? (await deps.store.get(id));
-    }
-    if (job.status === 'awaiting_approval') {
-      const done = await cancelAwaiting(deps, id, cancel);
-      if (done !== undefined) return done;
-    }
-    // Queued or running in another process on this store: it sees the cancel within 1 s.
-    await writeCancel(deps, id, cancel);
-    if (job.status === 'queued') {
-      const cancelled = await cancelOnQueue(deps, id, cancel, this.#cancelQueue());
-      if (cancelled !== undefined) return cancelled;
-    }
-    return deps.store.get(id);
-  }
-
-  /** The DBOS queue a queued job may wait on: the engine's, or one opened to cancel on it. */
-  #cancelQueue(): DbosQueue | undefined {
-    return (
-      this.#dbos ??
-      (isPostgresStore(this.#storeOption)
-        ? (this.#dbosCancels ??= new DbosQueue(this.#storeOption as string))
-        : undefined)
-    );
+    return cancelAs(this.#cancels, id, caller, reason);
   }
 
   /**
@@ -651,31 +498,14 @@ export class OperatorRuntime {
       );
     }
     const settings = readWorkerOptions(options, this.#queueConcurrency);
-    this.#orphans.worker = settings.id;
-    const deps = await this.#store.dependencies();
-    const log = (line: string) => this.#logger.warn(line, { source: 'warrant worker' });
-    // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
-    // their workflows still run (docs/api.md, "Workers").
-    const recover = () =>
-      this.#orphans.recover(deps.store).catch((error: unknown) => {
-        log(`recovery failed: ${describeThrown(error)}`);
-      });
-    await recover();
     const host = {
       jobs: this.#jobs,
       orphans: this.#orphans,
       waitForJob: (id: string) => this.waitForJob(id),
     };
-    return this.#dbos.startWorker(
-      settings,
-      (jobId) => runDequeued(host, deps, jobId),
-      async () => {
-        await recover();
-        const cutoff = Date.now() - 5_000;
-        const jobs = await deps.store.list({ status: 'queued', limit: 1_000 });
-        return jobs.filter((job) => Date.parse(job.createdAt) < cutoff).map((job) => job.id);
-      },
-      log,
+    const deps = await this.#store.dependencies();
+    return startQueueWorker(host, this.#dbos, settings, deps, (line) =>
+      this.#logger.warn(line, { source: 'warrant worker' }),
     );
   }
 
@@ -700,7 +530,7 @@ export class OperatorRuntime {
         {},
       );
     this.#jobs.stopPolling();
-    await this.#dbosCancels?.close();
+    await this.#cancels.queues.close();
     await this.#store.close();
   }
 

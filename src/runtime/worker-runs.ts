@@ -15,6 +15,7 @@ import { failJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import { commitWhileQueued, runDequeuedJob, type ExecutorDependencies } from './executor.js';
 import { liveJob, type LiveJobs } from './live-jobs.js';
+import type { DbosQueue, Worker, WorkerSettings } from './dbos-queue.js';
 import type { Orphans } from './orphans.js';
 import { admitRecorded, loadRunningJob } from './stored-job.js';
 
@@ -23,6 +24,37 @@ export interface WorkerHost {
   readonly jobs: LiveJobs;
   readonly orphans: Orphans;
   readonly waitForJob: (id: string) => Promise<Job | undefined>;
+}
+
+/**
+ * Starts this process's worker on the DBOS queue (docs/api.md, "Workers"): it takes up the jobs
+ * of gone owners at start and on every sweep, whether or not their workflows still run, and runs
+ * each job it dequeues as its record says.
+ */
+export async function startQueueWorker(
+  host: WorkerHost,
+  queue: DbosQueue,
+  settings: WorkerSettings,
+  deps: ExecutorDependencies,
+  log: (line: string) => void,
+): Promise<Worker> {
+  host.orphans.worker = settings.id;
+  const recover = () =>
+    host.orphans.recover(deps.store).catch((error: unknown) => {
+      log(`recovery failed: ${describeThrown(error)}`);
+    });
+  await recover();
+  return queue.startWorker(
+    settings,
+    (jobId) => runDequeued(host, deps, jobId),
+    async () => {
+      await recover();
+      const cutoff = Date.now() - 5_000;
+      const jobs = await deps.store.list({ status: 'queued', limit: 1_000 });
+      return jobs.filter((job) => Date.parse(job.createdAt) < cutoff).map((job) => job.id);
+    },
+    log,
+  );
 }
 
 /**

@@ -167,6 +167,11 @@ const NO_TWIN: Record<string, NoTwin> = {
     reason:
       'EXECUTE_OPTIONS_INVALID refusals asserted through executePlan (onReplay: test/runtime/job-waits.test.ts)',
   },
+  'src/runtime/submissions.ts': {
+    coveredBy: 'test/runtime/operator-runtime.test.ts',
+    reason:
+      'executePlan and submitPlan, through the facade (idempotent replays: test/runtime/idempotency.test.ts, job-waits.test.ts)',
+  },
   'src/runtime/waiting-jobs.ts': {
     coveredBy: 'test/runtime/recovery-default.test.ts',
     reason: 'needs a store with gone owners: a killed child process, SQLite and PostgreSQL',
