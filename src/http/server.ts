@@ -22,7 +22,7 @@ import {
 } from '../json/answer.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
-import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
+import { createTokenAuthenticator, OPERATOR_ID, type Authenticator } from './auth/index.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerConsole } from './console/routes.js';
 import {
@@ -41,7 +41,7 @@ import { registerHealthRoute } from './routes/health.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerNotificationRoutes } from './routes/notifications.js';
 import { registerPlanRoute } from './routes/plans.js';
-import type { RequestCaller } from './routes/request-caller.js';
+import type { RequestCaller, RequestIdentified } from './routes/request-caller.js';
 
 export interface HttpServerOptions {
   /** The authentication mode (`createAuthenticator` of `src/http/auth/`): every route but
@@ -51,6 +51,11 @@ export interface HttpServerOptions {
   /** Shorthand for the `--token` mode: requests must carry `Authorization: Bearer <token>`.
    * Not together with `authenticator`. */
   readonly token?: string;
+  /** Without an authentication mode: the operator token (docs/api.md, "The operator token").
+   * A request carrying it as `Authorization: Bearer` is `{ id: 'operator', scopes:
+   * ['warrant:audit'] }` and may approve; one without an `Authorization` header stays
+   * `{ id: 'http' }`; any other credentials are 401. Not together with `authenticator`/`token`. */
+  readonly operatorToken?: string;
   /** Told the operator line of a refused authentication (a resolver that threw or hung, a JWKS
    * that could not be fetched); never told about a bad or missing token. */
   readonly onAuthLog?: (line: string) => void;
@@ -139,6 +144,15 @@ export function createHttpServer(
 ): FastifyInstance {
   if (options.authenticator !== undefined && options.token !== undefined)
     throw new TypeError('createHttpServer takes an authenticator or a token, not both');
+  if (
+    options.operatorToken !== undefined &&
+    (options.authenticator !== undefined || options.token !== undefined)
+  )
+    throw new TypeError('createHttpServer takes an operator token only without a mode');
+  const operator =
+    options.operatorToken === undefined
+      ? undefined
+      : createTokenAuthenticator(options.operatorToken, OPERATOR_ID);
   const authenticator =
     options.authenticator ??
     (options.token === undefined ? undefined : createTokenAuthenticator(options.token));
@@ -149,6 +163,7 @@ export function createHttpServer(
   let loopbackBound = false;
   const decide = createRequestGate({
     authenticator,
+    operator,
     allowedHosts: options.allowedHosts,
     loopbackBound: () => loopbackBound,
   });
@@ -295,7 +310,9 @@ export function createHttpServer(
     options.resolveCaller
       ? options.resolveCaller(request)
       : authenticator === undefined
-        ? defaultCaller
+        ? operator === undefined
+          ? defaultCaller
+          : (authenticated.get(request) ?? defaultCaller)
         : authenticatedCaller(request);
   const authenticatedCaller = (request: FastifyRequest): ExecutionCaller => {
     const found = authenticated.get(request);
@@ -314,12 +331,16 @@ export function createHttpServer(
   registerJobRoutes(app, runtime, caller);
   registerLimitRoutes(app, runtime, caller);
   if (options.console !== false) registerConsole(app);
-  // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
+  // Without a mode (nor a resolveCaller) every request is `http`, but one carrying the operator
+  // token: nobody may approve as `http`.
   const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
-  registerApprovalRoutes(app, runtime, caller, callersKnown);
-  registerCallerRoute(app, caller, callersKnown);
-  // Only for an auditor: never without a mode (docs/api.md, "HTTP: notifications").
-  registerNotificationRoutes(app, runtime, caller, callersKnown);
+  const identified: RequestIdentified = callersKnown
+    ? () => true
+    : (request) => authenticated.has(request);
+  registerApprovalRoutes(app, runtime, caller, identified);
+  registerCallerRoute(app, caller, identified);
+  // Only for an auditor: never as `http` (docs/api.md, "HTTP: notifications").
+  registerNotificationRoutes(app, runtime, caller, identified);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,

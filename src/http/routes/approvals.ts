@@ -14,14 +14,15 @@ import type { OperatorRuntime } from '../../index.js';
 import { errorText, jobAnswer, REMOTE_ANSWER } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
 import { approvalRefusalStatus } from '../status-codes.js';
-import type { RequestCaller } from './request-caller.js';
+import type { RequestCaller, RequestIdentified } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
-/** The answer of every approval route without an authentication mode. */
+/** The answer of every approval route to a request as `http` (no mode, no operator token). */
 function noApprover(reply: FastifyReply) {
   return reply.code(403).send({
-    error: 'Approvals need an authentication mode: nobody approves unauthenticated',
+    error:
+      'Approvals need an identified caller: the operator token (the console address warrant serve prints) or an authentication mode; nobody approves as http',
   });
 }
 
@@ -29,12 +30,12 @@ export function registerApprovalRoutes(
   app: FastifyInstance,
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
-  identified: boolean,
+  identified: RequestIdentified,
 ): void {
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/approvals',
     async (request, reply) => {
-      if (!identified) return noApprover(reply);
+      if (!identified(request)) return noApprover(reply);
       const { jobId, cursor, limit: limitText } = request.query;
       const limit = listLimit(limitText);
       if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });
@@ -57,7 +58,7 @@ export function registerApprovalRoutes(
     },
   );
   app.get('/api/approvals/count', async (request, reply) => {
-    if (!identified) return noApprover(reply);
+    if (!identified(request)) return noApprover(reply);
     const caller = await callerOf(request);
     if (caller === undefined) return { count: 0 };
     return { count: await runtime.countApprovals({ caller }) };
@@ -65,7 +66,7 @@ export function registerApprovalRoutes(
   app.post<{ Params: { id: string; stepId: string }; Body: unknown }>(
     '/api/jobs/:id/steps/:stepId/approval',
     async (request, reply) => {
-      if (!identified) return noApprover(reply);
+      if (!identified(request)) return noApprover(reply);
       const body: unknown = request.body;
       if (!isJsonObject(body))
         return reply

@@ -3,16 +3,17 @@
  * (docs/api.md, "Reading and tenants"): `{ id, tenant, scopes, authenticated }` with `id` and
  * `tenant` the caller's (null when it has none, or when no caller was identified), `scopes` how
  * many scopes it holds (their names are not shown), and `authenticated` whether the server has
- * an authentication mode (or `resolveCaller`); without one every sender is `{ id: 'http' }`. Never
+ * an authentication mode (or `resolveCaller`) or the request carries the operator token; else
+ * the sender is `{ id: 'http' }`. Never
  * a token, never the caller's other fields.
  */
 import type { FastifyInstance } from 'fastify';
-import type { RequestCaller } from './request-caller.js';
+import type { RequestCaller, RequestIdentified } from './request-caller.js';
 
 export function registerCallerRoute(
   app: FastifyInstance,
   callerOf: RequestCaller,
-  identified: boolean,
+  identified: RequestIdentified,
 ): void {
   app.get('/api/caller', async (request) => {
     const caller = await callerOf(request);
@@ -21,7 +22,7 @@ export function registerCallerRoute(
       id: caller?.id ?? null,
       tenant: typeof tenant === 'string' ? tenant : null,
       scopes: caller?.scopes?.length ?? 0,
-      authenticated: identified,
+      authenticated: identified(request),
     };
   });
 }

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
 import type { NotificationRecord, OperatorRuntime } from '../../index.js';
-import type { RequestCaller } from './request-caller.js';
+import type { RequestCaller, RequestIdentified } from './request-caller.js';
 import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
 /** The auditor's scope (docs/api.md, "Reading and tenants"), as the token mode grants it. */
@@ -36,7 +36,7 @@ export function registerNotificationRoutes(
   app: FastifyInstance,
   runtime: OperatorRuntime,
   callerOf: RequestCaller,
-  identified: boolean,
+  identified: RequestIdentified,
 ): void {
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/notifications',
@@ -45,7 +45,7 @@ export function registerNotificationRoutes(
         reply
           .code(403)
           .send({ error: `Notifications are shown to a caller with the scope ${AUDIT_SCOPE}` });
-      if (!identified) return forbidden();
+      if (!identified(request)) return forbidden();
       const { cursor, limit: limitText } = request.query;
       const limit = listLimit(limitText);
       if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });

@@ -7,3 +7,7 @@ import type { ExecutionCaller } from '../../index.js';
 export type RequestCaller = (
   request: FastifyRequest,
 ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
+
+/** Whether the server tells the request's sender apart from everyone else: an authentication
+ * mode, a `resolveCaller`, or (without a mode) the operator token on this request. */
+export type RequestIdentified = (request: FastifyRequest) => boolean;
