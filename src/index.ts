@@ -16,6 +16,7 @@ export type {
   SubmitPlanOptions,
   SubmittedJob,
   WaitForJobOptions,
+  WaitingJob,
 } from './runtime/operator-runtime.js';
 export type { ApprovalsOptions, ApproverPolicy } from './approvals/approver-policy.js';
 export type {
@@ -23,7 +24,46 @@ export type {
   NotificationDestination,
   NotificationEvent,
 } from './notifications/notification-options.js';
-export type { NotificationRecord, StoreAvailability } from './jobs/job-store.js';
+export type {
+  // The store interface (docs/api.md, "Stores"): the core and its named parts, with what they hold.
+  JobStore,
+  JobChange,
+  AwaitingIndex,
+  AwaitingJob,
+  ChainStore,
+  RecordedChain,
+  CheckpointStore,
+  CheckpointEntry,
+  SealedEntry,
+  SealedApproval,
+  ApprovalLeaf,
+  LedgerEntry,
+  StoreSeals,
+  JobSeal,
+  ApprovalLedger,
+  ConsumedApproval,
+  ConsumedRequest,
+  CancelStore,
+  StoredCancel,
+  IdempotencyStore,
+  IdempotencyClaim,
+  IdempotencyHolder,
+  OwnedStore,
+  QueueStore,
+  AvailabilityStore,
+  LimitStore,
+  LimitTake,
+  LimitVerdict,
+  LimitCounter,
+  OutboxStore,
+  JobStoreOutbox,
+  OutboxWriter,
+  OutboxEntry,
+  OutboxRecord,
+  OutboxStatus,
+  NotificationRecord,
+  StoreAvailability,
+} from './jobs/job-store.js';
 export type { LimitDefinition, LimitScope } from './limits/limit-options.js';
 export type { LimitCounterShown, LimitShown, LimitsView } from './limits/limits-view.js';
 export type { ApprovalRequest } from './approvals/approval-request.js';

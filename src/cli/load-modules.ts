@@ -52,10 +52,14 @@ async function importDefault(file: string, option: string): Promise<{ value: unk
   try {
     loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
-    if (codeOf(error) === 'ERR_MODULE_NOT_FOUND' && firstLine(error).includes(path)) {
-      throw new UsageError(`${label}: file not found`);
-    }
-    throw new UsageError(`${label}: could not be loaded (${firstLine(error)})`);
+    // The file exists (checked above): a module it imports is missing. The import's own error,
+    // and for `warrant` where it is looked for (docs/guide/cli.md, "Module files").
+    const reason = firstLine(error);
+    const hint =
+      codeOf(error) === 'ERR_MODULE_NOT_FOUND' && /Cannot find package 'warrant'/.test(reason)
+        ? "; a module file imports 'warrant' from the node_modules of its own folder or a parent: keep it inside the project where warrant is installed (npm install warrant), or import nothing from it (a plain object is a module)"
+        : '';
+    throw new UsageError(`${label}: could not be loaded (${reason})${hint}`);
   }
   if (!('default' in loaded) || loaded.default === undefined) {
     throw new UsageError(`${label}: the module has no default export`);

@@ -47,42 +47,120 @@ export const runtimeOptions = {
   limits: { type: 'string' },
 } as const;
 
-export const runtimeOptionsHelp = `  --module <file>       capability module(s) to register (default export; repeatable)
-  --authorizer <file>   authorizer (default export { authorize(context) }); default policy:
+/** The help of each runtime option, by name, in the order `--help` lists them. */
+const RUNTIME_OPTIONS_HELP: readonly (readonly [keyof typeof runtimeOptions, string])[] = [
+  [
+    'module',
+    `  --module <file>       capability module(s) to register (default export; repeatable)`,
+  ],
+  [
+    'authorizer',
+    `  --authorizer <file>   authorizer (default export { authorize(context) }); default policy:
                         reads allowed, writes and destructive work denied
                         (module and authorizer files: regular files of at most 10 MiB;
                         .ts, .mts, .cts and .tsx files are loaded through tsx, which must
-                        be installed in your project: npm i -D tsx)
-  --policy <file.cedar> Cedar policies decide each step (docs/guide/policies.md);
-                        not with --authorizer
-  --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
+                        be installed in your project: npm i -D tsx)`,
+  ],
+  [
+    'policy',
+    `  --policy <file.cedar> Cedar policies decide each step (docs/guide/policies.md);
+                        not with --authorizer`,
+  ],
+  [
+    'store',
+    `  --store <store>       'memory', 'sqlite:<file>' (its directory must exist; only ./.warrant/
                         is created) or a postgres:// URL (?statement_timeout=<ms>, default
-                        30000); opened at start-up (default ${DEFAULT_STORE})
-  --approvals           human approval (docs/guide/approvals.md): the default policy asks
+                        30000); opened at start-up (default: $WARRANT_STORE when set,
+                        else ${DEFAULT_STORE})`,
+  ],
+  [
+    'approvals',
+    `  --approvals           human approval (docs/guide/approvals.md): the default policy asks
                         approval for writes and destructive work; an authorizer may
-                        answer require_approval
-  --approvers <file>    with --approvals: the approver policy (default export
+                        answer require_approval`,
+  ],
+  [
+    'approvers',
+    `  --approvers <file>    with --approvals: the approver policy (default export
                         { canApprove(approver, request) }); default: any caller but the
-                        one who submitted the plan
-  --plan-versions <list>
+                        one who submitted the plan`,
+  ],
+  [
+    'plan-versions',
+    `  --plan-versions <list>
                         plan versions admitted, comma-separated (default 1.0); 2.0 plans
-                        take plain JSON data only (docs/guide/capabilities.md)
-  --notify <url>        POST a signed notification (Standard Webhooks) when a job needs
-                        approval or ends (docs/guide/notifications.md; one destination); with
-  --notify-secret-file <file>
-                        the secret, whsec_<base64>, read from <file> (never a flag)
-  --notify-format slack post Slack-compatible messages instead (no secret needed)
-  --public-url <url>    the console's public URL, linked from Slack messages
-  --limits <file.json>  rate and cost limits (docs/guide/limits.md): a JSON array of
-                        { name, match?, per, max, windowMs, cost? }, counted in the store
-  --fs-root <dir>       enable fs.read / fs.write, confined to <dir>
-  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
-                        host allows ports 80 and 443, host:port (or [::1]:port) that port
-  --mcp-server <name>=<command line>
-                        a downstream MCP server over stdio (repeatable)
-  --mcp-tool <name>.<tool>=<risk>
+                        take plain JSON data only (docs/guide/capabilities.md)`,
+  ],
+  [
+    'notify',
+    `  --notify <url>        POST a signed notification (Standard Webhooks) when a job needs
+                        approval or ends (docs/guide/notifications.md; one destination); with`,
+  ],
+  [
+    'notify-secret-file',
+    `  --notify-secret-file <file>
+                        the secret, whsec_<base64>, read from <file> (never a flag)`,
+  ],
+  [
+    'notify-format',
+    `  --notify-format slack post Slack-compatible messages instead (no secret needed)`,
+  ],
+  ['public-url', `  --public-url <url>    the console's public URL, linked from Slack messages`],
+  [
+    'limits',
+    `  --limits <file.json>  rate and cost limits (docs/guide/limits.md): a JSON array of
+                        { name, match?, per, max, windowMs, cost? }, counted in the store`,
+  ],
+  ['fs-root', `  --fs-root <dir>       enable fs.read / fs.write, confined to <dir>`],
+  [
+    'http-allow',
+    `  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
+                        host allows ports 80 and 443, host:port (or [::1]:port) that port`,
+  ],
+  [
+    'mcp-server',
+    `  --mcp-server <name>=<command line>
+                        a downstream MCP server over stdio (repeatable)`,
+  ],
+  [
+    'mcp-tool',
+    `  --mcp-tool <name>.<tool>=<risk>
                         expose one of its tools as the governed capability <name>.<tool>;
-                        the risk (read, write or destructive) is required (repeatable)`;
+                        the risk (read, write or destructive) is required (repeatable)`,
+  ],
+];
+
+/** The help of the runtime options, all of them or `names` (`replaced`: other text for some). */
+export function runtimeOptionsHelpOf(
+  names: readonly (keyof typeof runtimeOptions)[] = RUNTIME_OPTIONS_HELP.map(([name]) => name),
+  replaced: Partial<Record<keyof typeof runtimeOptions, string>> = {},
+): string {
+  return RUNTIME_OPTIONS_HELP.filter(([name]) => names.includes(name))
+    .map(([name, text]) => replaced[name] ?? text)
+    .join('\n');
+}
+
+export const runtimeOptionsHelp = runtimeOptionsHelpOf();
+
+/** The parseArgs options of `names` only: a command refuses the others. */
+export function runtimeOptionsOf<const Name extends keyof typeof runtimeOptions>(
+  names: readonly Name[],
+): Pick<typeof runtimeOptions, Name> {
+  return Object.fromEntries(names.map((name) => [name, runtimeOptions[name]])) as Pick<
+    typeof runtimeOptions,
+    Name
+  >;
+}
+
+/**
+ * The store a command opens: `--store`, else the environment variable WARRANT_STORE (when not
+ * empty), else the default (docs/guide/cli.md, "Commands").
+ */
+export function storeOf(flag: string | undefined): string {
+  if (flag !== undefined) return flag;
+  const fromEnvironment = process.env.WARRANT_STORE;
+  return fromEnvironment === undefined || fromEnvironment === '' ? DEFAULT_STORE : fromEnvironment;
+}
 
 export interface RuntimeFlags {
   module?: string[];
@@ -237,7 +315,7 @@ export function postgresStoreFlag(store: string | undefined, what: string): stri
 }
 
 /** The store for messages; a PostgreSQL URL is not shown (it may hold a password). */
-function storeLabel(store: string): string {
+export function storeLabel(store: string): string {
   return store.startsWith('postgres') ? 'the PostgreSQL store' : `the store ${store}`;
 }
 
@@ -249,6 +327,11 @@ function createRuntime(options: OperatorRuntimeOptions, limitsFile?: string): Op
     throw new UsageError(
       firstLine(error)
         .replace(/^options\.store/, '--store')
+        // A store object is the library's alone: the command line names a store.
+        .replace(
+          "'sqlite:<file>', a postgres:// URL or a store object",
+          "'sqlite:<file>' or a postgres:// URL",
+        )
         .replace(/^options\.planVersions/, '--plan-versions')
         .replace(/^options\.notifications\[0\]\.url/, '--notify')
         .replace(/^options\.notifications\[0\]\.secret/, '--notify-secret-file')
@@ -296,9 +379,12 @@ export async function createProgramRuntime(
   flags: RuntimeFlags,
   extra: OperatorRuntimeOptions = {},
 ): Promise<OperatorRuntime> {
-  const store = flags.store ?? DEFAULT_STORE;
+  const store = storeOf(flags.store);
   const downstream = mcpModules(flags);
-  const options: OperatorRuntimeOptions = { ...extra, store };
+  // Only the servers take up the jobs of gone processes (`extra.recover`): a command that
+  // inspects, decides or runs one plan never runs other work as a side effect
+  // (docs/decisions.md, "Which commands recover").
+  const options: OperatorRuntimeOptions = { recover: false, ...extra, store };
   if (flags.authorizer !== undefined && flags.policy !== undefined)
     throw new UsageError('--policy and --authorizer cannot be used together');
   if (flags.authorizer !== undefined) options.authorizer = await loadAuthorizer(flags.authorizer);

@@ -1,46 +1,30 @@
 /**
- * The HTTP face of `warrant serve` (docs/api.md, docs/guide/http.md, "HTTP routes"): routes parse,
- * call the runtime through the package root and format; they never authorize, validate plans or
- * touch a store. Who reaches a route, and as which caller, is decided by the request gate
- * (`request-gate.ts`) on the route the router matched. MCP over Streamable HTTP is served at `/mcp`
- * (`mcp-route.ts`) behind the same gate. Errors are one line and never carry stack traces or inner
- * messages.
+ * The HTTP face of `warrant serve` (docs/api.md, docs/guide/http.md, "HTTP routes"): this file
+ * wires the parts together. Routes are fastify plugins (`routes/`), each given the runtime and how
+ * to learn a request's caller; they parse, call the runtime through the package root and format,
+ * and never authorize, validate plans or touch a store. Who reaches a route, and as which caller,
+ * is decided by the request gate (`gate-hook.ts`, `request-gate.ts`) on the route the router
+ * matched. MCP over Streamable HTTP is served at `/mcp` (`mcp-route.ts`) behind the same gate.
+ * Errors are one line and never carry stack traces or inner messages (`error-replies.ts`).
  */
 import { createServer } from 'node:http';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { ExecutionAuthorizer, ExecutionCaller, OperatorRuntime } from '../index.js';
-import {
-  jobAnswer,
-  REMOTE_ANSWER,
-  STORE_RETRY_AFTER_SECONDS,
-  storeFailureAnswer,
-} from '../json/answer.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
-import { JsonBodyError, parseJsonBody } from './parse-json-body.js';
+import { parseJsonBody } from './parse-json-body.js';
 import { createTokenAuthenticator, OPERATOR_ID, type Authenticator } from './auth/index.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerConsole } from './console/routes.js';
-import {
-  createRequestGate,
-  isLoopbackAddress,
-  isRefusal,
-  type GateDecision,
-  type GatedRequest,
-  type GateRefusal,
-} from './request-gate.js';
-import { registerApprovalRoutes } from './routes/approvals.js';
-import { registerCallerRoute } from './routes/caller.js';
-import { registerCapabilityRoutes } from './routes/capabilities.js';
-import { registerLimitRoutes } from './routes/limits.js';
-import { registerHealthRoute } from './routes/health.js';
-import { registerJobRoutes } from './routes/jobs.js';
-import { registerNotificationRoutes } from './routes/notifications.js';
-import { registerPlanRoute } from './routes/plans.js';
+import { setErrorReplies } from './error-replies.js';
+import { createGateHook } from './gate-hook.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { callerRoute } from './routes/caller.js';
+import { capabilityRoutes } from './routes/capabilities.js';
+import { limitRoutes } from './routes/limits.js';
+import { healthRoute } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { notificationRoutes } from './routes/notifications.js';
+import { planRoutes } from './routes/plans.js';
 import type { RequestCaller, RequestIdentified } from './routes/request-caller.js';
 
 export interface HttpServerOptions {
@@ -96,46 +80,8 @@ export interface HttpServerOptions {
   readonly requestTimeoutMs?: number;
 }
 
-function refuse(reply: FastifyReply, refusal: GateRefusal): FastifyReply {
-  if (refusal.headers !== undefined) reply.headers(refusal.headers);
-  return reply.code(refusal.status).send({ error: refusal.error });
-}
-
-/** What the gate reads of a Fastify request, read when the gate asks: the matched route (a
- * whole options object Fastify builds on each read) and the peer address matter only to an
- * authentication mode (bench/http/execute.bench.ts). */
-class GatedFastifyRequest implements GatedRequest {
-  readonly #request: FastifyRequest;
-  constructor(request: FastifyRequest) {
-    this.#request = request;
-  }
-  get method(): string {
-    return this.#request.method;
-  }
-  get route(): string | undefined {
-    return this.#request.routeOptions.url;
-  }
-  get url(): string {
-    return this.#request.url;
-  }
-  get headers(): FastifyRequest['headers'] {
-    return this.#request.headers;
-  }
-  get ip(): string {
-    return this.#request.ip;
-  }
-  get query(): unknown {
-    return this.#request.query;
-  }
-}
-
 /** How long an idle keep-alive connection stays open: fastify's own default. */
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-
-/** A fixed message per kind of bad request: never the parser's or a driver's own text. */
-function clientErrorMessage(error: FastifyError): string {
-  return error instanceof JsonBodyError ? error.message : 'Bad request';
-}
 
 /** Builds (does not start) the server. */
 export function createHttpServer(
@@ -156,56 +102,20 @@ export function createHttpServer(
   const authenticator =
     options.authenticator ??
     (options.token === undefined ? undefined : createTokenAuthenticator(options.token));
-  // The gate runs on every request, the unrouted ones and the router's own errors included
-  // (docs/guide/http.md, "Who reaches a route"): Host while bound to loopback, then authentication
-  // on the matched route, then repeated parameters. Whether the server is bound to loopback is read
-  // once it listens.
-  let loopbackBound = false;
-  const decide = createRequestGate({
+  const gate = createGateHook({
     authenticator,
     operator,
     allowedHosts: options.allowedHosts,
-    loopbackBound: () => loopbackBound,
+    reportAuthLog,
+    reportInternalError,
   });
-  const gate = (request: FastifyRequest): GateDecision | Promise<GateDecision> =>
-    decide(new GatedFastifyRequest(request));
-  // The caller each request was authenticated as, from the gate to the handler.
-  const authenticated = new WeakMap<FastifyRequest, ExecutionCaller>();
-  /** Runs `next` when the gate lets the request through; else sends its refusal. */
-  const applyGate = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    next: () => void,
-    decision: GateDecision,
-  ): void => {
-    if (decision === undefined) return next();
-    if (!isRefusal(decision)) {
-      authenticated.set(request, decision.caller);
-      return next();
-    }
-    if (decision.log !== undefined) reportAuthLog(decision.log);
-    void refuse(reply, decision);
-  };
-  /** The gate, synchronous when no authenticator runs; an authenticator that rejects (the modes
-   * never do) is an internal error, never a pass. */
-  const runGate = (request: FastifyRequest, reply: FastifyReply, next: () => void): void => {
-    const decision = gate(request);
-    if (!(decision instanceof Promise)) return applyGate(request, reply, next, decision);
-    decision.then(
-      (settled) => applyGate(request, reply, next, settled),
-      (error: unknown) => {
-        reportInternalError(error, request);
-        void reply.code(500).send({ error: 'Internal error' });
-      },
-    );
-  };
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Targets the router cannot decode, or with a parameter over its length limit (100), are
     // answered here, after the gate, in the `{ error }` shape: no fastify code, no URL.
     frameworkErrors: (error, request, reply: FastifyReply) => {
-      runGate(request, reply, () => {
+      gate.run(request, reply, () => {
         void (error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? reply.code(414).send({ error: 'A segment of the URL path is too long' })
           : reply.code(400).send({ error: 'The URL cannot be decoded' }));
@@ -230,11 +140,7 @@ export function createHttpServer(
     },
     return503OnClosing: true,
   });
-  app.server.on('listening', () => {
-    const address = app.server.address();
-    loopbackBound =
-      typeof address === 'object' && address !== null && isLoopbackAddress(address.address);
-  });
+  gate.watch(app.server);
   // JSON only: any other content type is 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -245,44 +151,7 @@ export function createHttpServer(
     }
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error.statusCode;
-    if (status === 413) return reply.code(413).send({ error: 'Request body is too large' });
-    if (status === 415)
-      return reply.code(415).send({ error: 'Content-Type must be application/json' });
-    if (status !== undefined && status >= 400 && status < 500) {
-      return reply.code(400).send({ error: clientErrorMessage(error) });
-    }
-    // A store that failed: 503 with Retry-After while it is unavailable (or cannot be written at
-    // all, as the runtime knows without asking it), and the job's id (and its recorded state,
-    // when the store answers) once the job exists (docs/api.md, "Store outages").
-    const failed = storeFailureAnswer(error, !runtime.storeAvailability().writable);
-    if (failed !== undefined) return storeFailureReply(reply, failed, error, request);
-    reportInternalError(error, request);
-    return reply.code(500).send({ error: 'Internal error' });
-  });
-
-  async function storeFailureReply(
-    reply: FastifyReply,
-    failed: NonNullable<ReturnType<typeof storeFailureAnswer>>,
-    error: unknown,
-    request: FastifyRequest,
-  ): Promise<FastifyReply> {
-    const { unavailable, jobId, ...body } = failed;
-    if (!unavailable) reportInternalError(error, request);
-    let job: unknown;
-    if (jobId !== undefined) {
-      const recorded = await runtime.getJob(jobId).catch(() => undefined);
-      if (recorded !== undefined) job = jobAnswer(recorded, REMOTE_ANSWER);
-    }
-    if (unavailable) reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
-    return reply.code(unavailable ? 503 : 500).send({
-      ...body,
-      ...(jobId !== undefined && { jobId }),
-      ...(job !== undefined && { job }),
-    });
-  }
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+  setErrorReplies(app, runtime, reportInternalError);
 
   function reportAuthLog(line: string): void {
     try {
@@ -310,12 +179,11 @@ export function createHttpServer(
     options.resolveCaller
       ? options.resolveCaller(request)
       : authenticator === undefined
-        ? operator === undefined
-          ? defaultCaller
-          : (authenticated.get(request) ?? defaultCaller)
+        ? // Without a mode: `http`, or the operator on a request carrying its token.
+          (gate.authenticated(request) ?? defaultCaller)
         : authenticatedCaller(request);
   const authenticatedCaller = (request: FastifyRequest): ExecutionCaller => {
-    const found = authenticated.get(request);
+    const found = gate.authenticated(request);
     // Unreachable (the gate authenticates every route but GET /health); fail closed: a 500.
     if (found === undefined) throw new Error('a governed route was reached unauthenticated');
     return found;
@@ -323,24 +191,28 @@ export function createHttpServer(
 
   // A callback hook, not an async one: without a mode, no promise and no extra tick per request
   // (bench/http/execute.bench.ts measures it).
-  app.addHook('onRequest', (request, reply, done) => runGate(request, reply, done));
+  app.addHook('onRequest', (request, reply, done) => gate.run(request, reply, done));
 
-  registerHealthRoute(app, runtime);
-  registerCapabilityRoutes(app, runtime, caller);
-  registerPlanRoute(app, runtime, caller, options.queuePlans === true);
-  registerJobRoutes(app, runtime, caller);
-  registerLimitRoutes(app, runtime, caller);
-  if (options.console !== false) registerConsole(app);
+  // The routes as plugins, each given what it uses; they inherit the gate, the parser and the
+  // error answers set above.
+  const governed = { runtime, callerOf: caller };
   // Without a mode (nor a resolveCaller) every request is `http`, but one carrying the operator
   // token: nobody may approve as `http`.
   const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
-  const identified: RequestIdentified = callersKnown
+  const told: RequestIdentified = callersKnown
     ? () => true
-    : (request) => authenticated.has(request);
-  registerApprovalRoutes(app, runtime, caller, identified);
-  registerCallerRoute(app, caller, identified);
+    : (request) => gate.authenticated(request) !== undefined;
+  const identified = { ...governed, identified: told };
+  void app.register(healthRoute, { runtime });
+  void app.register(capabilityRoutes, governed);
+  void app.register(planRoutes, { ...governed, queued: options.queuePlans === true });
+  void app.register(jobRoutes, governed);
+  void app.register(limitRoutes, governed);
+  if (options.console !== false) registerConsole(app);
+  void app.register(approvalRoutes, identified);
+  void app.register(callerRoute, { callerOf: caller, identified: told });
   // Only for an auditor: never as `http` (docs/api.md, "HTTP: notifications").
-  registerNotificationRoutes(app, runtime, caller, identified);
+  void app.register(notificationRoutes, identified);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {
       builtins: options.mcpBuiltins === true,

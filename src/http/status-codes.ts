@@ -10,6 +10,23 @@ export function admissionStatus(issues: readonly PlanAdmissionIssue[]): 400 | 40
   return issues.some((issue) => issue.code === ErrorCode.UNKNOWN_CAPABILITY) ? 404 : 400;
 }
 
+/**
+ * The limit that denied a step of the job, if one did (docs/api.md, "Limits"): on
+ * `POST /api/capabilities/:name/execute` that is 429, not 403 (API-4.md amendments, section 29;
+ * docs/guide/http.md, "HTTP routes").
+ */
+export function limitOfDenial(job: Job): string | undefined {
+  return job.steps.find((step) => step.decision?.limit !== undefined)?.decision?.limit;
+}
+
+/**
+ * `Retry-After` of a limit denial, in whole seconds: the limit's window, after which everything
+ * it counted has left it (docs/decisions.md, "Papercuts of the first hour"); at least 1.
+ */
+export function retryAfterSeconds(windowMs: number | undefined): number {
+  return Math.max(1, Math.ceil((windowMs ?? 1_000) / 1_000));
+}
+
 /** 403 when the job failed on an explicit denial, 500 for any other failure. */
 export function failedJobStatus(job: Job): 403 | 500 {
   return job.events.some((event) => event.type === 'capability.denied') ? 403 : 500;

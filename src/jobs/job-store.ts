@@ -201,13 +201,7 @@ export interface JobSeal {
   readonly approvals?: readonly SealedApproval[];
 }
 
-/**
- * Where jobs live. The transitions change the job and report every change; a durable store
- * persists it before the call returns (or its promise settles), so a crash leaves the last
- * reported state on disk. Methods may be synchronous or return promises: the executor awaits
- * only when a promise comes back.
- */
-/** What a store can do now (JobStore.availability). */
+/** What a store can do now (`AvailabilityStore.availability`). */
 export type StoreAvailability =
   | { readonly writable: true }
   | {
@@ -216,6 +210,16 @@ export type StoreAvailability =
       readonly reason: string;
     };
 
+/**
+ * Where jobs live: the core every store has (docs/api.md, "Stores"). The transitions change the
+ * job and report every change; a durable store persists it before the call returns (or its
+ * promise settles), so a crash leaves the last reported state on disk. Methods may be
+ * synchronous or return promises: the executor awaits only when a promise comes back.
+ *
+ * What a store can do beyond the core it declares by the named parts below, each all of its
+ * members or none (store-parts.ts tells which a store has); the runtime uses a part only where the
+ * store has all of it, and does without it otherwise.
+ */
 export interface JobStore {
   /**
    * Persists a newly created job. The runtime starts a job as it creates it, so the job usually
@@ -226,108 +230,157 @@ export interface JobStore {
   update(job: Job, change: JobChange): void | Promise<void>;
   /** A snapshot: changing what it returns changes nothing stored (docs/api.md, "runtime.getJob"). */
   get(id: string): Job | undefined | Promise<Job | undefined>;
+  /** Newest first, filtered, at most `limit`. */
+  list(filter: JobListFilter): Job[] | Promise<Job[]>;
+  close(): void | Promise<void>;
+}
+
+/**
+ * Jobs awaiting approval in an order the store keeps (an index, in SQL): a page of approvals
+ * reads one page of rows. Without it the runtime reads every awaiting job and pages them itself.
+ */
+export interface AwaitingIndex {
   /**
-   * The record the store holds, for the runtime to change and report through `update`; only a
-   * store that holds its records in memory has it (its `get` hands out frozen snapshots).
+   * At most `limit` jobs `awaiting_approval`, oldest first in an order the store keeps stable,
+   * after the job at `after` (a `position` it answered before; undefined: from the start), each
+   * with its position.
+   * @throws TypeError (JOB_FILTER_INVALID) for a position this store did not write.
    */
-  held?(id: string): Job | undefined;
+  listAwaiting(
+    after: string | undefined,
+    limit: number,
+  ): readonly AwaitingJob[] | Promise<readonly AwaitingJob[]>;
+}
+
+/** The job's event chain as stored, for `verifyJob`. Stores that keep no chain leave it out. */
+export interface ChainStore {
   /**
    * The job with the chain hash stored with each of its events (NULL for events recorded before
-   * the chain), read together, for `verifyJob`. Stores that keep no chain leave it out.
+   * the chain), read together.
    */
-  readChain?(id: string): RecordedChain | undefined | Promise<RecordedChain | undefined>;
+  readChain(id: string): RecordedChain | undefined | Promise<RecordedChain | undefined>;
+}
+
+/**
+ * Checkpoints of the chain (docs/api.md, "Store checkpoints"), for `sealStore` and
+ * `verifyStore`. Stores that keep none (memory) leave them out.
+ */
+export interface CheckpointStore extends ChainStore {
   /**
-   * Writes a checkpoint of the events committed since the last one, now (docs/api.md, "Store
-   * checkpoints"); resolves the checkpoint written, or undefined when nothing was unsealed.
-   * Stores that keep no checkpoints (memory) leave it out.
+   * Writes a checkpoint of the events committed since the last one, now; resolves the checkpoint
+   * written, or undefined when nothing was unsealed.
    */
-  seal?(): Promise<Checkpoint | undefined>;
-  /** The checkpoints and what they sealed, for `verifyStore`; with `seal`. */
-  readSeals?(): StoreSeals | Promise<StoreSeals>;
+  seal(): Promise<Checkpoint | undefined>;
+  /** The checkpoints and what they sealed, for `verifyStore`. */
+  readSeals(): StoreSeals | Promise<StoreSeals>;
   /** The latest checkpoint entry of a job, and its checkpoint with that checkpoint's entries. */
-  readSeal?(jobId: string): JobSeal | undefined | Promise<JobSeal | undefined>;
+  readSeal(jobId: string): JobSeal | undefined | Promise<JobSeal | undefined>;
+}
+
+/** The ledger of consumed approvals (docs/api.md, "Approvals"). */
+export interface ApprovalLedger {
   /**
-   * The approval requests of these jobs that the ledger of consumed approvals holds (a restored
-   * copy shows them pending): `listApprovals` leaves them out. Stores that keep a ledger.
+   * The approval requests of these jobs that the ledger holds as consumed (a restored copy shows
+   * them pending): `listApprovals` leaves them out.
    */
-  consumedIn?(jobIds: readonly string[]): ConsumedRequest[] | Promise<ConsumedRequest[]>;
-  /**
-   * Writes a cancel request for a job (the first one wins; later ones change nothing). Stores
-   * shared by several processes have it; the memory store (one process) does not need it.
-   */
-  requestCancel?(cancel: StoredCancel): void | Promise<void>;
+  consumedIn(jobIds: readonly string[]): ConsumedRequest[] | Promise<ConsumedRequest[]>;
+}
+
+/**
+ * Cancels written to the store, so that the process running a job sees them (it polls for the
+ * jobs it runs). Stores shared by several processes have it; one process needs none.
+ */
+export interface CancelStore {
+  /** Writes a cancel request for a job (the first one wins; later ones change nothing). */
+  requestCancel(cancel: StoredCancel): void | Promise<void>;
   /** The cancel requests written for any of these jobs. */
-  cancelRequests?(jobIds: readonly string[]): StoredCancel[] | Promise<StoredCancel[]>;
+  cancelRequests(jobIds: readonly string[]): StoredCancel[] | Promise<StoredCancel[]>;
+}
+
+/** Idempotency keys claimed in the store (docs/api.md, "Idempotency"). */
+export interface IdempotencyStore {
   /**
    * Claims an idempotency key, atomically (a conditional insert in SQL, so across processes on
    * one store exactly one claim of a key wins): resolves undefined when this claim now holds it
    * (no claim, or only an expired one), else the live claim that holds it, unchanged.
    */
-  claimIdempotency?(
+  claimIdempotency(
     claim: IdempotencyClaim,
   ): IdempotencyHolder | undefined | Promise<IdempotencyHolder | undefined>;
-  /**
-   * This store's owner id (docs/api.md, "Recovery"): stores shared by several processes have
-   * one; each queued or executing job they write is recorded as this owner's.
-   */
-  readonly owner?: string;
+}
+
+/**
+ * A store shared by several processes, each an owner (docs/api.md, "Recovery"): each queued or
+ * executing job it writes is recorded as this owner's, and the jobs of gone owners are taken up.
+ */
+export interface OwnedStore {
+  /** This store's owner id. */
+  readonly owner: string;
   /**
    * Takes the queued and executing jobs whose owner is gone, each by a conditional write (so of
    * processes recovering together exactly one takes a job), and resolves their ids, oldest
    * first; with `admits`, only the jobs it answers true for (the others stay the gone owner's).
-   * With `owner`.
    */
-  claimOrphans?(admits?: (job: Job) => boolean): string[] | Promise<string[]>;
+  claimOrphans(admits?: (job: Job) => boolean): string[] | Promise<string[]>;
+  /**
+   * The ids of the queued and executing jobs whose owner is gone, oldest first, taking nothing:
+   * the jobs waiting for a runtime that can admit them (docs/api.md, "Recovery").
+   */
+  orphaned(): string[] | Promise<string[]>;
   /**
    * True when the store tells a gone owner from a live one while it runs (PostgreSQL: its
    * advisory lock is free): a runtime with `recover: true` then looks for gone owners every
-   * second, not only at open (docs/api.md, "Recovery").
+   * second, not only at open. Absent: false.
    */
   readonly recoversWhileRunning?: boolean;
+}
+
+/** Workers' queued jobs (docs/api.md, "Workers"): taken and started by compare-and-swap. */
+export interface QueueStore extends OwnedStore {
   /**
-   * Whether the store can write now, from what it knows (no statement is sent): false from the
-   * moment it lost its owner lock until it holds a new one, and while its writes fail on a lost
-   * connection (docs/api.md, "runtime.storeAvailability"). A store without it always can.
+   * Takes a queued job for this owner, a worker about to run it: true when the job is `queued`
+   * and its owner is still the one read (a compare-and-swap, so of workers and recoverers racing
+   * exactly one takes it), false otherwise.
    */
-  availability?(): StoreAvailability;
-  /**
-   * Takes a queued job for this owner, a worker about to run it (docs/api.md, "Workers"): true
-   * when the job is `queued` and its owner is still the one read (a compare-and-swap, so of
-   * workers and recoverers racing exactly one takes it), false otherwise. With `owner`.
-   */
-  takeQueued?(jobId: string): Promise<boolean>;
+  takeQueued(jobId: string): Promise<boolean>;
   /**
    * Persists a change that takes a job out of `queued` (a worker starting it, a cancel while it
    * is queued) only while the job is still stored `queued` with exactly the events the change
    * follows, checked and written in one transaction: of a worker starting a job and a cancel
    * from another process, exactly one is written. Resolves true when written, false (nothing
-   * written) otherwise. With `takeQueued`.
+   * written) otherwise.
    */
-  updateWhileQueued?(job: Job, change: JobChange): Promise<boolean>;
+  updateWhileQueued(job: Job, change: JobChange): Promise<boolean>;
+}
+
+/** What a store knows of its own health (docs/api.md, "runtime.storeAvailability"). */
+export interface AvailabilityStore {
+  /**
+   * Whether the store can write now, from what it knows (no statement is sent): false from the
+   * moment it lost its owner lock until it holds a new one, and while its writes fail on a lost
+   * connection. A store without it always can.
+   */
+  availability(): StoreAvailability;
+}
+
+/**
+ * Rate and cost limits counted in the store (docs/api.md, "Limits"). A store without them cannot
+ * count, and the runtime denies steps under a limit.
+ */
+export interface LimitStore {
   /**
    * Takes every one of `takes` at `at` (ms since the epoch), or none: atomically, so that across
    * processes sharing the store no counter ever holds more than its `max` in any window (one
-   * IMMEDIATE transaction in SQLite, row locks in PostgreSQL). A store without it cannot count,
-   * and the runtime denies steps under a limit (docs/api.md, "Limits").
+   * IMMEDIATE transaction in SQLite, row locks in PostgreSQL).
    */
-  takeLimits?(takes: readonly LimitTake[], at: number): LimitVerdict | Promise<LimitVerdict>;
-  /** Every counter with something taken in its window ending at `at`. With `takeLimits`. */
-  limitCounters?(at: number): LimitCounter[] | Promise<LimitCounter[]>;
-  /** Newest first, filtered, at most `limit`. */
-  list(filter: JobListFilter): Job[] | Promise<Job[]>;
-  /**
-   * At most `limit` jobs `awaiting_approval`, oldest first in an order the store keeps stable
-   * (an index, in SQL), after the job at `after` (a `position` it answered before; undefined:
-   * from the start), each with its position: a page of approvals reads one page of rows.
-   * @throws TypeError (JOB_FILTER_INVALID) for a position this store did not write.
-   */
-  listAwaiting?(
-    after: string | undefined,
-    limit: number,
-  ): readonly AwaitingJob[] | Promise<readonly AwaitingJob[]>;
-  close(): void | Promise<void>;
-  /** The notification outbox (docs/api.md, "Notifications"); stores without one leave it out. */
-  readonly outbox?: JobStoreOutbox;
+  takeLimits(takes: readonly LimitTake[], at: number): LimitVerdict | Promise<LimitVerdict>;
+  /** Every counter with something taken in its window ending at `at`. */
+  limitCounters(at: number): LimitCounter[] | Promise<LimitCounter[]>;
+}
+
+/** The notification outbox (docs/api.md, "Notifications"). */
+export interface OutboxStore {
+  readonly outbox: JobStoreOutbox;
 }
 
 /**

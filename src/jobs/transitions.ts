@@ -693,11 +693,18 @@ export function expireApproval(running: RunningJob, index: number, at: string): 
 
 /**
  * A runtime took up the job after its owner was gone (docs/api.md, "Recovery"):
- * `job.recovered { by }`, `by` the recovering owner's id. Nothing else changes.
+ * `job.recovered { by, worker? }`, `by` the recovering owner's id, `worker` the id of the worker
+ * that took it up, when a worker did. Nothing else changes.
  */
-export function recoverJob(running: RunningJob, at: string, by: string): JobChange {
+export function recoverJob(
+  running: RunningJob,
+  at: string,
+  by: string,
+  worker?: string,
+): JobChange {
   touch(running, at);
-  return { steps: NO_STEPS, events: [append(running, 'job.recovered', at, { by })] };
+  const data = worker === undefined ? { by } : { by, worker };
+  return { steps: NO_STEPS, events: [append(running, 'job.recovered', at, data)] };
 }
 
 /**

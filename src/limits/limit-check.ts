@@ -6,6 +6,7 @@
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { describeThrown } from '../errors/describe-value.js';
 import type { JobStore, LimitTake, LimitVerdict } from '../jobs/job-store.js';
+import { hasLimits } from '../jobs/store-parts.js';
 import type { CheckedLimit } from './limit-options.js';
 import { tenantOf } from '../callers/tenant-rules.js';
 
@@ -76,7 +77,7 @@ export function checkLimits(
   for (const limit of limits) if (matches(limit, capability)) (matched ??= []).push(limit);
   if (matched === undefined) return undefined;
   const first = matched[0] as CheckedLimit;
-  if (typeof store.takeLimits !== 'function') return notCounted(first, 'the store cannot count');
+  if (!hasLimits(store)) return notCounted(first, 'the store cannot count');
   const takes: LimitTake[] = matched.map((limit) => ({
     name: limit.name,
     key: counterKey(limit, caller),
@@ -92,9 +93,10 @@ export function checkLimits(
     if (limit === undefined) return notCounted(first, 'the store answered no verdict');
     return { reason: limitReason(limit, (verdict as { count: number }).count), limit: limit.name };
   };
+  const counted = store;
   let verdict: LimitVerdict | Promise<LimitVerdict>;
   try {
-    verdict = store.takeLimits(takes, at);
+    verdict = counted.takeLimits(takes, at);
   } catch (error) {
     return notCounted(first, describeThrown(error));
   }

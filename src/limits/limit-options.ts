@@ -13,6 +13,7 @@ import {
   readKeys,
   type ReadFailure,
 } from '../values/hostile-reads.js';
+import { formatWindow } from './window-text.js';
 
 /** Whose steps a limit counts together. */
 export type LimitScope = 'caller' | 'tenant' | 'global';
@@ -64,19 +65,6 @@ function hasControl(text: string): boolean {
 
 function invalid(message: string): TypeError {
   return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
-}
-
-const UNITS: readonly [number, string][] = [
-  [86_400_000, 'd'],
-  [3_600_000, 'h'],
-  [60_000, 'm'],
-  [1_000, 's'],
-];
-
-/** A window in the largest unit that divides it: `1d`, `2h`, `90s`, `1500ms`. */
-export function formatWindow(windowMs: number): string {
-  for (const [size, unit] of UNITS) if (windowMs % size === 0) return `${windowMs / size}${unit}`;
-  return `${windowMs}ms`;
 }
 
 /**

@@ -22,7 +22,7 @@ export function jobStatusListing(): Tool {
   return {
     name: JOB_STATUS_TOOL,
     description:
-      'The status, step statuses and result of a Warrant job (the jobId a tool call answered while awaiting approval or queued). waitMs: wait up to that many milliseconds for the job to leave queued or executing.',
+      'The status, step statuses and result of a Warrant job (the jobId a tool call answered while awaiting approval or queued). waitMs: wait up to that many milliseconds for the job to settle (while it is queued, executing or awaiting approval).',
     inputSchema: {
       type: 'object',
       properties: {
@@ -31,7 +31,8 @@ export function jobStatusListing(): Tool {
           type: 'integer',
           minimum: 0,
           maximum: JOB_STATUS_WAIT_MAX_MS,
-          description: 'Wait up to this long (ms) while the job is queued or executing',
+          description:
+            'Wait up to this long (ms) while the job is queued, executing or awaiting approval',
         },
       },
       required: ['jobId'],
@@ -62,6 +63,51 @@ export function readJobStatusArgs(
       problem: `Invalid arguments: waitMs must be an integer from 0 to ${JOB_STATUS_WAIT_MAX_MS}`,
     };
   return { jobId, waitMs: waitMs as number | undefined };
+}
+
+/** The longest pause between two reads of a job awaiting approval while the tool waits. */
+const APPROVAL_POLL_MS = 200;
+
+/**
+ * Waits up to `waitMs` for the job to settle: while it is queued or executing (the runtime's
+ * `waitForJob`), and while it awaits approval (a decision may come from another process on the
+ * store, so the job is read again, 10 ms at first, at most every APPROVAL_POLL_MS). Resolves when
+ * it completed, failed or was cancelled, or when the time is up.
+ */
+export async function waitUntilSettled(
+  runtime: {
+    waitForJob(id: string, options: { timeoutMs: number }): Promise<Job | undefined>;
+  },
+  jobId: string,
+  waitMs: number,
+): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let pause = 10;
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) return;
+    const job = await runtime.waitForJob(jobId, { timeoutMs: left });
+    if (job?.status !== 'awaiting_approval') return;
+    const rest = deadline - Date.now();
+    if (rest <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, rest)));
+    pause = Math.min(pause * 2, APPROVAL_POLL_MS);
+  }
+}
+
+/**
+ * What to do about a call awaiting approval: who decides it and how, and how to get its result
+ * (`warrant_job_status` with jobTools; else the job's record: calling the tool again would run a
+ * new job once this one is decided).
+ */
+export function approvalNextStep(content: Record<string, string>, jobTools: boolean): string {
+  const { jobId, stepId = 'call', inputDigest } = content;
+  const digest = inputDigest === undefined ? '' : ` --digest ${inputDigest}`;
+  const decide = `Nothing ran yet: an approver decides it (warrant approvals approve ${jobId ?? ''} ${stepId}${digest}, POST /api/jobs/${jobId ?? ''}/steps/${stepId}/approval, or the console).`;
+  const result = jobTools
+    ? ` Then call ${JOB_STATUS_TOOL} with {"jobId":"${jobId ?? ''}","waitMs":${JOB_STATUS_WAIT_MAX_MS}} for its result.`
+    : ` Its result is then in the job's record (warrant jobs show ${jobId ?? ''}).`;
+  return `${decide}${result}`;
 }
 
 /** The step a job waits on: the one awaiting approval, else none. */

@@ -42,6 +42,8 @@ import { assignToolNames, type McpToolNameRequest } from './tool-names.js';
 import type { Job } from '../jobs/job.js';
 import {
   JOB_STATUS_TOOL,
+  approvalNextStep,
+  waitUntilSettled,
   jobStatusContent,
   jobStatusListing,
   pendingContent,
@@ -256,11 +258,11 @@ function checkOptions(runtime: OperatorRuntime, options: McpAdapterOptions): voi
 }
 
 /** The answer of a call that has no result yet: a text and `{ jobId, stepId?, status, inputDigest? }`. */
-function pendingResult(job: Job): CallToolResult {
+function pendingResult(job: Job, jobTools: boolean): CallToolResult {
   const content = pendingContent(job);
   const text =
     job.status === 'awaiting_approval'
-      ? `Awaiting approval: job ${job.id}, step ${content.stepId ?? 'call'}`
+      ? `Awaiting approval: job ${job.id}, step ${content.stepId ?? 'call'}. ${approvalNextStep(content, jobTools)}`
       : `Job ${job.id} is ${job.status}`;
   // isError: the call has no result yet (a client checks a result against the tool's output
   // schema only when it is not an error).
@@ -414,7 +416,8 @@ export class McpAdapter {
       ) {
         const jobId = await prior;
         const job = jobId === undefined ? undefined : await this.#runtime.getJob(jobId);
-        if (job?.status === 'awaiting_approval') return pendingResult(job);
+        if (job?.status === 'awaiting_approval')
+          return pendingResult(job, this.#options.jobTools === true);
         this.#pending.forget(key, prior);
       }
       const running = this.#run(plan, caller);
@@ -476,7 +479,7 @@ export class McpAdapter {
   #answer(job: Job, tool: ServedTool): CallToolResult {
     // Stopped for approval (the runtime's approvals option), or still queued or executing: an
     // error the client can act on, with the job to follow (warrant_job_status).
-    if (isPending(job)) return pendingResult(job);
+    if (isPending(job)) return pendingResult(job, this.#options.jobTools === true);
     // A denial or a failure is recorded in the job; its error is the step's message.
     if (job.status !== 'completed')
       return errorResult(errorText(job.error ?? 'Execution failed', REMOTE_ANSWER));
@@ -498,7 +501,8 @@ export class McpAdapter {
       if (job === undefined)
         return errorResult(errorText(`Job ${JSON.stringify(read.jobId)} not found`, REMOTE_ANSWER));
       if (read.waitMs !== undefined && read.waitMs > 0) {
-        await this.#runtime.waitForJob(job.id, { timeoutMs: read.waitMs });
+        // Awaiting approval counts as not settled: the wait is for the job's outcome.
+        await waitUntilSettled(this.#runtime, job.id, read.waitMs);
         // Read again as the caller: what it may read can change while the job moves on (an
         // approver reads a job only while it may decide its pending request).
         job = await this.#runtime.getJob(read.jobId, { caller: caller as ExecutionCaller });

@@ -13,6 +13,7 @@ import { canonicalJson, digestJson } from '../json/canonical-json.js';
 import { toJsonSafe } from '../json/json-value.js';
 import { checkpointHash, rootOfProof, type ProofStep } from './checkpoint.js';
 import { KEYED_PREFIX } from './event-chain.js';
+import { KEYED_BUNDLE_WITHOUT_KEY } from './missing-key.js';
 import type { Job } from '../jobs/job.js';
 import type { Checkpoint, CheckpointEntry } from '../jobs/job-store.js';
 import { verifyRecord } from './verify-record.js';
@@ -274,8 +275,7 @@ export function verifyEvidence(
   if (!recompute && signature !== 'verified')
     problems.push({
       part: 'hashes',
-      reason:
-        'the chain is keyed (hmac-sha256): give the audit key, or the public key of a signed bundle',
+      reason: KEYED_BUNDLE_WITHOUT_KEY,
     });
   if (evidence.head !== (hashes.at(-1) ?? null))
     problems.push({ part: 'head', reason: 'the head is not the last chain hash' });

@@ -9,6 +9,7 @@ import { merkleProof, type CheckpointHead } from './checkpoint.js';
 import { chainHashes } from './event-chain.js';
 import { buildEvidence, type EvidenceBundle, type EvidenceCheckpoint } from './evidence.js';
 import type { JobStore, StoreSeals } from '../jobs/job-store.js';
+import { hasCheckpoints } from '../jobs/store-parts.js';
 import { verifySeals, type StoreVerification } from './verify-store.js';
 
 /** `'<seq>:<hash>'`, as `verify --all` prints it (`head: <seq> <hash>`) with a colon. */
@@ -29,7 +30,7 @@ export async function verifyStoreOf(
   since: CheckpointHead | undefined,
 ): Promise<StoreVerification> {
   const options = since === undefined ? {} : { since };
-  if (store.readSeals === undefined || store.readChain === undefined) {
+  if (!hasCheckpoints(store)) {
     const jobs = await store.list({});
     const seals: StoreSeals = {
       checkpoints: [],
@@ -63,7 +64,7 @@ export async function exportJobOf(
   auditKey: string | undefined,
   signingKey: string | undefined,
 ): Promise<EvidenceBundle | undefined> {
-  if (store.readChain === undefined || store.seal === undefined || store.readSeal === undefined) {
+  if (!hasCheckpoints(store)) {
     const job = await store.get(id);
     if (job === undefined) return undefined;
     return buildEvidence(job, chainHashes('', job.events, auditKey), undefined, signingKey);

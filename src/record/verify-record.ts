@@ -6,6 +6,7 @@
  */
 import { describeThrown } from '../errors/describe-value.js';
 import { chainHash, KEYED_PREFIX } from './event-chain.js';
+import { KEYED_WITHOUT_KEY } from './missing-key.js';
 import { checkFields, provesFields } from '../jobs/record-fields.js';
 import type { Job, JobEvent, JobStep } from '../jobs/job.js';
 import type { ConsumedApproval } from '../jobs/job-store.js';
@@ -61,10 +62,7 @@ function checkChain(
       return broken(`event ${index} has no hash`, index, stepIdOf(event));
     const keyed = stored.startsWith(KEYED_PREFIX);
     if (keyed && auditKey === undefined) {
-      return broken(
-        'the chain is keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)',
-        index,
-      );
+      return broken(`the chain is ${KEYED_WITHOUT_KEY}`, index);
     }
     if (!keyed && auditKey !== undefined) {
       return broken(

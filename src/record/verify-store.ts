@@ -24,6 +24,7 @@ import type {
   StoreSeals,
 } from '../jobs/job-store.js';
 import { NO_CHAIN, verifyRecord } from './verify-record.js';
+import { KEYED_WITHOUT_KEY } from './missing-key.js';
 
 export interface StoreProblem {
   /**
@@ -121,12 +122,7 @@ function checkCheckpoints(
     const keyed = checkpoint.hash.startsWith(KEYED_PREFIX);
     if (keyed && auditKey === undefined) {
       problems.push(
-        problem(
-          'checkpoint',
-          `checkpoint ${seq} is keyed (hmac-sha256): verify with its audit key (auditKey or WARRANT_AUDIT_KEY)`,
-          undefined,
-          seq,
-        ),
+        problem('checkpoint', `checkpoint ${seq} is ${KEYED_WITHOUT_KEY}`, undefined, seq),
       );
     } else if (!keyed && auditKey !== undefined) {
       problems.push(

@@ -13,6 +13,7 @@ import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
 import type { Job, JobStep } from '../jobs/job.js';
+import { hasLedger } from '../jobs/store-parts.js';
 import {
   endStep,
   expireApproval,
@@ -90,7 +91,7 @@ export class ApprovalDesk {
     const { store } = host.deps;
     // A request the store's ledger holds as decided shows pending only in a restored copy.
     const consumed =
-      jobs.length === 0 || store.consumedIn === undefined
+      jobs.length === 0 || !hasLedger(store)
         ? undefined
         : new Set(
             (await store.consumedIn(jobs.map((job) => job.id))).map(

@@ -9,6 +9,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import type { Job } from '../jobs/job.js';
 import type { AwaitingJob, JobStore } from '../jobs/job-store.js';
+import { hasAwaitingIndex } from '../jobs/store-parts.js';
 import type { ApprovalDesk, ApprovalHost } from './approval-desk.js';
 import { checkApprovalFilter } from './list-filters.js';
 
@@ -193,8 +194,7 @@ function awaitingSource(store: JobStore, jobId: string | undefined): AwaitingSou
       const job = await store.get(jobId);
       return job?.status === 'awaiting_approval' ? [{ job, position: '' }] : [];
     };
-  const listAwaiting = store.listAwaiting?.bind(store);
-  if (listAwaiting !== undefined) return async (after, limit) => listAwaiting(after, limit);
+  if (hasAwaitingIndex(store)) return async (after, limit) => store.listAwaiting(after, limit);
   return async (after, limit) => {
     const all = (await store.list({ status: 'awaiting_approval' })).reverse();
     const start = after === undefined ? 0 : all.findIndex((job) => job.id === after) + 1;

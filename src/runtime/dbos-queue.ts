@@ -51,7 +51,7 @@ function invalidWorkerOption(message: string): TypeError {
 export function readWorkerOptions(
   options: unknown,
   defaultConcurrency: number,
-): StartWorkerOptions & { concurrency: number } {
+): StartWorkerOptions & { concurrency: number; id: string } {
   if (typeof options !== 'object' || options === null)
     throw invalidWorkerOption(
       `startWorker() options must be an object, got ${describeValue(options)}`,
@@ -82,7 +82,8 @@ export function readWorkerOptions(
     );
   return {
     concurrency,
-    ...(id !== undefined && { id: id as string }),
+    // Default: the host name (docs/api.md, "Workers").
+    id: (id as string | undefined) ?? hostname(),
     ...(version !== undefined && { version: version as string }),
   };
 }
@@ -129,7 +130,7 @@ export class DbosQueue {
    * job does nothing, so this only catches jobs whose enqueue never happened).
    */
   async startWorker(
-    options: StartWorkerOptions & { concurrency: number },
+    options: StartWorkerOptions & { concurrency: number; id: string },
     run: RunJobById,
     queued: () => Promise<readonly string[]>,
     log: (line: string) => void,
@@ -137,7 +138,7 @@ export class DbosQueue {
     if (this.#worker !== undefined) throw new Error('this runtime already runs a worker');
     const loaded = await loadEngine();
     const version = applicationVersion(listCapabilities(), options.version);
-    const id = options.id ?? hostname();
+    const { id } = options;
     const worker = await loaded.startDbosWorker({
       url: this.#url,
       executorId: id,

@@ -27,6 +27,7 @@ import { isoNow as now } from '../jobs/clock.js';
 import { newJobId } from '../jobs/job-id.js';
 import type { DecisionOutcome, Job, JobEvent } from '../jobs/job.js';
 import type { JobChange, JobStore } from '../jobs/job-store.js';
+import { hasQueue } from '../jobs/store-parts.js';
 import {
   awaitApproval,
   cancelJob,
@@ -191,7 +192,7 @@ class JobRun {
   async commitWhileQueued(change: JobChange): Promise<boolean> {
     const { store } = this.#deps;
     try {
-      if (store.updateWhileQueued === undefined) await store.update(this.running.record, change);
+      if (!hasQueue(store)) await store.update(this.running.record, change);
       else if (!(await store.updateWhileQueued(this.running.record, change))) return false;
     } catch (error) {
       throw storeFailure(error, this.running.job.id);

@@ -10,6 +10,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { newJobId } from '../jobs/job-id.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { hasIdempotency } from '../jobs/store-parts.js';
 import { recordValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import { tenantOf } from '../callers/tenant-rules.js';
@@ -60,14 +61,16 @@ export async function claimKey(
   const jobId = newJobId();
   const digest = planDigest(plan);
   const at = Date.now();
-  const holder = await store.claimIdempotency?.({
-    scope: scopeOf(caller),
-    key,
-    jobId,
-    digest,
-    at,
-    expiresAt: at + ttlMs,
-  });
+  const holder = hasIdempotency(store)
+    ? await store.claimIdempotency({
+        scope: scopeOf(caller),
+        key,
+        jobId,
+        digest,
+        at,
+        expiresAt: at + ttlMs,
+      })
+    : undefined;
   if (holder === undefined) return { jobId, replayed: false };
   if (holder.digest !== digest) {
     throw createError(

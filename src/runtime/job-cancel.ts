@@ -8,6 +8,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
 import type { Job } from '../jobs/job.js';
+import { hasCancels } from '../jobs/store-parts.js';
 import { cancelJob as cancelTransition, type CancelRequest } from '../jobs/transitions.js';
 import type { DbosQueue } from './dbos-queue.js';
 import { commitWhileQueued, recordCancel, type ExecutorDependencies } from './executor.js';
@@ -56,7 +57,8 @@ export async function writeCancel(
   if (cancel.by !== undefined) stored.by = cancel.by;
   if (cancel.reason !== undefined) stored.reason = cancel.reason;
   try {
-    await deps.store.requestCancel?.(stored as { jobId: string; at: string });
+    if (hasCancels(deps.store))
+      await deps.store.requestCancel(stored as { jobId: string; at: string });
   } catch (error) {
     throw createError(
       Error,

@@ -10,6 +10,7 @@ import { createError } from '../errors/warrant-error.js';
 import type { CheckpointHead } from '../record/checkpoint.js';
 import type { Job, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
+import { hasChain, hasOutbox } from '../jobs/store-parts.js';
 import { parseHead } from '../record/store-audit.js';
 import { verifyRecord, type JobVerification } from '../record/verify-record.js';
 import type { Readable } from './approval-pages.js';
@@ -25,7 +26,7 @@ export async function verifyStoredJob(
   auditKey: string | undefined,
 ): Promise<JobVerification | undefined> {
   try {
-    if (store.readChain === undefined) {
+    if (!hasChain(store)) {
       const job = await store.get(id);
       return job === undefined ? undefined : verifyRecord(job, undefined, auditKey);
     }
@@ -115,7 +116,9 @@ export async function readNotifications(
 ): Promise<NotificationRecord[]> {
   const rows =
     caller === undefined
-      ? await (store.outbox?.listNotifications(limit, after) ?? [])
+      ? hasOutbox(store)
+        ? await store.outbox.listNotifications(limit, after)
+        : []
       : await tenantNotifications(store, caller, limit, after);
   return rows.map((row) => ({ ...row }));
 }

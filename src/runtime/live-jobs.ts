@@ -10,6 +10,7 @@ import { createError } from '../errors/warrant-error.js';
 import type { Job } from '../jobs/job.js';
 import { cancelledJobError } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { hasCancels } from '../jobs/store-parts.js';
 import type { CancelRequest, RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
@@ -51,6 +52,8 @@ export type PollSource = () =>
 
 export class LiveJobs {
   readonly #live = new Set<LiveJob>();
+  /** What waits for a live job to leave (`whenGone`), by job. */
+  readonly #leaving = new Map<LiveJob, (() => void)[]>();
   /** Jobs and decisions admitted and not yet ended: `drain()` waits for them to end. */
   #active = 0;
   /** Called when `#active` falls to 0 while `drain()` waits. */
@@ -97,20 +100,45 @@ export class LiveJobs {
   }
 
   /**
+   * Resolves once the live job of this id has left (ended, stopped for approval, cancelled while
+   * queued, or given up as stranded); undefined when no job of this id is live here.
+   */
+  whenGone(id: string): Promise<void> | undefined {
+    const live = this.of(id);
+    if (live === undefined) return undefined;
+    return new Promise((resolve) => {
+      const waiting = this.#leaving.get(live);
+      if (waiting === undefined) this.#leaving.set(live, [resolve]);
+      else waiting.push(resolve);
+    });
+  }
+
+  /** Takes a job out of the live ones and tells what waits for it; false when it was not in. */
+  #remove(live: LiveJob): boolean {
+    if (!this.#live.delete(live)) return false;
+    const waiting = this.#leaving.get(live);
+    if (waiting !== undefined) {
+      this.#leaving.delete(live);
+      for (const resolve of waiting) resolve();
+    }
+    return true;
+  }
+
+  /**
    * Counts a job as live; on a store shared with other processes, polls it for their cancels
    * while any job is live here (the poll stops itself once none is).
    */
   enter(live: LiveJob): void {
     this.#live.add(live);
-    if (this.#cancelPoll !== undefined || this.#source()?.store.cancelRequests === undefined)
-      return;
+    const store = this.#source()?.store;
+    if (this.#cancelPoll !== undefined || store === undefined || !hasCancels(store)) return;
     this.#cancelPoll = setInterval(() => void this.#pollCancels(), CANCEL_POLL_MS);
     this.#cancelPoll.unref();
   }
 
   /** A live job ended: it leaves, and what `hold()` counted for it is released. */
   leave(live: LiveJob): void {
-    if (this.#live.delete(live)) this.release();
+    if (this.#remove(live)) this.release();
   }
 
   /**
@@ -123,11 +151,11 @@ export class LiveJobs {
     else
       running.then(
         () => {
-          this.#live.delete(live);
+          this.#remove(live);
           this.release();
         },
         (error: unknown) => {
-          this.#live.delete(live);
+          this.#remove(live);
           this.#failed(error);
         },
       );
@@ -180,7 +208,13 @@ export class LiveJobs {
 
   async #pollCancels(): Promise<void> {
     const source = this.#source();
-    if (this.#live.size === 0 || source?.store.cancelRequests === undefined) {
+    const store = source?.store;
+    if (
+      this.#live.size === 0 ||
+      source === undefined ||
+      store === undefined ||
+      !hasCancels(store)
+    ) {
       this.stopPolling();
       return;
     }
@@ -189,7 +223,7 @@ export class LiveJobs {
       if (live.jobId !== undefined && live.cancel === undefined) ids.push(live.jobId);
     if (ids.length === 0) return;
     try {
-      for (const request of await source.store.cancelRequests(ids)) {
+      for (const request of await store.cancelRequests(ids)) {
         const live = this.of(request.jobId);
         if (live !== undefined)
           await this.cancel(live, { by: request.by, reason: request.reason }, source.deps);

@@ -20,14 +20,14 @@ import type {
 } from '../capabilities/capability.js';
 import { describeCapability, listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory, registerModule } from '../capabilities/inventory.js';
-import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { readField } from '../values/hostile-reads.js';
+import { describeThrown } from '../errors/describe-value.js';
 import { processGlobal } from '../process/process-global.js';
 import { createError } from '../errors/warrant-error.js';
 import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord, StoreAvailability } from '../jobs/job-store.js';
+import { hasLimits, isOwned } from '../jobs/store-parts.js';
 import { isPostgresStore } from '../stores/open-store.js';
 import type { JobVerification } from '../record/verify-record.js';
 import type { CheckpointHead } from '../record/checkpoint.js';
@@ -58,8 +58,16 @@ import {
   runQueuedJob,
   type ExecutorDependencies,
 } from './executor.js';
-import { CANCEL_POLL_MS, LiveJobs, liveJob } from './live-jobs.js';
+import { LiveJobs, liveJob } from './live-jobs.js';
+import { firstJob, recordedJob, waitForEnd, type JobWaitHost } from './job-waits.js';
+import {
+  NO_OPTIONS,
+  readCaller,
+  readOnReplay,
+  type ExecutePlanOptions,
+} from './execute-options.js';
 import { Orphans } from './orphans.js';
+import { waitingJobsOf, type WaitingJob } from './waiting-jobs.js';
 import { RuntimeStore } from './runtime-store.js';
 import { runDequeued } from './worker-runs.js';
 import {
@@ -70,7 +78,7 @@ import {
 } from './dbos-queue.js';
 import { StrandedJobs } from './stranded-jobs.js';
 import { claimKey } from './idempotency.js';
-import { mayCancel } from './cancel-policy.js';
+import { CANCEL_SCOPE, mayCancel } from './cancel-policy.js';
 import {
   readCancelOptions,
   readSubmitOptions,
@@ -93,6 +101,8 @@ import {
 export type { CancelPolicy, OperatorRuntimeOptions, ReadPolicy } from './runtime-options.js';
 export type { CancelJobOptions, SubmitPlanOptions, WaitForJobOptions } from './job-options.js';
 export type { ApprovalCountFilter, ApprovalListFilter, ApprovalPage } from './approval-pages.js';
+export type { ExecutePlanOptions } from './execute-options.js';
+export type { WaitingJob } from './waiting-jobs.js';
 
 /** What `submitPlan` resolves: the job's id, and whether it is the first job of a repeated key. */
 export interface SubmittedJob {
@@ -106,31 +116,13 @@ type CallerWithId = ExecutionCaller & { id: string };
 /** Executor dependencies, and what claiming an idempotency key found (`#claimFor`). */
 interface ClaimedDependencies extends ExecutorDependencies {
   readonly jobId?: string;
-  readonly replay?: Promise<Job>;
+  /** The key was used for the same plan: `jobId` is the first job's. */
+  readonly replayed?: boolean;
 }
 
 /** A registered capability by name: one function for every plan, none made per plan. */
 function registered(name: string) {
   return capabilityInventory().get(name);
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** Options of one `executePlan` call. */
-export interface ExecutePlanOptions {
-  /** Who submits the plan; snapshotted (frozen) for the whole job. */
-  caller?: ExecutionCaller;
 }
 
 /** A runtime on a store object it is given (and closes with itself). Internal: tests use it. */
@@ -146,32 +138,6 @@ const warnObserverError: ObserverErrorHandler = (error, event) => {
   const message = describeThrown(error).replace(/\s+/g, ' ');
   console.warn(`warrant: observer of ${event.type} failed (ignored): ${message}`);
 };
-
-/**
- * Reads `executePlan` options once. Options that are not an object, or whose `caller` cannot be
- * read (a throwing getter or proxy trap), are EXECUTE_OPTIONS_INVALID.
- */
-/** `executePlan(plan)` without options: nothing to read. */
-const NO_OPTIONS: ExecutePlanOptions = Object.freeze({});
-
-/** The caller option of `executePlan`, read once. */
-function readCaller(options: unknown): unknown {
-  if (options === NO_OPTIONS) return undefined;
-  if (typeof options !== 'object' || options === null) {
-    throw createError(
-      TypeError,
-      ErrorCode.EXECUTE_OPTIONS_INVALID,
-      `executePlan() options must be an object, got ${describeValue(options)}`,
-    );
-  }
-  return readField(options, 'caller', (problem) =>
-    createError(
-      TypeError,
-      ErrorCode.EXECUTE_OPTIONS_INVALID,
-      `executePlan() options.caller ${problem}`,
-    ),
-  );
-}
 
 /**
  * Admits and runs plans under governance, and answers what is registered. A facade over the
@@ -220,6 +186,8 @@ export class OperatorRuntime {
     (jobId) => this.#orphans.settleStranded(jobId),
     (line) => this.#logger.warn(line, {}),
   );
+  /** What waiting for a job reads (job-waits.ts). */
+  readonly #waits: JobWaitHost;
 
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
@@ -257,7 +225,7 @@ export class OperatorRuntime {
         await this.#orphans.recover(store).catch((error: unknown) => {
           this.#logger.warn(`warrant: recovery failed: ${describeThrown(error)}`, {});
         });
-        if (store.recoversWhileRunning === true) this.#orphans.probe(store);
+        if (isOwned(store) && store.recoversWhileRunning === true) this.#orphans.probe(store);
       },
     });
     this.#jobs = new LiveJobs(
@@ -269,6 +237,10 @@ export class OperatorRuntime {
       },
       (line) => this.#logger.warn(line, {}),
     );
+    this.#waits = {
+      jobs: this.#jobs,
+      read: async (id) => this.#store.with((store) => store.get(id)),
+    };
     this.#orphans = new Orphans({
       jobs: this.#jobs,
       stranded: this.#stranded,
@@ -337,6 +309,7 @@ export class OperatorRuntime {
     try {
       this.#assertOpen();
       const caller = snapshotCaller(readCaller(options));
+      const onReplay = readOnReplay(options);
       const admitted = this.#admit(plan);
       // The store opens only for an admitted plan: a refused one creates no file and an
       // unopenable store cannot hide why a plan was refused.
@@ -348,7 +321,12 @@ export class OperatorRuntime {
       if (deps instanceof Promise) {
         job = deps.then((ready: ClaimedDependencies) => {
           // A repeated key: the first job, nothing run.
-          if (ready.replay !== undefined) return ready.replay;
+          if (ready.replayed === true) {
+            onReplay?.(ready.jobId as string);
+            return firstJob(this.#waits, ready.jobId as string);
+          }
+          // Live under its id from now, so that a repeat of its key waits for its end.
+          live.jobId = ready.jobId;
           this.#jobs.enter(live);
           return executeAdmittedPlan(admitted, caller, ready, live, ready.jobId);
         });
@@ -397,27 +375,7 @@ export class OperatorRuntime {
     const deps = await this.#store.dependencies();
     const key = admitted.idempotencyKey as string;
     const claim = await claimKey(deps.store, caller, key, admitted, this.#idempotencyTtlMs);
-    if (claim.replayed) return { ...deps, replay: this.#firstJob(deps, claim.jobId) };
-    return { ...deps, jobId: claim.jobId };
-  }
-
-  /**
-   * The first job of a key, once it has ended (or stopped for approval). Its submitter may still
-   * be writing it (another process): it is looked for during 10 s.
-   */
-  async #firstJob(deps: ExecutorDependencies, jobId: string): Promise<Job> {
-    const deadline = Date.now() + 10_000;
-    while ((await deps.store.get(jobId)) === undefined) {
-      if (Date.now() > deadline) {
-        throw createError(
-          Error,
-          ErrorCode.JOB_STORE_FAILED,
-          `The job store failed: the idempotency key is held by job ${JSON.stringify(jobId)}, which was never recorded`,
-        );
-      }
-      await sleep(20, undefined);
-    }
-    return (await this.waitForJob(jobId)) as Job;
+    return { ...deps, jobId: claim.jobId, replayed: claim.replayed };
   }
 
   /**
@@ -441,7 +399,11 @@ export class OperatorRuntime {
         admitted,
         this.#idempotencyTtlMs,
       );
-      if (claim.replayed) return { jobId: claim.jobId, replayed: true };
+      if (claim.replayed) {
+        // Resolved once recorded, as a new job is: its submitter may still be writing it.
+        await recordedJob(this.#waits, claim.jobId);
+        return { jobId: claim.jobId, replayed: true };
+      }
       claimed = claim.jobId;
       if (key !== admitted.idempotencyKey) admitted = { ...admitted, idempotencyKey: key };
     }
@@ -486,19 +448,7 @@ export class OperatorRuntime {
     this.#assertOpen();
     const { timeoutMs, signal } = readWaitOptions(options);
     if (typeof id !== 'string') return undefined;
-    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
-    // Read the store again and again, a little less often each time (jobs of other processes
-    // on the store end there too): 10 ms at first, at most CANCEL_POLL_MS.
-    let pause = 10;
-    for (;;) {
-      signal?.throwIfAborted();
-      const job = await this.#store.with((store) => store.get(id));
-      if (job === undefined || (job.status !== 'queued' && job.status !== 'executing')) return job;
-      const left = deadline - Date.now();
-      if (left <= 0) return job;
-      await sleep(Math.min(pause, left), signal);
-      pause = Math.min(pause * 2, CANCEL_POLL_MS);
-    }
+    return waitForEnd(this.#waits, id, timeoutMs, signal);
   }
 
   /**
@@ -520,7 +470,7 @@ export class OperatorRuntime {
       throw createError(
         Error,
         ErrorCode.CANCEL_FORBIDDEN,
-        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}`,
+        `Caller ${JSON.stringify(caller.id ?? null)} may not cancel job ${JSON.stringify(id)}: only its submitter, or a caller of its tenant that cancelPolicy allows (default: one holding the scope ${CANCEL_SCOPE})`,
       );
     }
     if (isFinished(job)) return job;
@@ -701,8 +651,9 @@ export class OperatorRuntime {
       );
     }
     const settings = readWorkerOptions(options, this.#queueConcurrency);
+    this.#orphans.worker = settings.id;
     const deps = await this.#store.dependencies();
-    const log = (line: string) => this.#logger.warn(`warrant worker: ${line}`, {});
+    const log = (line: string) => this.#logger.warn(line, { source: 'warrant worker' });
     // A worker takes up the jobs of gone owners at start and on every sweep, whether or not
     // their workflows still run (docs/api.md, "Workers").
     const recover = () =>
@@ -784,13 +735,33 @@ export class OperatorRuntime {
   }
 
   /**
+   * The queued and executing jobs whose owner is gone and that no runtime took up, oldest first,
+   * each with what it needs that this runtime does not register (docs/api.md,
+   * "runtime.waitingJobs"). With `caller`, only the jobs it may read. Takes nothing.
+   */
+  async waitingJobs(options: { caller?: ExecutionCaller } = {}): Promise<WaitingJob[]> {
+    this.#assertOpen();
+    const caller = checkJobFilter({ caller: options.caller }).caller;
+    const inventory = capabilityInventory();
+    return this.#store.with((store) =>
+      waitingJobsOf(
+        store,
+        (name) => inventory.get(name),
+        caller === undefined ? async () => true : (job) => this.#readableBy(caller, job),
+      ),
+    );
+  }
+
+  /**
    * The limits and their counters (docs/api.md, "runtime.listLimits"): with `caller`, only the
    * counters it may see (its own, its tenant's and the global ones; every counter of its tenant
    * with the scope `warrant:audit`); without, all (the host is trusted).
    */
   async listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
     const caller = options.caller === undefined ? undefined : snapshotCaller(options.caller);
-    const counters = await this.#store.with((store) => store.limitCounters?.(Date.now()) ?? []);
+    const counters = await this.#store.with((store) =>
+      hasLimits(store) ? store.limitCounters(Date.now()) : [],
+    );
     const audit = (caller?.scopes ?? []).includes(AUDIT_SCOPE);
     return limitsView(this.#limits ?? [], counters, caller, audit);
   }

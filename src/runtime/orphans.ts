@@ -9,6 +9,7 @@ import type { ExecutionLogger } from '../capabilities/capability.js';
 import { capabilityInventory } from '../capabilities/inventory.js';
 import { describeThrown } from '../errors/describe-value.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { hasCancels, isOwned } from '../jobs/store-parts.js';
 import type { CancelRequest } from '../jobs/transitions.js';
 import { resumeRecoveredJob, runQueuedJob, type ExecutorDependencies } from './executor.js';
 import { liveJob, type LiveJobs } from './live-jobs.js';
@@ -40,6 +41,8 @@ export class Orphans {
   #probing: Promise<void> | undefined;
   /** The last look failed (and was reported). */
   #probeFailed = false;
+  /** The id of the worker this runtime runs, named in `job.recovered { worker }`. */
+  worker: string | undefined;
 
   constructor(host: OrphanHost) {
     this.#host = host;
@@ -52,18 +55,18 @@ export class Orphans {
    * the order they were created. A job that cannot be taken up is reported on the logger and
    * left to its record.
    */
-  async recover(store: JobStore, admittedOnly = false): Promise<void> {
-    if (store.owner === undefined || store.claimOrphans === undefined) return;
+  async recover(store: JobStore): Promise<void> {
+    if (!isOwned(store)) return;
     const inventory = capabilityInventory();
     const lookup = (name: string) => inventory.get(name);
-    const ids = await store.claimOrphans(
-      admittedOnly ? (record) => recoverable(record, lookup) : undefined,
-    );
+    // Only the jobs this runtime can admit: the others wait for a runtime that can
+    // (docs/api.md, "Recovery").
+    const ids = await store.claimOrphans((record) => recoverable(record, lookup));
     if (ids.length === 0) return;
     const deps = this.#host.depsOn(store);
     // The owner that took them (read after the claim: a lost owner lock replaces it).
-    const host = { deps, lookup, by: store.owner };
-    const cancels = (await store.cancelRequests?.(ids)) ?? [];
+    const host = { deps, lookup, by: store.owner, worker: this.worker };
+    const cancels = hasCancels(store) ? await store.cancelRequests(ids) : [];
     for (const id of ids) {
       const stored = cancels.find((request) => request.jobId === id);
       const cancel: CancelRequest | undefined =
@@ -95,7 +98,7 @@ export class Orphans {
     if (this.#probe !== undefined || this.#host.closed()) return;
     this.#probe = setInterval(() => {
       if (this.#probing !== undefined || this.#host.closed()) return;
-      this.#probing = this.recover(store, true)
+      this.#probing = this.recover(store)
         .then(
           () => {
             this.#probeFailed = false;
@@ -122,12 +125,17 @@ export class Orphans {
    */
   async settleStranded(jobId: string): Promise<void> {
     const store = this.#host.store();
-    const owner = store?.owner;
-    if (store === undefined || owner === undefined) return;
+    if (store === undefined || !isOwned(store)) return;
+    const { owner } = store;
     const deps = this.#host.depsOn(store);
     const inventory = capabilityInventory();
-    const host = { deps, lookup: (name: string) => inventory.get(name), by: owner };
-    const [stored] = (await store.cancelRequests?.([jobId])) ?? [];
+    const host = {
+      deps,
+      lookup: (name: string) => inventory.get(name),
+      by: owner,
+      worker: this.worker,
+    };
+    const [stored] = hasCancels(store) ? await store.cancelRequests([jobId]) : [];
     const cancel: CancelRequest | undefined =
       stored === undefined ? undefined : { by: stored.by, reason: stored.reason };
     const recovery = await recoverStoredJob(host, jobId, cancel);

@@ -39,6 +39,8 @@ export interface RecoveryHost {
   readonly lookup: (name: string) => RegisteredCapability | undefined;
   /** The recovering owner's id (`job.recovered { by }`). */
   readonly by: string;
+  /** The id of the worker taking it up, if a worker is (`job.recovered { worker }`). */
+  readonly worker?: string | undefined;
 }
 
 /** What a recovered job does next. */
@@ -142,7 +144,7 @@ export async function recoverStoredJob(
   const { record } = running;
   const queued = record.status === 'queued';
   if (!queued && record.status !== 'executing') return undefined;
-  await commitChange(running, recoverJob(running, isoNow(), host.by), deps);
+  await commitChange(running, recoverJob(running, isoNow(), host.by, host.worker), deps);
   const started = runningStep(record);
   if (cancel !== undefined) {
     // Cancelled before the crash: no step starts again.

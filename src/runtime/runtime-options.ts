@@ -38,8 +38,11 @@ import {
 export interface OperatorRuntimeOptions {
   /** Decides every step. Default: reads allowed, writes and destructive work denied. */
   authorizer?: ExecutionAuthorizer;
-  /** Where jobs are kept: `'memory'` (default). */
-  store?: string;
+  /**
+   * Where jobs are kept: `'memory'` (default), `'sqlite:<file>'`, a `postgres://` URL, or a store
+   * object (docs/api.md, "Stores"), used as given and closed with the runtime.
+   */
+  store?: string | JobStore;
   /** Bound of the memory store; oldest finished jobs are evicted first (jobs awaiting approval are kept and count). Default 1000. */
   maxJobs?: number;
   /** Largest plan admitted (steps). Default 100000. */
@@ -100,8 +103,9 @@ export interface OperatorRuntimeOptions {
   /**
    * Recover when the store opens (docs/api.md, "Recovery"): the queued and executing jobs of
    * owners that are gone (SQLite: processes that ended; PostgreSQL: sessions whose owner lock is
-   * free) are taken up and run here. Default false (`warrant serve` sets it); the memory store
-   * has nothing to recover.
+   * free) that this runtime can admit are taken up and run here; the others wait for a runtime
+   * that can. Default true (with `queue: { engine: 'dbos' }`: false, its workers recover);
+   * `false` turns it off. The memory store has nothing to recover.
    */
   recover?: boolean;
   /**
@@ -137,7 +141,9 @@ export interface InternalOptions extends OperatorRuntimeOptions {
 export interface RuntimeSettings {
   /** The option as given; undefined picks the default policy (it depends on `approvals`). */
   readonly authorizer: ExecutionAuthorizer | undefined;
+  /** The `store` option when it names a store (a string); undefined for a store object. */
   readonly store: string | undefined;
+  /** A store object: the `store` option's, else the internal option's (tests). */
   readonly givenStore: JobStore | undefined;
   readonly maxJobs: number;
   readonly maxPlanSteps: number;
@@ -224,7 +230,7 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   const option = (key: keyof OperatorRuntimeOptions): unknown =>
     readField(options, key, (problem) => invalidOption(`options.${key} ${problem}`));
   const authorizer = option('authorizer') as ExecutionAuthorizer | undefined;
-  const store = option('store') as string | undefined;
+  const storeOption = option('store');
   const maxJobs = option('maxJobs');
   const maxPlanSteps = option('maxPlanSteps');
   const logger = option('logger') as ExecutionLogger | FieldsFirstLogger | undefined;
@@ -266,11 +272,12 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
   if (onObserverError !== undefined && typeof onObserverError !== 'function') {
     throw invalidOption('options.onObserverError must be a function');
   }
-  checkStoreOption(store);
+  const storeObject = checkStoreOption(storeOption);
+  const store = storeObject === undefined ? (storeOption as string | undefined) : undefined;
   const checkedAuditKey = checkAuditKey(auditKey);
   const checkedApprovals = checkApprovalsOption(approvals);
   // Read in this order (after the checks above, before the bounds) as the runtime always has.
-  const givenStore = (options as InternalOptions)[GIVEN_STORE];
+  const givenStore = (options as InternalOptions)[GIVEN_STORE] ?? storeObject;
   const checkedMaxJobs = positiveInteger(maxJobs, 'maxJobs', 1_000);
   const checkedMaxPlanSteps = positiveInteger(maxPlanSteps, 'maxPlanSteps', 100_000);
   const checkedPlanVersions = checkPlanVersions(planVersions);
@@ -306,7 +313,9 @@ export function checkRuntimeOptions(options: OperatorRuntimeOptions): RuntimeSet
     idempotencyTtlMs: checkedTtl,
     notifications: checkedNotifications,
     readPolicy: readPolicy as ReadPolicy | undefined,
-    recover: recover === true,
+    // With the dbos engine, workers take up gone owners' jobs (startWorker): the submitting
+    // process runs nothing (docs/api.md, "Workers").
+    recover: recover === undefined ? queueEngine !== 'dbos' : recover === true,
     onStoreOutage: onStoreOutage as ((state: 'down' | 'up') => void) | undefined,
     limits: checkedLimits,
   };

@@ -7,6 +7,7 @@
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import type { JobStore, StoreAvailability } from '../jobs/job-store.js';
+import { hasAvailability, hasOutbox } from '../jobs/store-parts.js';
 import { openStore } from '../stores/open-store.js';
 import { NotificationDeliverer } from '../notifications/deliverer.js';
 import { outboxWriter } from '../notifications/notification-body.js';
@@ -105,7 +106,8 @@ export class RuntimeStore {
 
   /** Whether the open store can write now, from what it knows (docs/api.md, "runtime.storeAvailability"). */
   availability(): StoreAvailability {
-    return this.#store?.availability?.() ?? WRITABLE_STORE;
+    const store = this.#store;
+    return store !== undefined && hasAvailability(store) ? store.availability() : WRITABLE_STORE;
   }
 
   /**
@@ -133,13 +135,13 @@ export class RuntimeStore {
    * delivered by this process, rows an earlier run left included.
    */
   #startNotifications(store: JobStore, config: NotificationsConfig): void {
-    const outbox = store.outbox;
-    if (outbox === undefined)
+    if (!hasOutbox(store))
       throw createError(
         TypeError,
         ErrorCode.RUNTIME_OPTIONS_INVALID,
         'options.notifications need a store with an outbox (memory, SQLite or PostgreSQL)',
       );
+    const { outbox } = store;
     const deliverer = new NotificationDeliverer(outbox, config);
     outbox.attachOutbox(outboxWriter(config, () => deliverer.wake()));
     this.#deliverer = deliverer;

@@ -10,6 +10,7 @@ import type { RunningJob } from '../jobs/transitions.js';
 import { admitPlan, type AdmittedPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import { KNOWN_PLAN_VERSIONS } from '../plan/plan-versions.js';
+import { heldRecord } from '../stores/memory/memory-store.js';
 import type { ExecutorDependencies } from './executor.js';
 
 /** Finds a registered capability by name (the process-global inventory, or a test's). */
@@ -24,7 +25,7 @@ export async function loadRunningJob(
 ): Promise<RunningJob | undefined> {
   // The memory store hands out frozen snapshots; the record to change is the one it holds.
   const { store } = deps;
-  const record = store.held === undefined ? await store.get(jobId) : store.held(jobId);
+  const record = (heldRecord(store, jobId) ?? { record: await store.get(jobId) }).record;
   if (record === undefined) return undefined;
   return { record, job: structuredClone(record) };
 }

@@ -10,6 +10,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import type { Job } from '../jobs/job.js';
 import type { JobStore, NotificationRecord } from '../jobs/job-store.js';
+import { hasOutbox } from '../jobs/store-parts.js';
 import { tenantOf } from '../callers/tenant-rules.js';
 
 /** The most rows read from the outbox at once while looking for a tenant's. */
@@ -34,8 +35,8 @@ export async function tenantNotifications(
   limit: number,
   after: number,
 ): Promise<NotificationRecord[]> {
-  const outbox = store.outbox;
-  if (outbox === undefined || limit === 0) return [];
+  if (!hasOutbox(store) || limit === 0) return [];
+  const { outbox } = store;
   const tenant = tenantOf(caller);
   const inTenant = new Map<string, boolean>();
   const shown: NotificationRecord[] = [];

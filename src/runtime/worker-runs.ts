@@ -10,6 +10,7 @@ import { describeThrown } from '../errors/describe-value.js';
 import { isoNow } from '../jobs/clock.js';
 import type { Job } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { hasCancels, hasQueue } from '../jobs/store-parts.js';
 import { failJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import { commitWhileQueued, runDequeuedJob, type ExecutorDependencies } from './executor.js';
@@ -41,7 +42,7 @@ export async function runDequeued(
   if (stored.status !== 'queued') return stored.status;
   // Taken by a compare-and-swap on its owner: another worker, or a recovering runtime, that
   // took it first runs it (invariant "one owner at a time", docs/decisions.md).
-  if (store.takeQueued !== undefined && !(await store.takeQueued(jobId))) return 'queued';
+  if (hasQueue(store) && !(await store.takeQueued(jobId))) return 'queued';
   const running = await loadRunningJob(deps, jobId);
   if (running === undefined) return 'unknown';
   if (running.record.status !== 'queued') return running.record.status;
@@ -59,7 +60,7 @@ export async function runDequeued(
   const caller = snapshotCaller(running.record.caller);
   const live = liveJob(jobId);
   // A cancel written while it was queued: it never starts (runDequeuedJob records it).
-  const [cancelled] = (await deps.store.cancelRequests?.([jobId])) ?? [];
+  const [cancelled] = hasCancels(store) ? await store.cancelRequests([jobId]) : [];
   if (cancelled !== undefined) live.cancel = { by: cancelled.by, reason: cancelled.reason };
   host.jobs.hold();
   host.jobs.enter(live);

@@ -29,18 +29,23 @@ function invalid(message: string): TypeError {
   return createError(TypeError, ErrorCode.RUNTIME_OPTIONS_INVALID, message);
 }
 
+/** The methods of the `JobStore` core (docs/api.md, "Stores"). */
+const CORE_METHODS = ['create', 'update', 'get', 'list', 'close'] as const;
+
 /**
  * Checks a `store` option without opening anything (constructors stay inert): `'memory'`
- * (default), `'sqlite:<file>'` (`sqlite::memory:` for an in-memory SQLite database) or a
+ * (default), `'sqlite:<file>'` (`sqlite::memory:` for an in-memory SQLite database), a
  * `postgres://` / `postgresql://` connection URL (whose `statement_timeout` parameter, if
- * present, must be a whole number of milliseconds).
+ * present, must be a whole number of milliseconds), or a store object with the `JobStore` core
+ * methods (docs/api.md, "Stores"). Returns the store object, or undefined for a string.
  */
-export function checkStoreOption(store: unknown): void {
-  if (store === undefined || store === 'memory') return;
+export function checkStoreOption(store: unknown): JobStore | undefined {
+  if (store === undefined || store === 'memory') return undefined;
+  if (typeof store === 'object' && store !== null) return checkStoreObject(store);
   if (typeof store === 'string' && store.startsWith(SQLITE)) {
     if (store.length === SQLITE.length)
       throw invalid(`options.store 'sqlite:' needs a file: 'sqlite:<file>'`);
-    return;
+    return undefined;
   }
   if (typeof store === 'string' && POSTGRES.test(store)) {
     try {
@@ -52,11 +57,28 @@ export function checkStoreOption(store: unknown): void {
       throw invalid(
         'options.store statement_timeout must be one whole number of milliseconds (0 for none)',
       );
-    return;
+    return undefined;
   }
   throw invalid(
-    `options.store must be 'memory', 'sqlite:<file>' or a postgres:// URL, got ${describeValue(store)}`,
+    `options.store must be 'memory', 'sqlite:<file>', a postgres:// URL or a store object, got ${describeValue(store)}`,
   );
+}
+
+/** A store object: each core method read once (a throwing getter or proxy trap is refused). */
+function checkStoreObject(store: object): JobStore {
+  for (const name of CORE_METHODS) {
+    let method: unknown;
+    try {
+      method = (store as Record<string, unknown>)[name];
+    } catch {
+      throw invalid(`options.store.${name} could not be read`);
+    }
+    if (typeof method !== 'function')
+      throw invalid(
+        `options.store must be 'memory', 'sqlite:<file>', a postgres:// URL or a store object with the methods ${CORE_METHODS.join(', ')}: ${name} is ${describeValue(method)}`,
+      );
+  }
+  return store as JobStore;
 }
 
 /**

@@ -34,6 +34,34 @@ const LOCK_CLASS = 0x57524e54;
 /** The key of the lock launches take turns under ('WRNL'). */
 const LAUNCH_LOCK_CLASS = 0x57524e4c;
 
+/** How long a transaction of DBOS's may sit idle before PostgreSQL ends it (DBOS's default). */
+const IDLE_TRANSACTION_TIMEOUT_MS = 60_000;
+
+/**
+ * The store's URL as DBOS gets it: its connections set `idle_in_transaction_session_timeout`
+ * when they open (libpq `options`), not by a `SET` DBOS would queue on each new pooled
+ * connection ahead of its first query, which pg reports on stderr as a query sent while another
+ * runs (a `DeprecationWarning` on every start of a worker). A URL that sets the timeout itself
+ * is kept as it is; one that cannot be parsed gets DBOS's per-connection `SET` turned off.
+ */
+export function dbosDatabase(url: string): {
+  readonly systemDatabaseUrl: string;
+  readonly systemDatabaseIdleTransactionTimeoutMs?: number;
+} {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { systemDatabaseUrl: url, systemDatabaseIdleTransactionTimeoutMs: 0 };
+  }
+  const options = parsed.searchParams.get('options') ?? '';
+  if (!options.includes('idle_in_transaction_session_timeout')) {
+    const timeout = `-c idle_in_transaction_session_timeout=${IDLE_TRANSACTION_TIMEOUT_MS}`;
+    parsed.searchParams.set('options', options === '' ? timeout : `${options} ${timeout}`);
+  }
+  return { systemDatabaseUrl: parsed.toString() };
+}
+
 /** What a job ended as, as DBOS may store it. */
 export interface WorkflowOutcome {
   readonly jobId: string;
@@ -170,7 +198,7 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
 
   DBOS.setConfig({
     name: 'warrant',
-    systemDatabaseUrl: settings.url,
+    ...dbosDatabase(settings.url),
     systemDatabaseSchemaName: DBOS_SCHEMA,
     executorID: settings.executorId,
     applicationVersion: settings.appVersion,
@@ -339,13 +367,9 @@ export async function createDbosSubmitter(options: {
     await lock.end().catch(() => {});
   }
   const client = await DBOSClient.create({
-    systemDatabaseUrl: options.url,
+    ...dbosDatabase(options.url),
     systemDatabaseSchemaName: DBOS_SCHEMA,
     applicationName: 'warrant',
-    // No SET sent on each new connection ahead of the first query (pg warns on stderr of a
-    // query sent while another runs: a line in `warrant jobs cancel`'s output); the client's
-    // transactions are DBOS's own short ones.
-    systemDatabaseIdleTransactionTimeoutMs: 0,
   });
   return {
     async enqueue(jobId) {

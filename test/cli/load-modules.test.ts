@@ -67,3 +67,29 @@ exports.default = capabilityModule;
     assert.match(run.stderr, /--module .*empty\.js: the module has no default export/);
   });
 });
+
+describe('--module: a file whose imports cannot be found (docs/guide/cli.md, "Module files")', () => {
+  it("names the import's own error and where `warrant` is looked for, not `file not found`", () => {
+    const path = file(
+      'ledger.mjs',
+      `import { createCapability } from 'warrant';\nexport default [createCapability];\n`,
+    );
+    const run = capabilities(path);
+    assert.equal(run.code, 2);
+    assert.doesNotMatch(run.stderr, /file not found/);
+    assert.match(
+      run.stderr,
+      /--module .*ledger\.mjs: could not be loaded \(Cannot find package 'warrant'/,
+    );
+    assert.match(run.stderr, /keep it inside the project where warrant is installed/);
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  });
+
+  it('names any other missing import as it is, without the hint', () => {
+    const path = file('other.mjs', `import 'no-such-package-here';\nexport default {};\n`);
+    const run = capabilities(path);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /could not be loaded \(Cannot find package 'no-such-package-here'/);
+    assert.doesNotMatch(run.stderr, /warrant is installed/);
+  });
+});

@@ -74,6 +74,10 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     'the one catalog of error codes (docs/errors.md): the edges match codes (HTTP statuses, usage errors) by its names, never by strings',
   'src/capabilities/json-schema.ts':
     "a capability's full input JSON Schema, which descriptors do not carry: MCP tools publish it and GET /api/capabilities answers it for the console",
+  'src/limits/window-text.ts':
+    'one duration format: the reason of a limit denial and `warrant limits` write a window alike',
+  'src/record/missing-key.ts':
+    'the reasons of a keyed record checked without its audit key: `warrant jobs verify` and `warrant evidence verify` tell a missing key (exit 2) from tampering by them',
 };
 
 // Internal modules mcp/ may use besides the public ones, and why.
@@ -158,6 +162,15 @@ const NO_TWIN: Record<string, NoTwin> = {
     reason:
       'the submitter, the warrant:cancel scope per tenant and cancelPolicy, asserted through runtime.cancelJob()',
   },
+  'src/runtime/execute-options.ts': {
+    coveredBy: 'test/runtime/operator-runtime.test.ts',
+    reason:
+      'EXECUTE_OPTIONS_INVALID refusals asserted through executePlan (onReplay: test/runtime/job-waits.test.ts)',
+  },
+  'src/runtime/waiting-jobs.ts': {
+    coveredBy: 'test/runtime/recovery-default.test.ts',
+    reason: 'needs a store with gone owners: a killed child process, SQLite and PostgreSQL',
+  },
   'src/runtime/job-options.ts': {
     coveredBy: 'test/runtime/job-life.test.ts',
     reason: 'JOB_OPTIONS_INVALID refusals asserted through submitPlan, waitForJob and cancelJob',
@@ -208,6 +221,15 @@ const NO_TWIN: Record<string, NoTwin> = {
     coveredBy: 'test/http/server.test.ts',
     reason: 'every status of docs/guide/http.md, "HTTP routes" is asserted over a socket',
   },
+  'src/http/gate-hook.ts': {
+    coveredBy: 'test/http/request-gate.test.ts',
+    reason: 'the gate on every request, over raw sockets',
+  },
+  'src/http/error-replies.ts': {
+    coveredBy: 'test/http/server.test.ts',
+    reason:
+      'every error answer asserted over a socket (store outages: test/http/store-outage.test.ts)',
+  },
   'src/http/routes/request-caller.ts': {
     types: 'the caller resolver type of the routes; checked by tsc',
   },
@@ -218,11 +240,6 @@ const NO_TWIN: Record<string, NoTwin> = {
   'src/http/routes/capabilities.ts': {
     coveredBy: 'test/http/server.test.ts',
     reason: 'the capability routes, execute included, exercised over a socket',
-  },
-  'src/http/routes/plans.ts': {
-    coveredBy: 'test/http/server.test.ts',
-    reason:
-      'POST /api/plans, exercised over a socket (preview: test/http/plan-preview-route.test.ts)',
   },
   'src/http/routes/jobs.ts': {
     coveredBy: 'test/http/server.test.ts',

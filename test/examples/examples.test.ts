@@ -52,4 +52,26 @@ describe('examples/', () => {
     assert.match(out, /selected user\.lookup@1\.0\.0/);
     assert.match(out, /job completed: \{"id":"ada"/);
   });
+
+  it('workers/work.mjs is written with createCapability: it runs, and logs its lifecycle', () => {
+    // As `warrant run --module` loads it; the lifecycle lines are createCapability's own.
+    const script = `
+      import { OperatorRuntime } from 'warrant';
+      import work from './examples/workers/work.mjs';
+      const lines = [];
+      const log = (message, fields) => lines.push(message + ' ' + fields.capability);
+      const runtime = new OperatorRuntime({ logger: { debug: log, info: log, warn: log, error: log } }).use(work);
+      const job = await runtime.executePlan({ version: '1.0', steps: [{ id: 's', capability: 'work.step', input: { ms: 1 } }] });
+      console.log(job.status, typeof job.result.pid, lines.join(','));
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(child.status, 0, child.stderr);
+    assert.equal(
+      child.stdout,
+      'completed number capability started work.step,capability completed work.step\n',
+    );
+  });
 });

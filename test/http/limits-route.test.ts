@@ -77,4 +77,30 @@ describe('GET /api/limits', () => {
       ['alice', 'bob'],
     );
   });
+
+  it('POST /api/capabilities/:name/execute over a limit: 429 with Retry-After, the window in seconds', async () => {
+    const runtime = new OperatorRuntime({
+      limits: [{ name: 'once', per: 'caller', max: 1, windowMs: 90_000 }],
+    });
+    const [read] = register(runtime, { execute: () => 1 }) as [string];
+    const app = createHttpServer(runtime, {
+      resolveCaller: (request) => callerOf(String(request.headers['x-test-caller'])),
+    });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(async () => (await app.close(), await runtime.close()));
+    const execute = () =>
+      fetch(`${url}/api/capabilities/${read}/execute`, {
+        method: 'POST',
+        headers: { 'x-test-caller': 'carol', 'content-type': 'application/json' },
+        body: JSON.stringify({ input: {} }),
+        signal: AbortSignal.timeout(20_000),
+      });
+    assert.equal((await execute()).status, 200);
+    const refused = await execute();
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '90');
+    const body = (await refused.json()) as { error: string; jobId: string };
+    assert.equal(body.error, 'limit once: 2/1 in 90s');
+    assert.equal(typeof body.jobId, 'string');
+  });
 });

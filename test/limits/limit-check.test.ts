@@ -212,7 +212,6 @@ describe('limits: the step check', () => {
       create: (job) => memory.create(job),
       update: (job, change) => memory.update(job, change),
       get: (id) => memory.get(id),
-      held: (id) => memory.held(id),
       list: (filter) => memory.list(filter),
       close: () => memory.close(),
     };

@@ -121,6 +121,35 @@ describe('warrant_job_status (jobTools)', () => {
     });
   });
 
+  it('with waitMs, waits while the job awaits approval; the call that stopped says how to go on', async () => {
+    caller = { id: 'ada', tenant: 't1' };
+    const client = await ready;
+    const asked = (await client.callTool({ name: toolOf(write), arguments: {} })) as CallToolResult;
+    const { jobId, stepId, inputDigest } = asked.structuredContent as Record<
+      'jobId' | 'stepId' | 'inputDigest',
+      string
+    >;
+    assert.equal(
+      textOf(asked),
+      `Awaiting approval: job ${jobId}, step call. Nothing ran yet: an approver decides it (warrant approvals approve ${jobId} call --digest ${inputDigest}, POST /api/jobs/${jobId}/steps/call/approval, or the console). Then call warrant_job_status with {"jobId":"${jobId}","waitMs":30000} for its result.`,
+    );
+    // The wait starts before the decision and ends with the job's outcome, not at once.
+    const waited = status({ jobId, waitMs: 20_000 });
+    await runtime.decideApproval({
+      jobId,
+      stepId,
+      inputDigest,
+      approver: { id: 'lead', tenant: 't1' },
+      decision: 'approve',
+    });
+    assert.deepEqual((await waited).structuredContent, {
+      jobId,
+      status: 'completed',
+      steps: [{ id: 'call', capability: write, status: 'completed' }],
+      result: { written: true },
+    });
+  });
+
   it('waits up to waitMs for a job to leave executing', async () => {
     caller = { id: 'ada', tenant: 't1' };
     let release!: () => void;

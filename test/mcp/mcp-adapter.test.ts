@@ -397,7 +397,12 @@ describe('McpAdapter with approvals', () => {
     const result = (await client.callTool({ name: toolOf(tool), arguments: {} })) as CallToolResult;
     assert.equal(result.isError, true);
     const [request] = await runtime.listApprovals();
-    assert.equal(textOf(result), `Awaiting approval: job ${request?.jobId}, step call`);
+    assert.ok(
+      textOf(result).startsWith(
+        `Awaiting approval: job ${request?.jobId}, step call. Nothing ran yet: an approver decides it`,
+      ),
+      textOf(result),
+    );
     assert.equal(wrote, 0);
     await runtime.close();
   });

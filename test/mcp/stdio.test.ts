@@ -194,7 +194,10 @@ describe('warrant mcp --approvals --job-tools', () => {
     assert.equal(content.status, 'awaiting_approval');
     assert.equal(content.stepId, 'call');
     assert.match(content.inputDigest ?? '', /\S/);
-    assert.equal(textOf(first), `Awaiting approval: job ${content.jobId}, step call`);
+    assert.ok(
+      textOf(first).startsWith(`Awaiting approval: job ${content.jobId}, step call. `),
+      textOf(first),
+    );
     assert.deepEqual((await call()).structuredContent, content);
     const status = (await client.callTool({
       name: 'warrant_job_status',

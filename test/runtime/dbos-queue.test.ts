@@ -3,6 +3,7 @@
 // Workers themselves run in test/cli/commands/worker.test.ts and test/workers/.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { hostname } from 'node:os';
 import { OperatorRuntime } from '../../src/index.js';
 import { readWorkerOptions } from '../../src/runtime/dbos-queue.js';
 
@@ -38,7 +39,7 @@ describe("queue: { engine: 'dbos' }", () => {
 
 describe('readWorkerOptions(options)', () => {
   it('takes an id, a concurrency from 1 to 1000 (default the queue’s) and a version', () => {
-    assert.deepEqual(readWorkerOptions({}, 4), { concurrency: 4 });
+    assert.deepEqual(readWorkerOptions({}, 4), { concurrency: 4, id: hostname() });
     assert.deepEqual(readWorkerOptions({ id: 'w1', concurrency: 8, version: 'sha256:ab' }, 4), {
       id: 'w1',
       concurrency: 8,

@@ -9,7 +9,6 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import {
   OperatorRuntime,
@@ -18,8 +17,8 @@ import {
   type Job,
 } from '../../src/index.js';
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
+import { runAndKill } from '../support/killed-child.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { waitFor } from '../support/wait.js';
 import recoveryModule from './fixtures/recovery-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -57,75 +56,6 @@ const ledgerAuthorizer: ExecutionAuthorizer = {
     return { decision: 'allow' };
   },
 };
-
-interface Killed {
-  readonly jobIds: string[];
-}
-
-/**
- * Runs the child on `store` with these plans; once it is ready (nothing moves), SIGKILLs it and
- * resolves the ids of its jobs. Every wait is bounded (30 s).
- */
-async function runAndKill(
-  store: string,
-  plans: readonly ExecutionPlan[],
-  mode?: string,
-): Promise<Killed> {
-  const args = ['--import', 'tsx', CHILD, store, JSON.stringify(plans.map((plan) => ({ plan })))];
-  if (mode !== undefined) args.push(mode);
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, WARRANT_TEST_HANG: '1' },
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const jobIds: string[] = [];
-  await new Promise<void>((ready, failed) => {
-    const timer = setTimeout(() => failed(new Error(`child not ready in 30 s: ${stderr}`)), 30_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const parsed = JSON.parse(line) as { jobId?: string; ready?: boolean };
-      if (parsed.jobId !== undefined) jobIds.push(parsed.jobId);
-      if (parsed.ready === true) {
-        clearTimeout(timer);
-        ready();
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      failed(new Error(`child exited: ${stderr}`));
-    });
-  });
-  child.kill('SIGKILL');
-  await exited;
-  if (!store.startsWith('sqlite:')) await ownerSessionEnded(store);
-  return { jobIds };
-}
-
-/**
- * Waits (at most 10 s) until PostgreSQL has ended the killed child's sessions: its owner lock
- * (an advisory lock held by its session) is released only once the server notices the closed
- * connection, and a runtime recovering before that sees a live owner and, rightly, takes nothing.
- */
-async function ownerSessionEnded(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await waitFor(
-      async () => {
-        const { rows } = await client.query<{ held: number }>(
-          `SELECT count(*)::int AS held FROM pg_locks
-           WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-        );
-        return rows[0]?.held === 0;
-      },
-      { timeoutMs: 10_000, what: 'the killed owner to lose its lock' },
-    );
-  } finally {
-    await client.end();
-  }
-}
 
 const step = (id: string, capability: string, input: Record<string, unknown> = {}) => ({
   id,
@@ -185,7 +115,8 @@ function scenarios(storeOf: () => Promise<string>): void {
     ];
     const killedAt = ledgerLines(ledger).length;
     // A cancel written after the kill, as another process would: recorded, never run.
-    const reader = new OperatorRuntime({ store });
+    // A process that only reads and cancels: it takes nothing up (recovery is on by default).
+    const reader = new OperatorRuntime({ store, recover: false });
     assert.equal((await reader.getJob(queued))?.status, 'queued');
     await reader.cancelJob(cancelled, { caller: { id: 'alice' }, reason: 'stop' });
     await reader.close();
@@ -246,7 +177,8 @@ function scenarios(storeOf: () => Promise<string>): void {
         "UPDATE job_steps SET status = 'completed' WHERE position = 1 AND job_seq = (SELECT seq FROM jobs WHERE id = ?)",
       ).run(interrupted);
       db.close();
-      const reader = new OperatorRuntime({ store });
+      // A process that only verifies: it takes nothing up (recovery is on by default).
+      const reader = new OperatorRuntime({ store, recover: false });
       const verdict = await reader.verifyJob(interrupted);
       await reader.close();
       assert.equal(verdict?.ok, false);

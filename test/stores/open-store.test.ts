@@ -22,6 +22,8 @@ import { checkStoreOption, openStore } from '../../src/stores/open-store.js';
 import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { PostgresJobStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { CoreStore } from '../support/core-store.js';
+import { register } from '../support/runtime-fixtures.js';
 
 describe('store selection', () => {
   it('accepts memory (default), sqlite:<file> and postgres URLs, opening nothing while checking', () => {
@@ -239,5 +241,85 @@ describe('better-sqlite3 installed without its native binding', () => {
     } finally {
       rmSync(join(dir, 'node_modules/better-sqlite3/build'), { recursive: true, force: true });
     }
+  });
+});
+
+describe('a store object (docs/api.md, "Stores")', () => {
+  it('runs, reads, verifies and resumes jobs on a store with the core methods only, and closes it', async () => {
+    const store = new CoreStore();
+    const runtime = new OperatorRuntime({
+      store,
+      approvals: { approver: { canApprove: () => true } },
+    });
+    const [read, write] = register(
+      runtime,
+      { execute: () => ({ value: 41 }) },
+      { risk: 'write', execute: ({ input }: { input: unknown }) => ({ wrote: input }) },
+    ) as [string, string];
+    const plan = {
+      version: '1.0' as const,
+      goal: 'on a host store',
+      steps: [
+        { id: 'look', capability: read, input: {} },
+        { id: 'save', capability: write, input: { n: { $ref: 'steps.look.result.value' } } },
+      ],
+    };
+    const waiting = await runtime.executePlan(plan, { caller: { id: 'alice' } });
+    assert.equal(waiting.status, 'awaiting_approval');
+    // Written to the host's store: what it holds is what the runtime reads back.
+    assert.equal(store.jobs.get(waiting.id)?.status, 'awaiting_approval');
+    assert.deepEqual(await runtime.getJob(waiting.id), store.get(waiting.id));
+    const [request] = await runtime.listApprovals();
+    assert.equal(request?.jobId, waiting.id);
+    // Taken up again from what the store's `get` answers, through `update`.
+    const done = await runtime.decideApproval({
+      jobId: waiting.id,
+      stepId: 'save',
+      inputDigest: request?.inputDigest as string,
+      approver: { id: 'bob' },
+      decision: 'approve',
+    });
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.steps[1]?.result, { wrote: { n: 41 } });
+    assert.equal(store.jobs.get(waiting.id)?.status, 'completed');
+    assert.deepEqual(
+      store.jobs.get(waiting.id)?.events.map((event) => event.type),
+      done.events.map((event) => event.type),
+    );
+    assert.deepEqual(
+      (await runtime.listJobs({ status: 'completed' })).map((job) => job.id),
+      [waiting.id],
+    );
+    assert.equal((await runtime.verifyJob(waiting.id))?.ok, true);
+    assert.deepEqual(runtime.storeAvailability(), { writable: true });
+    assert.equal(store.closed, 0);
+    await runtime.close();
+    assert.equal(store.closed, 1);
+  });
+
+  it('refuses an object without the core methods, naming the first one missing', () => {
+    const store = new CoreStore();
+    const withoutList = {
+      create: store.create.bind(store),
+      update: store.update.bind(store),
+      get: store.get.bind(store),
+      close: store.close.bind(store),
+    };
+    assert.throws(
+      () => new OperatorRuntime({ store: withoutList as never }),
+      (error: Error & { code?: string }) =>
+        error.code === 'RUNTIME_OPTIONS_INVALID' && /list is undefined/.test(error.message),
+    );
+    const hostile = new Proxy(store, {
+      get: () => {
+        throw new Error('trap');
+      },
+    });
+    assert.throws(
+      () => new OperatorRuntime({ store: hostile }),
+      (error: Error & { code?: string }) =>
+        error.code === 'RUNTIME_OPTIONS_INVALID' &&
+        /options.store.create could not be read/.test(error.message),
+    );
   });
 });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Job, JobEvent } from '../../src/jobs/job.js';
-import type { JobStore, OutboxEntry, OutboxWriter } from '../../src/jobs/job-store.js';
+import type { JobStore, OutboxEntry, OutboxStore, OutboxWriter } from '../../src/jobs/job-store.js';
 
 function jobOf(id: string): Job {
   const at = new Date().toISOString();
@@ -56,7 +56,9 @@ function writer(
   };
 }
 
-export function outboxContract(open: () => Promise<JobStore> | JobStore): void {
+export function outboxContract(
+  open: () => Promise<JobStore & OutboxStore> | (JobStore & OutboxStore),
+): void {
   it('writes rows with their change, only once attached', async () => {
     const store = await open();
     try {
@@ -89,7 +91,7 @@ export function outboxContract(open: () => Promise<JobStore> | JobStore): void {
   it('claims the oldest pending row of each job, leased; retries; fails for good', async () => {
     const store = await open();
     try {
-      const outbox = store.outbox as NonNullable<JobStore['outbox']>;
+      const outbox = store.outbox;
       outbox.attachOutbox(writer(100, { count: 0 }));
       const a = jobOf('a');
       const b = jobOf('b');
@@ -148,7 +150,7 @@ export function outboxContract(open: () => Promise<JobStore> | JobStore): void {
   it("claims one destination's rows apart: another's leased rows hold up none of them", async () => {
     const store = await open();
     try {
-      const outbox = store.outbox as NonNullable<JobStore['outbox']>;
+      const outbox = store.outbox;
       outbox.attachOutbox(writer(100, { count: 0 }, ['http://slow#1', 'http://fast#2']));
       const a = jobOf('a');
       const b = jobOf('b');
@@ -191,7 +193,7 @@ export function outboxContract(open: () => Promise<JobStore> | JobStore): void {
   it('drops the oldest pending rows of a destination beyond maxPending', async () => {
     const store = await open();
     try {
-      const outbox = store.outbox as NonNullable<JobStore['outbox']>;
+      const outbox = store.outbox;
       outbox.attachOutbox(writer(2, { count: 0 }));
       for (const id of ['x', 'y', 'z']) {
         const job = jobOf(id);

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { verifyEvidence, type EvidenceVerification } from '../../index.js';
 import { parseCommand, text } from '../parse.js';
 import { UsageError } from '../usage-error.js';
-import { readKey } from './jobs.js';
+import { missingAuditKey, readKey } from './jobs.js';
+import { KEYED_BUNDLE_WITHOUT_KEY } from '../../record/missing-key.js';
 
 export const evidenceHelp = `Usage: warrant evidence verify <file> [--public-key <pem file>] [--json]
 
@@ -12,7 +13,8 @@ Checks an evidence bundle (warrant jobs export) offline, with no store: the even
 recomputed (a keyed chain with WARRANT_AUDIT_KEY), the record against its events' digests, the
 checkpoint that sealed it, and, with --public-key (Ed25519, PEM), its signature. Every change
 found is named.
-Exit codes: 0 intact; 1 not intact; 2 bad usage (an unreadable file or key, a file that is not JSON).`;
+Exit codes: 0 intact; 1 not intact; 2 bad usage (an unreadable file or key, a file that is not
+JSON, a keyed bundle with neither WARRANT_AUDIT_KEY nor a verified signature).`;
 
 function summary(file: string, verification: EvidenceVerification, jobId: unknown): string {
   if (!verification.ok)
@@ -54,6 +56,12 @@ export function evidenceCommand(args: readonly string[]): Promise<number> {
   } catch (error) {
     throw new UsageError(`--public-key: ${(error as Error).message}`);
   }
+  // Only the missing key stands between the bundle and a verdict: exit 2, not NOT INTACT.
+  if (
+    verification.problems.length > 0 &&
+    verification.problems.every((problem) => problem.reason === KEYED_BUNDLE_WITHOUT_KEY)
+  )
+    throw missingAuditKey(`evidence ${file}`);
   writeOut(
     values.json
       ? `${JSON.stringify(verification, null, 2)}\n`

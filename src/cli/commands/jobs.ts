@@ -19,9 +19,10 @@ import {
 } from '../../json/answer.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
-import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
+import { createProgramRuntime, DEFAULT_STORE, storeLabel, storeOf } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { firstLine, UsageError } from '../usage-error.js';
+import { isKeyedWithoutKey } from '../../record/missing-key.js';
 import { writeErr, writeOut } from '../output.js';
 
 /** Jobs listed when `--limit` is not given, and the largest `--limit` accepted. */
@@ -38,7 +39,7 @@ function shown(value: string): string {
   return shownText(value, MAX_TEXT);
 }
 
-export const jobsHelp = `Usage: warrant jobs [list] [--status s] [--capability c] [--limit n] [--store s] [--json]
+export const jobsHelp = `Usage: warrant jobs [list] [--status s[,s...]] [--capability c] [--limit n] [--store s] [--json]
        warrant jobs show <id> [--store s] [--json]
        warrant jobs verify <id> | --all [--since <seq>:<hash>] [--store s] [--json]
        warrant jobs export <id> [--signing-key <pem file>] [--store s]
@@ -53,13 +54,16 @@ store. export prints one job's evidence bundle (JSON), signed with an Ed25519 ke
 --signing-key names one; check it with warrant evidence verify. cancel cancels a job as the
 caller of --caller (default { id: 'cli:<os user name>' }): a queued or awaiting job never runs, a
 running step's signal is aborted by the process running it (within 1 s).
+--status: one job status or several separated by commas (queued,executing). A queued or
+executing job whose process is gone says what it waits for: a runtime with the capabilities
+named (warrant serve takes up the jobs it can admit; docs/guide/stores.md, "Recovery").
 --limit: how many jobs to list, 0 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).
---store: as for warrant run (default ${DEFAULT_STORE}).
+--store: as for warrant run (default: $WARRANT_STORE when set, else ${DEFAULT_STORE}).
 Exit codes: 0 ok (verify: every job intact; --all counts the jobs a store migrated from schema
 version 1 or 2 recorded before the event chain apart); 1 unknown job (verify: a job is not
 intact, a job without a chain in a store that keeps chains included; cancel:
-the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included) or a
-store that cannot be opened.`;
+the caller may not cancel it); 2 bad usage (a --limit above ${MAX_LIST_LIMIT} included), a
+store that cannot be opened, or verify of a keyed record without WARRANT_AUDIT_KEY.`;
 
 /** The `--limit` option: an integer from 0 to MAX_LIST_LIMIT, else a usage error. */
 function parseLimit(limit: string | undefined): number {
@@ -70,6 +74,18 @@ function parseLimit(limit: string | undefined): number {
       `--limit must be an integer from 0 to ${MAX_LIST_LIMIT}, got ${JSON.stringify(limit.length > 20 ? `${limit.slice(0, 17)}...` : limit)}`,
     );
   return value;
+}
+
+/** How long `warrant jobs cancel` waits for a job running elsewhere to settle. */
+const CANCEL_WAIT_MS = 10_000;
+
+/** What a cancel did: the job's status after it, and whether the job had finished before. */
+function cancelLine(job: Job, before: Job['status'] | undefined): string {
+  const id = shown(job.id);
+  if (job.status === 'cancelled' && before !== 'cancelled') return `job ${id}: cancelled`;
+  if (job.status === 'executing' || job.status === 'queued')
+    return `job ${id}: cancel recorded; still ${job.status} (the process running it aborts its step and records the job cancelled)`;
+  return `job ${id}: already ${job.status}: nothing to cancel`;
 }
 
 function showJob(job: Job): string {
@@ -88,6 +104,7 @@ function showJob(job: Job): string {
       ]),
     ),
     '',
+    ...valueLines(job),
     ...decisionLines(job),
     'events:',
     ...job.events.map((event) => {
@@ -136,11 +153,12 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
   const store = text(values, 'store');
   const limit = parseLimit(text(values, 'limit'));
   const runtime = await createProgramRuntime(store === undefined ? {} : { store });
+  const storeName = storeLabel(storeOf(store));
   try {
     if (action === 'verify' && id === undefined)
       return await verifyAll(runtime, since, values.json === true);
     if (action === 'verify')
-      return await verifyJob(runtime, id as string, values.json === true, store ?? DEFAULT_STORE);
+      return await verifyJob(runtime, id as string, values.json === true, storeName);
     if (action === 'export') {
       const bundle = await runtime
         .exportJob(id as string, signingKey === undefined ? {} : { signingKey })
@@ -149,7 +167,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
           throw new UsageError(`--signing-key: ${(error as Error).message}`);
         });
       if (bundle === undefined) {
-        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeName}\n`);
         return 1;
       }
       writeOut(`${JSON.stringify(bundle, null, 2)}\n`);
@@ -158,6 +176,7 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
     if (action === 'cancel') {
       const reason = text(values, 'reason');
       let job: Job | undefined;
+      const before = await runtime.getJob(id as string);
       try {
         job = await runtime.cancelJob(id as string, {
           caller: caller as ExecutionCaller,
@@ -165,24 +184,30 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
         });
       } catch (error) {
         if ((error as { code?: unknown }).code !== ErrorCode.CANCEL_FORBIDDEN) throw error;
-        writeErr(`warrant jobs: ${shown(firstLine(error))}\n`);
+        writeErr(
+          `warrant jobs: ${shown(firstLine(error))}; give --caller the submitter's caller, or one with "scopes":["warrant:cancel"] in the job's tenant\n`,
+        );
         return 1;
       }
       if (job === undefined) {
-        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeName}\n`);
         return 1;
       }
+      // A job another process runs is cancelled once its running step settles (within 1 s of
+      // the recorded cancel): wait for that, bounded, so the line says what the cancel did.
+      if (job.status === 'executing' || job.status === 'queued')
+        job = (await runtime.waitForJob(job.id, { timeoutMs: CANCEL_WAIT_MS })) ?? job;
       writeOut(
         values.json
           ? `${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`
-          : `job ${shown(job.id)}: ${job.status}\n`,
+          : `${cancelLine(job, before?.status)}\n`,
       );
       return 0;
     }
     if (action === 'show') {
       const job = await runtime.getJob(id as string);
       if (job === undefined) {
-        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${store ?? DEFAULT_STORE}\n`);
+        writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeName}\n`);
         return 1;
       }
       writeOut(
@@ -191,13 +216,18 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       return 0;
     }
     const filter: JobListFilter = { limit };
-    const status = text(values, 'status');
+    const statuses = statusesOf(text(values, 'status'));
     const capability = text(values, 'capability');
-    if (status !== undefined) filter.status = status as JobListFilter['status'];
     if (capability !== undefined) filter.capability = capability;
-    const jobs = await runtime.listJobs(filter);
+    const jobs = await listByStatus(runtime, filter, statuses);
+    const waiting = await waitingOf(runtime, jobs);
     if (values.json) {
-      writeOut(`${answerText(jobListAnswer(jobs, CLI_ANSWER), 2)}\n`);
+      const answers = jobListAnswer(jobs, CLI_ANSWER) as Record<string, unknown>[];
+      const noted = answers.map((answer, index) => {
+        const why = waiting.get((jobs[index] as Job).id);
+        return why === undefined ? answer : { ...answer, waiting: why };
+      });
+      writeOut(`${answerText(noted, 2)}\n`);
       return 0;
     }
     const rows = jobs.map((job) => [
@@ -206,12 +236,97 @@ export async function jobsCommand(args: readonly string[]): Promise<number> {
       String(job.steps.length),
       job.createdAt,
       shown(job.goal),
+      ...(waiting.size === 0 ? [] : [waiting.get(job.id) ?? '']),
     ]);
-    writeOut(`${formatTable(['id', 'status', 'steps', 'created', 'goal'], rows)}\n`);
+    const columns = ['id', 'status', 'steps', 'created', 'goal'];
+    if (waiting.size > 0) columns.push('waiting');
+    writeOut(`${formatTable(columns, rows)}\n`);
     return 0;
   } finally {
     await runtime.close();
   }
+}
+
+const STATUSES: readonly string[] = [
+  'created',
+  'queued',
+  'executing',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/** `--status a,b`: each a job status, or a usage error naming the ones there are. */
+function statusesOf(value: string | undefined): JobListFilter['status'][] {
+  if (value === undefined) return [];
+  const statuses = value.split(',').map((status) => status.trim());
+  for (const status of statuses)
+    if (!STATUSES.includes(status))
+      throw new UsageError(
+        `--status: ${JSON.stringify(status)} is not a job status (${STATUSES.join(', ')}; several separated by commas)`,
+      );
+  return [...new Set(statuses)] as JobListFilter['status'][];
+}
+
+/** The jobs of any of `statuses` (all without), newest first, at most the filter's limit. */
+async function listByStatus(
+  runtime: OperatorRuntime,
+  filter: JobListFilter,
+  statuses: readonly JobListFilter['status'][],
+): Promise<Job[]> {
+  if (statuses.length <= 1)
+    return runtime.listJobs(statuses.length === 0 ? filter : { ...filter, status: statuses[0] });
+  const lists = await Promise.all(
+    statuses.map((status) => runtime.listJobs({ ...filter, status })),
+  );
+  const jobs = lists.flat().sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return filter.limit === undefined ? jobs : jobs.slice(0, filter.limit);
+}
+
+/**
+ * Why each listed job that is queued or executing waits (docs/guide/stores.md, "Recovery"):
+ * its process is gone and no runtime that can admit it took it up.
+ */
+async function waitingOf(
+  runtime: OperatorRuntime,
+  jobs: readonly Job[],
+): Promise<Map<string, string>> {
+  const why = new Map<string, string>();
+  if (!jobs.some((job) => job.status === 'queued' || job.status === 'executing')) return why;
+  for (const { jobId, needs } of await runtime.waitingJobs())
+    why.set(
+      jobId,
+      needs.length === 0
+        ? 'waiting for a runtime to take it up (its process is gone)'
+        : `waiting for a runtime with ${needs.map(shown).join(', ')}`,
+    );
+  return why;
+}
+
+/** A recorded value on one line: its JSON, control characters escaped, cut at MAX_TEXT. */
+function shownValue(value: unknown): string {
+  return shown(JSON.stringify(valueAnswer(value)) ?? String(value));
+}
+
+/**
+ * Each step's input as submitted, the input as authorized when its references were resolved,
+ * and its result: what `--json` shows, one line each.
+ */
+function valueLines(job: Job): string[] {
+  const lines = job.steps.flatMap((step) => {
+    const values = [
+      ...(step.input === undefined ? [] : [`    input ${shownValue(step.input)}`]),
+      ...(step.resolvedInput === undefined
+        ? []
+        : [`    resolved input ${shownValue(step.resolvedInput)}`]),
+      ...('result' in step && step.result !== undefined
+        ? [`    result ${shownValue(step.result)}`]
+        : []),
+    ];
+    return values.length === 0 ? [] : [`  ${shown(step.id)}:`, ...values];
+  });
+  return lines.length === 0 ? [] : ['inputs and results:', ...lines, ''];
 }
 
 /** One line per step that reached authorization: its decision, reason and digests. */
@@ -260,12 +375,24 @@ async function verifyJob(
     writeErr(`warrant jobs: no job ${JSON.stringify(id)} in ${storeLabel}\n`);
     return 1;
   }
+  if (!verification.ok && isKeyedWithoutKey(verification.reason))
+    throw missingAuditKey(`job ${shown(id)}`);
   writeOut(
     json
       ? `${JSON.stringify({ id, ...verification }, null, 2)}\n`
       : `${verificationLine(id, verification)}\n`,
   );
   return verification.ok ? 0 : 1;
+}
+
+/**
+ * A keyed record verified without WARRANT_AUDIT_KEY: the key is missing, which says nothing of
+ * tampering (docs/api.md, "runtime.verifyJob"), so a usage error (exit 2), not NOT INTACT.
+ */
+export function missingAuditKey(what: string): UsageError {
+  return new UsageError(
+    `${what} is keyed (hmac-sha256) and WARRANT_AUDIT_KEY is not set: set it to the store's audit key to verify (a missing key, not a sign of tampering)`,
+  );
 }
 
 /** A key file's PEM text; a file that cannot be read is a usage error. */
@@ -306,6 +433,8 @@ async function verifyAll(
     throw error;
   }
   const { problems } = verification;
+  if (problems.some((problem) => isKeyedWithoutKey(problem.reason)))
+    throw missingAuditKey('the store');
   const brokenJobs = new Set(
     problems
       .filter((problem) => problem.kind === 'record' || problem.kind === 'sealed')

@@ -7,6 +7,7 @@ import type { LimitsView } from '../../index.js';
 import { answerText, valueAnswer } from '../../json/answer.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
+import { formatWindow } from '../../limits/window-text.js';
 import { createProgramRuntime, DEFAULT_STORE } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
@@ -18,14 +19,10 @@ Lists the limit counters of the store: for each limit and caller, tenant or all 
 was used in the limit's window ending now. Counters with nothing in their window are not shown.
 
 Options:
-  --store <store>       the store (default ${DEFAULT_STORE})
+  --store <store>       the store (default: $WARRANT_STORE when set, else ${DEFAULT_STORE})
   --limits <file.json>  the limits (as given to serve, run or mcp): shows each one's max
   --json                print { limits, counters } as JSON on stdout
   -h, --help            show this help`;
-
-function windowText(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-}
 
 function listLines(view: LimitsView): string {
   if (view.counters.length === 0) return 'No limit counters in their window.';
@@ -38,7 +35,8 @@ function listLines(view: LimitsView): string {
       shownText(counter.caller ?? ''),
       String(counter.used),
       counter.max === undefined ? '' : String(counter.max),
-      windowText(counter.windowMs),
+      // The format of a limit denial's reason (`1m`, `90s`), so the two read alike.
+      formatWindow(counter.windowMs),
     ]),
   );
 }

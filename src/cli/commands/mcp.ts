@@ -122,7 +122,8 @@ async function serve(args: readonly string[]): Promise<number> {
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const caller = callerOf(text(values, 'caller'), () => ({ id: 'mcp' }));
   const waitMs = waitMsOf(text(values, 'wait-ms'));
-  const runtime = await createProgramRuntime(values as RuntimeFlags);
+  // A server: it takes up the jobs of gone processes it can admit (docs/guide/stores.md, "Recovery").
+  const runtime = await createProgramRuntime(values as RuntimeFlags, { recover: true });
   let adapter: McpAdapter;
   try {
     adapter = programAdapter(

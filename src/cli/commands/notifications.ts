@@ -18,7 +18,7 @@ tried), failed (after the last attempt) and dropped (the outbox of their destina
 Delivered ones are gone from the outbox.
 
 Options:
-  --store <store>       the store (default ${DEFAULT_STORE})
+  --store <store>       the store (default: $WARRANT_STORE when set, else ${DEFAULT_STORE})
   --limit <n>           at most n (default 100)
   --json                print them as JSON on stdout (the body included)
   -h, --help            show this help`;

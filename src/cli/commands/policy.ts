@@ -9,12 +9,15 @@ import { parseCommand } from '../parse.js';
 import { readPolicyFile } from '../policy-file.js';
 import {
   createProgramRuntime,
-  runtimeOptions,
-  runtimeOptionsHelp,
+  runtimeOptionsHelpOf,
+  runtimeOptionsOf,
   type RuntimeFlags,
 } from '../program-runtime.js';
 import { printable } from '../run-progress.js';
 import { UsageError } from '../usage-error.js';
+
+/** What registers capabilities, so what the schema is made of: policy's only options. */
+const POLICY_OPTIONS = ['module', 'fs-root', 'mcp-server', 'mcp-tool'] as const;
 
 export const policyHelp = `Usage: warrant policy schema [options]
        warrant policy validate <file.cedar> [options]
@@ -25,16 +28,16 @@ principals Warrant::Caller and Warrant::Anonymous, an action per capability in i
 the input, always present, typed by its input schema (number fields are left out: a number
 reaches Cedar as a Long, a decimal or a Warrant::Number). validate checks the policies of a
 file against that schema, strictly.
-Nothing runs, so no store is opened (--store is ignored).
+Nothing runs, so no store is opened; the options are those that register capabilities.
 Exit codes: 0 printed, or the policies are valid; 1 validate found problems (one line each:
 <file>:<line>: policy <id>: <problem>); 2 bad usage (options, files, a bad module).
 
 Options:
-${runtimeOptionsHelp}
+${runtimeOptionsHelpOf(POLICY_OPTIONS)}
   -h, --help            show this help`;
 
 export async function policyCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, runtimeOptions);
+  const { values, positionals } = parseCommand(args, runtimeOptionsOf(POLICY_OPTIONS));
   if (values.help) {
     console.log(policyHelp);
     return 0;

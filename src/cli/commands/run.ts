@@ -122,6 +122,22 @@ function shellWord(word: string): string {
 }
 
 /**
+ * After a step the default policy denied (no --authorizer, --policy or --approvals), what the
+ * user can do about it: the denial's own reason does not say (docs/guide/cli.md, "Options of the
+ * commands that run plans").
+ */
+function defaultDenialHint(job: Job, flags: RuntimeFlags): string {
+  if (flags.authorizer !== undefined || flags.policy !== undefined || flags.approvals === true)
+    return '';
+  // Without those the default policy decides: every denial not over a limit is its own.
+  const denied = job.steps.find(
+    (step) => step.decision?.outcome === 'deny' && step.decision.limit === undefined,
+  );
+  if (denied === undefined) return '';
+  return `hint: the default policy denies writes and destructive work (step ${printable(denied.id)}): add --approvals to ask a person to approve each one (docs/guide/approvals.md), or --policy <file.cedar> to allow what your policies permit (docs/guide/policies.md)\n`;
+}
+
+/**
  * The command that approves the waiting step, with the options the decision needs to run it
  * (store, modules, authorizer, approvers); the approver is the caller of `--caller`, someone
  * other than the submitter.
@@ -272,6 +288,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
       `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_SHOWN_ERROR_CHARS)}`}\n`,
     );
     if (job.status === 'awaiting_approval') writeErr(approveCommand(job, values as RuntimeFlags));
+    writeErr(defaultDenialHint(job, values as RuntimeFlags));
     if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else writeOut(`${job.id}\n`);
     if (job.status === 'awaiting_approval') return 3;

@@ -25,6 +25,7 @@ import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
   postgresStoreFlag,
+  storeOf,
   runtimeOptions,
   runtimeOptionsHelp,
   type RuntimeFlags,
@@ -191,7 +192,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     throw refusal(host);
 
   const queue = values.queue === true;
-  if (queue) postgresStoreFlag(text(values, 'store'), '--queue');
+  if (queue) postgresStoreFlag(storeOf(text(values, 'store')), '--queue');
   // Each state at most one line per second: a flapping store cannot flood stderr.
   const outageLines = createRateLimitedLog(log, {
     suppressed: (count) =>

@@ -13,12 +13,14 @@ import {
   createProgramRuntime,
   postgresStoreFlag,
   runtimeOptions,
-  runtimeOptionsHelp,
+  runtimeOptionsHelpOf,
+  storeOf,
   type RuntimeFlags,
 } from '../program-runtime.js';
+import { shownText } from '../terminal-text.js';
 import { UsageError, firstLine } from '../usage-error.js';
 
-export const workerHelp = `Usage: warrant worker --store <postgres://...> [options]
+export const workerHelp = `Usage: warrant worker [--store <postgres://...>] [options]
 
 Runs queued jobs: plans submitted by "warrant serve --queue" (or by submitPlan of a runtime with
 queue: { engine: 'dbos' }) from any process, on DBOS Transact in the store's PostgreSQL
@@ -33,11 +35,55 @@ Options:
                         restarts (default: the host name)
   --concurrency <n>     jobs run at once by each worker, 1 to 1000 (default 4; held in the
                         database for the queue: the last worker started sets it for all)
-${runtimeOptionsHelp}
+${runtimeOptionsHelpOf(undefined, {
+  store: `  --store <postgres://...>
+                        the PostgreSQL store the jobs are queued in (required, or
+                        $WARRANT_STORE; memory and sqlite: stores are refused: workers share
+                        PostgreSQL; ?statement_timeout=<ms>, default 30000)`,
+})}
   -h, --help            show this help`;
 
 function log(line: string): void {
   writeErr(`warrant worker: ${line}\n`);
+}
+
+/** A field of a log call, as text on the line, if it is one to show. */
+function field(fields: Record<string, unknown>, name: string): string | undefined {
+  const value = fields[name];
+  return typeof value === 'string' || typeof value === 'number'
+    ? shownText(String(value), 500)
+    : undefined;
+}
+
+/**
+ * One log call (message and fields, in either order) as the worker's line: where it happened (job,
+ * step, capability) and the error. Only these fields are shown, never the others a capability
+ * logs (inputs and secrets stay out of the worker's output).
+ */
+export function workerLogLine(first: unknown, second: unknown): string {
+  const [message, fields] = typeof first === 'string' ? [first, second] : [second, first];
+  const given = (typeof fields === 'object' && fields !== null ? fields : {}) as Record<
+    string,
+    unknown
+  >;
+  // A line the runtime already prefixed with "warrant:" gets the worker's prefix only.
+  const text = shownText(typeof message === 'string' ? message : '', 2000).replace(
+    /^warrant(?: worker)?: /,
+    '',
+  );
+  const where = [
+    ['job', field(given, 'jobId')],
+    ['step', field(given, 'stepId')],
+    ['capability', field(given, 'capability')],
+  ]
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => `${name as string} ${value as string}`);
+  const error = field(given, 'error');
+  return `${text}${where.length === 0 ? '' : ` (${where.join(', ')})`}${error === undefined ? '' : `: ${error}`}`;
+}
+
+function logCall(first: unknown, second: unknown): void {
+  log(workerLogLine(first, second));
 }
 
 export async function workerCommand(args: readonly string[]): Promise<number> {
@@ -52,7 +98,7 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  postgresStoreFlag(text(values, 'store'), 'warrant worker');
+  postgresStoreFlag(storeOf(text(values, 'store')), 'warrant worker');
   const concurrency = Number(text(values, 'concurrency') ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
     throw new UsageError(
@@ -68,7 +114,7 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   const runtime = await createProgramRuntime(values as RuntimeFlags, {
     queue: { engine: 'dbos', concurrency },
     // Take-overs of dead workers' jobs and store faults are worth a line on stderr.
-    logger: { debug() {}, info() {}, warn: log, error: log },
+    logger: { debug() {}, info() {}, warn: logCall, error: logCall },
   });
   let worker;
   try {

@@ -8,13 +8,13 @@
  * mode (nor a `resolveCaller`) every approval route is 403: nobody approves as `http`
  * (docs/api.md, "Reading and tenants").
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
-import type { OperatorRuntime } from '../../index.js';
+
 import { errorText, jobAnswer, REMOTE_ANSWER } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
 import { approvalRefusalStatus } from '../status-codes.js';
-import type { RequestCaller, RequestIdentified } from './request-caller.js';
+import type { IdentifiedRouteOptions } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
@@ -26,12 +26,12 @@ function noApprover(reply: FastifyReply) {
   });
 }
 
-export function registerApprovalRoutes(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: RequestCaller,
-  identified: RequestIdentified,
-): void {
+export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
+  app,
+  options,
+  done,
+) => {
+  const { runtime, callerOf, identified } = options;
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/approvals',
     async (request, reply) => {
@@ -96,4 +96,5 @@ export function registerApprovalRoutes(
       }
     },
   );
-}
+  done();
+};

@@ -7,14 +7,19 @@
  * the sender is `{ id: 'http' }`. Never
  * a token, never the caller's other fields.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
 import type { RequestCaller, RequestIdentified } from './request-caller.js';
 
-export function registerCallerRoute(
-  app: FastifyInstance,
-  callerOf: RequestCaller,
-  identified: RequestIdentified,
-): void {
+/** What the caller route is given. */
+export interface CallerRouteOptions {
+  readonly callerOf: RequestCaller;
+  /** Whether the request's sender is told apart (an authentication mode, `resolveCaller`, or the
+   * operator token on this request). */
+  readonly identified: RequestIdentified;
+}
+
+export const callerRoute: FastifyPluginCallback<CallerRouteOptions> = (app, options, done) => {
+  const { callerOf, identified } = options;
   app.get('/api/caller', async (request) => {
     const caller = await callerOf(request);
     const tenant = caller?.tenant;
@@ -25,4 +30,5 @@ export function registerCallerRoute(
       authenticated: identified(request),
     };
   });
-}
+  done();
+};

@@ -3,13 +3,8 @@
  * `POST /api/capabilities/:name/execute` `{ input?, capabilityVersion? }`: a one-step plan through
  * the runtime, as the request's caller (docs/guide/http.md, "HTTP routes").
  */
-import type { FastifyInstance } from 'fastify';
-import {
-  isPlanAdmissionError,
-  type CapabilityRisk,
-  type ExecutionPlan,
-  type OperatorRuntime,
-} from '../../index.js';
+import type { FastifyPluginCallback } from 'fastify';
+import { isPlanAdmissionError, type CapabilityRisk, type ExecutionPlan } from '../../index.js';
 import {
   errorText,
   jobAnswer,
@@ -18,8 +13,13 @@ import {
   valueAnswer,
 } from '../../json/answer.js';
 import { isJsonObject } from '../parse-json-body.js';
-import { admissionStatus, failedJobStatus } from '../status-codes.js';
-import type { RequestCaller } from './request-caller.js';
+import {
+  admissionStatus,
+  failedJobStatus,
+  limitOfDenial,
+  retryAfterSeconds,
+} from '../status-codes.js';
+import type { GovernedRouteOptions } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { capabilityInputJsonSchema } from '../../capabilities/json-schema.js';
 
@@ -36,11 +36,12 @@ interface ExecuteBody {
   capabilityVersion?: unknown;
 }
 
-export function registerCapabilityRoutes(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: RequestCaller,
-): void {
+export const capabilityRoutes: FastifyPluginCallback<GovernedRouteOptions> = (
+  app,
+  options,
+  done,
+) => {
+  const { runtime, callerOf } = options;
   // Each descriptor with its input's full JSON Schema (docs/guide/http.md, "HTTP routes"): the
   // console shows it, since the descriptor's field record flattens enums, integers and bounds.
   app.get('/api/capabilities', async () =>
@@ -118,6 +119,16 @@ export function registerCapabilityRoutes(
             .code(202)
             .send({ capability: name, risk, jobId: job.id, job: jobAnswer(job, REMOTE_ANSWER) });
         }
+        const limit = limitOfDenial(job);
+        if (limit !== undefined) {
+          const { limits } = await runtime.listLimits();
+          const windowMs = limits.find((configured) => configured.name === limit)?.windowMs;
+          reply.header('retry-after', String(retryAfterSeconds(windowMs)));
+          return reply.code(429).send({
+            error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
+            jobId: job.id,
+          });
+        }
         return reply.code(failedJobStatus(job)).send({
           error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
           jobId: job.id,
@@ -128,4 +139,5 @@ export function registerCapabilityRoutes(
       }
     },
   );
-}
+  done();
+};

@@ -5,12 +5,17 @@
  * "runtime.storeAvailability"), from what the runtime knows: no statement is sent, and the
  * reason names no database, host or credential.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
 import type { OperatorRuntime } from '../../index.js';
 import { STORE_RETRY_AFTER_SECONDS } from '../../json/answer.js';
 
-export function registerHealthRoute(app: FastifyInstance, runtime: OperatorRuntime): void {
+/** What the health route is given. */
+export interface HealthRouteOptions {
+  readonly runtime: OperatorRuntime;
+}
+
+export const healthRoute: FastifyPluginCallback<HealthRouteOptions> = (app, { runtime }, done) => {
   app.get('/health', async (_request, reply) => {
     const store = runtime.storeAvailability();
     if (store.writable) return { status: 'ok' };
@@ -19,4 +24,5 @@ export function registerHealthRoute(app: FastifyInstance, runtime: OperatorRunti
       .code(503)
       .send({ status: 'unavailable', code: ErrorCode.STORE_UNAVAILABLE, reason: store.reason });
   });
-}
+  done();
+};

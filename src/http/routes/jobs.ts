@@ -5,11 +5,11 @@
  * reads as the request's caller: a job it may not read is 404, and no list shows it (docs/api.md,
  * "Reading and tenants").
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
-import type { Job, JobListFilter, OperatorRuntime } from '../../index.js';
+import type { Job, JobListFilter } from '../../index.js';
 import { errorText, jobAnswer, jobListAnswer, REMOTE_ANSWER } from '../../json/answer.js';
-import type { RequestCaller } from './request-caller.js';
+import type { GovernedRouteOptions } from './request-caller.js';
 
 /** The longest `waitMs` of `GET /api/jobs/:id` (docs/api.md, "HTTP"). */
 export const JOB_WAIT_MAX_MS = 30_000;
@@ -33,11 +33,8 @@ export function listLimit(text: string | undefined): number | undefined {
   return limit >= 1 && limit <= JOB_LIST_MAX ? limit : undefined;
 }
 
-export function registerJobRoutes(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: RequestCaller,
-): void {
+export const jobRoutes: FastifyPluginCallback<GovernedRouteOptions> = (app, options, done) => {
+  const { runtime, callerOf } = options;
   /** The job `id` when the request's caller may read it, else undefined (404). */
   const readable = async (request: FastifyRequest, id: string): Promise<Job | undefined> => {
     const caller = await callerOf(request);
@@ -135,4 +132,5 @@ export function registerJobRoutes(
       ? reply.code(404).send({ error: `Unknown job: ${request.params.id}` })
       : bundle;
   });
-}
+  done();
+};

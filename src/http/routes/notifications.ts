@@ -7,10 +7,10 @@
  * destination by the label the store keeps (URL origin and a digest of the URL), never the URL
  * or a secret, and not the request body.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
-import type { NotificationRecord, OperatorRuntime } from '../../index.js';
-import type { RequestCaller, RequestIdentified } from './request-caller.js';
+import type { NotificationRecord } from '../../index.js';
+import type { IdentifiedRouteOptions } from './request-caller.js';
 import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
 /** The auditor's scope (docs/api.md, "Reading and tenants"), as the token mode grants it. */
@@ -32,12 +32,12 @@ function shown(row: NotificationRecord) {
   };
 }
 
-export function registerNotificationRoutes(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: RequestCaller,
-  identified: RequestIdentified,
-): void {
+export const notificationRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
+  app,
+  options,
+  done,
+) => {
+  const { runtime, callerOf, identified } = options;
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/notifications',
     async (request, reply) => {
@@ -71,4 +71,5 @@ export function registerNotificationRoutes(
       }
     },
   );
-}
+  done();
+};

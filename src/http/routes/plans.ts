@@ -3,30 +3,39 @@
  * job, 202 when it stopped for approval, else the failed job's status; with `Prefer:
  * respond-async`, 202 with the queued job and its `Location`; a repeated idempotency key 200 with
  * the first job and `Idempotent-Replayed: true`, a key used for another plan 409
- * (docs/guide/http.md, "HTTP routes"). With `queued` (`warrant serve --queue`) every plan goes
- * through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
+ * (docs/guide/http.md, "HTTP routes"): the runtime says which submission replayed (`onReplay`,
+ * `submitPlan`'s `replayed`) and waits for the first job itself (docs/api.md, "Idempotency").
+ * With `queued` (`warrant serve --queue`) every plan goes through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
  * "runtime.previewPlan"). `GET /api/plans/schema`: the JSON Schema of an admissible plan
  * (docs/api.md, "runtime.planSchema"), introspection like `GET /api/capabilities`.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import { ErrorCode } from '../../errors/error-codes.js';
-import {
-  isPlanAdmissionError,
-  type ExecutionPlan,
-  type Job,
-  type OperatorRuntime,
-} from '../../index.js';
+import { isPlanAdmissionError, type ExecutionPlan, type Job } from '../../index.js';
 import { errorText, jobAnswer, refusalAnswer, REMOTE_ANSWER } from '../../json/answer.js';
 import { admissionStatus, failedJobStatus } from '../status-codes.js';
-import type { RequestCaller } from './request-caller.js';
+import type { GovernedRouteOptions } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 
-export function registerPlanRoute(
-  app: FastifyInstance,
-  runtime: OperatorRuntime,
-  callerOf: RequestCaller,
-  queued = false,
-): void {
+/** What the plan routes are given. */
+export interface PlanRouteOptions extends GovernedRouteOptions {
+  /** Every plan goes through the queue (`warrant serve --queue`). */
+  readonly queued: boolean;
+}
+
+/** The answer to a repeated idempotency key: 200, the first job, where to find it. */
+function replayAnswer(reply: FastifyReply, jobId: string, first: Job | undefined): FastifyReply {
+  // Recorded before the runtime reports the replay: missing only when the store lost it since.
+  if (first === undefined) throw new Error(`Job ${jobId} is not in the store`);
+  return reply
+    .code(200)
+    .header('idempotent-replayed', 'true')
+    .header('location', `/api/jobs/${encodeURIComponent(jobId)}`)
+    .send(jobAnswer(first, REMOTE_ANSWER));
+}
+
+export const planRoutes: FastifyPluginCallback<PlanRouteOptions> = (app, options, done) => {
+  const { runtime, callerOf, queued } = options;
   app.get<{ Querystring: { version?: string } }>('/api/plans/schema', async (request, reply) => {
     const { version } = request.query;
     try {
@@ -64,41 +73,45 @@ export function registerPlanRoute(
       const respondAsync = /(?:^|,)\s*respond-async\s*(?:[,;]|$)/i.test(
         String(request.headers.prefer ?? ''),
       );
-      let job: Job;
-      if (respondAsync || queued || hasIdempotencyKey(plan)) {
-        // Through the queue, so that a repeated key is told apart (200, Idempotent-Replayed);
-        // always with `warrant serve --queue`, where workers run every plan.
-        const submitted = await inRequestTraceContext(request.headers, () =>
+      let job: Job | undefined;
+      if (respondAsync || queued) {
+        // Through the queue; always with `warrant serve --queue`, where workers run every plan.
+        const { jobId, replayed } = await inRequestTraceContext(request.headers, () =>
           runtime.submitPlan(plan, { caller }),
         );
-        const { jobId } = submitted;
-        if (submitted.replayed) {
-          const first = await recordedJob(runtime, jobId, respondAsync);
-          return reply
-            .code(200)
-            .header('idempotent-replayed', 'true')
-            .header('location', `/api/jobs/${encodeURIComponent(jobId)}`)
-            .send(jobAnswer(first, REMOTE_ANSWER));
-        }
+        if (replayed)
+          return replayAnswer(
+            reply,
+            jobId,
+            respondAsync ? await runtime.getJob(jobId) : await runtime.waitForJob(jobId),
+          );
         if (respondAsync) {
           // Recorded queued already: should reading it back fail (the store cut off a moment
           // later), the answer still says so and where to look.
-          const queued = await runtime.getJob(jobId).catch(() => undefined);
+          const queuedJob = await runtime.getJob(jobId).catch(() => undefined);
           return reply
             .code(202)
             .header('location', `/api/jobs/${encodeURIComponent(jobId)}`)
             .header('preference-applied', 'respond-async')
             .send(
-              queued === undefined
+              queuedJob === undefined
                 ? { id: jobId, status: 'queued' }
-                : jobAnswer(queued, REMOTE_ANSWER),
+                : jobAnswer(queuedJob, REMOTE_ANSWER),
             );
         }
-        job = await recordedJob(runtime, jobId, false);
+        job = await runtime.waitForJob(jobId);
+        if (job === undefined) throw new Error(`Job ${jobId} is not in the store`);
       } else {
+        let replayOf: string | undefined;
         job = await inRequestTraceContext(request.headers, () =>
-          runtime.executePlan(plan, { caller }),
+          runtime.executePlan(plan, {
+            caller,
+            onReplay: (jobId) => {
+              replayOf = jobId;
+            },
+          }),
         );
+        if (replayOf !== undefined) return replayAnswer(reply, replayOf, job);
       }
       if (job.status === 'completed') return reply.code(201).send(jobAnswer(job, REMOTE_ANSWER));
       if (job.status === 'awaiting_approval')
@@ -118,27 +131,5 @@ export function registerPlanRoute(
       return reply.code(admissionStatus(error.issues)).send(refusalAnswer(error, REMOTE_ANSWER));
     }
   });
-}
-
-/** The plan names an idempotency key (read once, only to choose the path; admission checks it). */
-function hasIdempotencyKey(plan: unknown): boolean {
-  return (
-    typeof plan === 'object' &&
-    plan !== null &&
-    typeof (plan as { idempotencyKey?: unknown }).idempotencyKey === 'string'
-  );
-}
-
-/**
- * A job once recorded (its submitter may be another process still writing it), as it stands
- * when `now`, else once it is no longer queued or executing.
- */
-async function recordedJob(runtime: OperatorRuntime, jobId: string, now: boolean): Promise<Job> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const job = now ? await runtime.getJob(jobId) : await runtime.waitForJob(jobId);
-    if (job !== undefined) return job;
-    if (Date.now() > deadline) throw new Error(`Job ${jobId} was never recorded`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+  done();
+};

@@ -2,7 +2,11 @@ import { isFinished, matchesFilter, type Job, type JobListFilter } from '../../j
 import { ErrorCode } from '../../errors/error-codes.js';
 import { createError } from '../../errors/warrant-error.js';
 import type {
+  AwaitingIndex,
   AwaitingJob,
+  IdempotencyStore,
+  LimitStore,
+  OutboxStore,
   IdempotencyClaim,
   IdempotencyHolder,
   JobChange,
@@ -46,7 +50,9 @@ function frozenSnapshot<T>(value: T): T {
  * all the way down already is shared, the rest copied), made on the first read after a change and handed out as is until the next one, so repeated reads of
  * a job cost nothing and no reader can change the stored job.
  */
-export class MemoryJobStore implements JobStore {
+export class MemoryJobStore
+  implements JobStore, AwaitingIndex, IdempotencyStore, LimitStore, OutboxStore
+{
   readonly #jobs = new Map<string, Job>();
   readonly #snapshots = new Map<string, Job>();
   readonly #maxJobs: number;
@@ -118,7 +124,10 @@ export class MemoryJobStore implements JobStore {
     return job === undefined ? undefined : this.#snapshot(job);
   }
 
-  /** The held record itself, for the runtime to change and report through `update`. */
+  /**
+   * The held record itself, for the runtime to change and report through `update` (`heldRecord`
+   * below): the memory store's own, not a part of the `JobStore` interface.
+   */
   held(id: string): Job | undefined {
     return this.#jobs.get(id);
   }
@@ -216,4 +225,13 @@ function memoryPosition(position: string): [string, string] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The record a store holds in memory for `id`, to change in place and report through `update`:
+ * `{ record }` from a memory store (whose `get` hands out frozen snapshots), undefined from any
+ * other (whose `get` reads a record of its own to change).
+ */
+export function heldRecord(store: JobStore, id: string): { record: Job | undefined } | undefined {
+  return store instanceof MemoryJobStore ? { record: store.held(id) } : undefined;
 }

@@ -34,26 +34,35 @@ import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
+  ApprovalLedger,
+  AvailabilityStore,
+  AwaitingIndex,
   AwaitingJob,
+  CancelStore,
+  Checkpoint,
+  CheckpointEntry,
+  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
+  IdempotencyStore,
   JobChange,
   JobStore,
-  OutboxEntry,
+  LedgerEntry,
   LimitCounter,
-  StoreAvailability,
+  LimitStore,
   LimitTake,
   LimitVerdict,
+  OutboxEntry,
+  OutboxStore,
+  QueueStore,
   RecordedChain,
-  StoredCancel,
-  StoreSeals,
-  Checkpoint,
-  CheckpointEntry,
-  LedgerEntry,
   SealedApproval,
   SealedEntry,
+  StoreAvailability,
+  StoredCancel,
+  StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from '../shared/approval-ledger.js';
@@ -67,6 +76,7 @@ import { ChainHeads } from '../shared/chain-heads.js';
 import { newOwnerId } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
+import { schemaStep } from '../shared/schema-version.js';
 import { outboxRows, PostgresOutbox } from './postgres-outbox.js';
 import {
   isTransientStoreError,
@@ -952,7 +962,19 @@ export interface PostgresStoreOptions {
   readonly faults?: WriteFault | undefined;
 }
 
-export class PostgresJobStore implements JobStore {
+export class PostgresJobStore
+  implements
+    JobStore,
+    AwaitingIndex,
+    CheckpointStore,
+    ApprovalLedger,
+    CancelStore,
+    IdempotencyStore,
+    QueueStore,
+    AvailabilityStore,
+    LimitStore,
+    OutboxStore
+{
   readonly #pool: pg.Pool;
   readonly #label: string;
   /**
@@ -1118,16 +1140,16 @@ export class PostgresJobStore implements JobStore {
         'SELECT version FROM warrant_schema_version',
       );
       const version = rows[0]?.version;
-      if (version === undefined) {
+      const step = schemaStep(
+        version,
+        POSTGRES_SCHEMA_VERSION,
+        `PostgreSQL store at ${this.#label}`,
+      );
+      if (step === 'create') {
         await client.query('INSERT INTO warrant_schema_version (version) VALUES ($1)', [
           POSTGRES_SCHEMA_VERSION,
         ]);
-      } else if (version > POSTGRES_SCHEMA_VERSION) {
-        throw storeError(
-          ErrorCode.STORE_SCHEMA_TOO_NEW,
-          `The PostgreSQL store at ${this.#label} has schema version ${version}; this Warrant knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
-        );
-      } else if (version < POSTGRES_SCHEMA_VERSION) {
+      } else if (step === 'migrate' && version !== undefined) {
         // Older versions are migrated step by step, in this transaction, under the lock.
         if (version < 2) await client.query(MIGRATE_1_TO_2);
         if (version < 3) await client.query(MIGRATE_2_TO_3);
@@ -1411,6 +1433,40 @@ export class PostgresJobStore implements JobStore {
       }
     }
     return taken;
+  }
+
+  /**
+   * The queued and executing jobs of gone owners, taking nothing: an owner whose lock this
+   * session can take has no live session (the lock is given back at once).
+   */
+  async orphaned(): Promise<string[]> {
+    await this.#whenReady();
+    const client = await this.#pool.connect();
+    try {
+      const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
+        OWNERS_ELSEWHERE,
+        [this.owner],
+      );
+      const ids: string[] = [];
+      for (const { owner, lock_key: key } of rows) {
+        if (key !== null) {
+          const tried = await client.query<{ locked: boolean }>(
+            'SELECT pg_try_advisory_lock($1::bigint) AS locked',
+            [key],
+          );
+          if (tried.rows[0]?.locked !== true) continue;
+          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+        }
+        const jobs = await client.query<{ id: string }>(OWNED_BY, [owner]);
+        for (const row of jobs.rows) ids.push(row.id);
+      }
+      client.release();
+      return ids;
+    } catch (error) {
+      // Not back to the pool: it may hold a lock it took.
+      client.release(true);
+      throw error;
+    }
   }
 
   /** The queued and executing jobs of a gone owner that `admits` takes (see claimOrphans). */

@@ -18,25 +18,33 @@ import { Database } from './sqlite-driver.cjs';
 import { createError } from '../../errors/warrant-error.js';
 import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
+  ApprovalLedger,
+  AwaitingIndex,
   AwaitingJob,
+  CancelStore,
+  Checkpoint,
+  CheckpointEntry,
+  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
   IdempotencyHolder,
+  IdempotencyStore,
   JobChange,
   JobStore,
+  LedgerEntry,
   LimitCounter,
+  LimitStore,
   LimitTake,
   LimitVerdict,
   OutboxEntry,
+  OutboxStore,
+  OwnedStore,
   RecordedChain,
-  StoredCancel,
-  StoreSeals,
-  Checkpoint,
-  CheckpointEntry,
-  LedgerEntry,
   SealedApproval,
   SealedEntry,
+  StoredCancel,
+  StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import {
@@ -60,6 +68,7 @@ import {
 } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
+import { schemaStep } from '../shared/schema-version.js';
 import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import {
@@ -449,6 +458,16 @@ export interface SqliteStoreOptions {
 }
 
 /** An owner's recorded process; anything unreadable is a process that cannot be alive. */
+/** Whether a recovering runtime takes this job: a record it cannot read, or a throw, is not. */
+function admitted(job: Job | undefined, admits: (job: Job) => boolean): boolean {
+  if (job === undefined) return false;
+  try {
+    return admits(job) === true;
+  } catch {
+    return false;
+  }
+}
+
 function parseProcess(text: string): OwnerProcess {
   try {
     const parsed = JSON.parse(text) as Partial<OwnerProcess> | null;
@@ -462,7 +481,18 @@ function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
   return createError(Error, code, message, cause);
 }
 
-export class SqliteJobStore implements JobStore {
+export class SqliteJobStore
+  implements
+    JobStore,
+    AwaitingIndex,
+    CheckpointStore,
+    ApprovalLedger,
+    CancelStore,
+    IdempotencyStore,
+    OwnedStore,
+    LimitStore,
+    OutboxStore
+{
   readonly #db: Sqlite.Database;
   readonly #insertJob: Sqlite.Statement;
   readonly #updateJob: Sqlite.Statement;
@@ -884,14 +914,14 @@ export class SqliteJobStore implements JobStore {
       db.exec(APPROVAL_LEDGER);
       const row = db.prepare('SELECT version FROM schema_version').get() as
         { version: number } | undefined;
-      if (row === undefined) {
+      const step = schemaStep(
+        row?.version,
+        SQLITE_SCHEMA_VERSION,
+        `SQLite store at ${JSON.stringify(file)}`,
+      );
+      if (step === 'create') {
         db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SQLITE_SCHEMA_VERSION);
-      } else if (row.version > SQLITE_SCHEMA_VERSION) {
-        throw storeError(
-          ErrorCode.STORE_SCHEMA_TOO_NEW,
-          `The SQLite store at ${JSON.stringify(file)} has schema version ${row.version}; this Warrant knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade Warrant to open it.`,
-        );
-      } else if (row.version < SQLITE_SCHEMA_VERSION) {
+      } else if (step === 'migrate' && row !== undefined) {
         // Older versions are migrated step by step, in this one transaction.
         if (row.version < 2) db.exec(MIGRATE_1_TO_2);
         if (row.version < 3) db.exec(MIGRATE_2_TO_3);
@@ -1050,9 +1080,10 @@ export class SqliteJobStore implements JobStore {
    * Takes the queued and executing jobs whose owner is gone (its process ended, by pid, start
    * time and boot id; or its owner record was removed), each by a conditional update, in one
    * IMMEDIATE transaction: of processes recovering together, one takes each job. Resolves their
-   * ids, oldest first. Owners in this very process are alive.
+   * ids, oldest first. Owners in this very process are alive. With `admits`, only the jobs it
+   * answers true for: the others stay their gone owner's (docs/api.md, "Recovery").
    */
-  claimOrphans(): string[] {
+  claimOrphans(admits?: (job: Job) => boolean): string[] {
     this.#writes.flush();
     const db = this.#db;
     const take = db.prepare('UPDATE jobs SET owner = ? WHERE id = ? AND owner = ?');
@@ -1064,6 +1095,7 @@ export class SqliteJobStore implements JobStore {
         string | null,
       ][];
       const gone = new Map<string, boolean>();
+      const kept = new Set<string>();
       const taken: string[] = [];
       for (const [jobId, owner, recorded] of rows) {
         let dead = gone.get(owner);
@@ -1071,12 +1103,38 @@ export class SqliteJobStore implements JobStore {
           dead = recorded === null || !processAlive(parseProcess(recorded));
           gone.set(owner, dead);
         }
-        if (dead && take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
+        if (!dead) continue;
+        if (admits !== undefined && !admitted(this.get(jobId), admits)) {
+          kept.add(owner);
+          continue;
+        }
+        if (take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
       }
-      for (const [owner, dead] of gone) if (dead) forget.run(owner);
+      // A gone owner's record goes once nothing of it is left (a removed record is gone too).
+      for (const [owner, dead] of gone) if (dead && !kept.has(owner)) forget.run(owner);
       return taken;
     });
     return claim.immediate();
+  }
+
+  orphaned(): string[] {
+    this.#writes.flush();
+    const rows = this.#db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
+      string,
+      string,
+      string | null,
+    ][];
+    const gone = new Map<string, boolean>();
+    const ids: string[] = [];
+    for (const [jobId, owner, recorded] of rows) {
+      let dead = gone.get(owner);
+      if (dead === undefined) {
+        dead = recorded === null || !processAlive(parseProcess(recorded));
+        gone.set(owner, dead);
+      }
+      if (dead) ids.push(jobId);
+    }
+    return ids;
   }
 
   requestCancel(cancel: StoredCancel): void {

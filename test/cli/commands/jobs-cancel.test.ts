@@ -2,7 +2,7 @@
 // awaiting approval in a SQLite store as the caller of --caller; another caller is refused (exit
 // 1).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,6 +50,8 @@ describe('warrant jobs cancel', () => {
     ]);
     assert.equal(refused.code, 1, refused.stderr);
     assert.match(refused.stderr, /may not cancel/);
+    // The refusal says who may: the submitter, or a caller holding the scope warrant:cancel.
+    assert.match(refused.stderr, /warrant:cancel/);
     const done = warrant([
       'jobs',
       'cancel',
@@ -73,5 +75,59 @@ describe('warrant jobs cancel', () => {
       store,
     ]);
     assert.equal(unknown.code, 1);
+  });
+
+  it('prints what the cancel did: cancelled once a job running in another process settles; a finished job is left as it was', async () => {
+    const store = `sqlite:${join(directory, 'running.db')}`;
+    const runtime = new OperatorRuntime({ store });
+    try {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const [held] = register(runtime, {
+        execute: ({ context }) =>
+          new Promise((_resolve, reject) => {
+            started();
+            context.signal.addEventListener('abort', () => reject(context.signal.reason as Error));
+          }),
+      }) as [string];
+      const [quick] = register(runtime, { execute: () => 'done' }) as [string];
+      const finished = await runtime.executePlan(
+        { version: '1.0', steps: [{ id: 'q', capability: quick, input: {} }] },
+        { caller: { id: 'alice' } },
+      );
+      const job = runtime.executePlan(
+        { version: '1.0', steps: [{ id: 'h', capability: held, input: {} }] },
+        { caller: { id: 'alice' } },
+      );
+      await running;
+      const [listed] = await runtime.listJobs({ status: 'executing' });
+      assert.ok(listed !== undefined);
+      // Asynchronous: this process's runtime must poll the store for the cancel meanwhile.
+      const child = spawn(
+        process.execPath,
+        [bin, 'jobs', 'cancel', listed.id, '--caller', '{"id":"alice"}', '--store', store],
+        { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
+      );
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 0);
+      assert.equal(stdout, `job ${listed.id}: cancelled\n`);
+      assert.equal((await job).status, 'cancelled');
+
+      const again = warrant([
+        'jobs',
+        'cancel',
+        finished.id,
+        '--caller',
+        '{"id":"alice"}',
+        '--store',
+        store,
+      ]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.stdout, `job ${finished.id}: already completed: nothing to cancel\n`);
+    } finally {
+      await runtime.close();
+    }
   });
 });

@@ -200,4 +200,41 @@ describe('warrant jobs verify and the decisions of warrant jobs show', () => {
       /^1 jobs verified: 0 intact, 0 not, 1 recorded before the event chain \(schema version 1 or 2\): nothing to check them with\n1 checkpoints sealing 0 events\nhead: 1 sha256:[0-9a-f]{64}\n$/,
     );
   });
+
+  it('a keyed record checked without WARRANT_AUDIT_KEY: the key is missing (exit 2), not NOT INTACT', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-nokey-'));
+    const store = `sqlite:${join(cwd, 'jobs.db')}`;
+    const plan = join(cwd, 'plan.json');
+    writeFileSync(
+      plan,
+      JSON.stringify({
+        version: '1.0',
+        steps: [{ id: 'say', capability: 'system.echo', input: { message: 'hi' } }],
+      }),
+    );
+    const key = { WARRANT_AUDIT_KEY: 'the audit key' };
+    const run = warrant(['run', plan, '--store', store, '--json'], cwd, key);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout) as { id: string }).id;
+    const missingKey =
+      /is keyed \(hmac-sha256\) and WARRANT_AUDIT_KEY is not set: set it to the store's audit key to verify \(a missing key, not a sign of tampering\)\n$/;
+    for (const args of [
+      ['jobs', 'verify', id, '--store', store],
+      ['jobs', 'verify', '--all', '--store', store],
+    ]) {
+      const verified = warrant(args, cwd);
+      assert.equal(verified.code, 2, `${args.join(' ')}: ${verified.stdout}`);
+      assert.doesNotMatch(verified.stdout, /NOT INTACT/);
+      assert.match(verified.stderr, missingKey);
+    }
+    const bundle = join(cwd, 'bundle.json');
+    const exported = warrant(['jobs', 'export', id, '--store', store], cwd, key);
+    assert.equal(exported.code, 0, exported.stderr);
+    writeFileSync(bundle, exported.stdout);
+    const evidence = warrant(['evidence', 'verify', bundle], cwd);
+    assert.equal(evidence.code, 2, evidence.stdout);
+    assert.match(evidence.stderr, missingKey);
+    assert.equal(warrant(['evidence', 'verify', bundle], cwd, key).code, 0);
+    assert.equal(warrant(['jobs', 'verify', id, '--store', store], cwd, key).code, 0);
+  });
 });

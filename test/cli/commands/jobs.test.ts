@@ -11,9 +11,10 @@ import { copyExamples } from '../../support/examples-copy.js';
 
 const bin = resolve('dist/esm/cli/main.js');
 
-function warrant(args: string[], cwd: string) {
+function warrant(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
   const child = spawnSync(process.execPath, [bin, ...args], {
     cwd,
+    env: { ...process.env, WARRANT_STORE: '', ...env },
     encoding: 'utf8',
     timeout: 60_000,
     maxBuffer: 64 * 1024 * 1024,
@@ -31,6 +32,11 @@ describe('the main job and warrant jobs', () => {
     assert.match(run.stderr, /read-note\s+fs\.read\s+allow\s+completed/);
     assert.match(run.stderr, /echo\s+system\.echo\s+allow\s+completed/);
     assert.match(run.stderr, /write-copy\s+fs\.write\s+deny\s+failed/);
+    // The denial's reason does not say what to do: a hint names the two ways on.
+    assert.match(
+      run.stderr,
+      /\nhint: the default policy denies writes and destructive work \(step write-copy\): add --approvals .*, or --policy <file\.cedar> /,
+    );
     assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
     const id = run.stdout.trim();
 
@@ -104,5 +110,38 @@ describe('the main job and warrant jobs', () => {
         /^warrant jobs: --limit must be an integer from 0 to 1000, got /,
       );
     }
+  });
+
+  it('reads the store from WARRANT_STORE when --store is not given (--store wins), and shows inputs and results', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-jobs-env-'));
+    copyExamples(cwd);
+    const store = { WARRANT_STORE: `sqlite:${join(cwd, 'from-env.db')}` };
+    const run = warrant(
+      ['run', 'examples/plans/hello.json', '--fs-root', 'examples/data'],
+      cwd,
+      store,
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.ok(existsSync(join(cwd, 'from-env.db')), 'run opened the store of WARRANT_STORE');
+    assert.equal(existsSync(join(cwd, '.warrant/jobs.db')), false);
+    const id = run.stdout.trim();
+    const list = warrant(['jobs', '--json'], cwd, store);
+    assert.deepEqual(
+      (JSON.parse(list.stdout) as { id: string }[]).map((job) => job.id),
+      [id],
+    );
+    const flag = warrant(['jobs', '--json', '--store', 'memory'], cwd, store);
+    assert.deepEqual(JSON.parse(flag.stdout), [], '--store wins over WARRANT_STORE');
+
+    const show = warrant(['jobs', 'show', id], cwd, store);
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(
+      show.stdout,
+      /\ninputs and results:\n {2}read-note:\n {4}input \{"path":"note\.txt"\}\n {4}result \{"path":"note\.txt","size":\d+,"content":/,
+    );
+    assert.match(
+      show.stdout,
+      /\n {2}echo:\n {4}input \{"message":\{"\$ref":"steps\.read-note\.result\.content"\}\}\n {4}resolved input \{"message":"[^"]*"\}\n {4}result \{"message":/,
+    );
   });
 });

@@ -62,7 +62,7 @@ describe('warrant --limits and warrant limits', () => {
     ]);
     const table = await warrant('limits', '--store', store);
     assert.match(table.stdout, /^LIMIT +PER +TENANT +CALLER +USED +MAX +WINDOW\n/);
-    assert.match(table.stdout, /echoes +global +1 +3600s/);
+    assert.match(table.stdout, /echoes +global +1 +1h/);
   });
 
   it('refuses a bad limits file with exit 2 naming the problem', async () => {

@@ -78,4 +78,22 @@ describe('warrant policy validate', () => {
     assert.equal(warrant(['policy']).code, 2);
     assert.equal(warrant(['policy', '--help']).code, 0);
   });
+
+  it('--help lists only the options that register capabilities, and the others are refused', () => {
+    const help = warrant(['policy', '--help']).stdout;
+    for (const option of ['--module', '--fs-root', '--mcp-server', '--mcp-tool'])
+      assert.ok(help.includes(option), `${option} missing from:\n${help}`);
+    for (const option of [
+      '--store',
+      '--approvals',
+      '--notify',
+      '--limits',
+      '--authorizer',
+      '--policy',
+    ])
+      assert.ok(!help.includes(option), `${option} listed in:\n${help}`);
+    const refused = warrant(['policy', 'schema', '--approvals']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--approvals/);
+  });
 });

@@ -78,6 +78,16 @@ describe('warrant worker', { timeout: 240_000 }, () => {
       assert.equal(run.status, 2, run.stderr);
       assert.match(run.stderr, /needs --store <postgres:\/\/\.\.\.>: workers share PostgreSQL/);
     }
+    // Its --help offers only what it accepts: a PostgreSQL store.
+    const help = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'worker', '--help'],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(help.status, 0, help.stderr);
+    assert.doesNotMatch(help.stdout, /'memory', 'sqlite:<file>'/);
+    assert.match(help.stdout, /--store <postgres:\/\/\.\.\.>\n\s+the PostgreSQL store/);
+    assert.match(help.stdout, /memory and sqlite: stores are refused/);
   });
 
   it('runs every submitted job once, spread over the workers', async () => {
