@@ -58,7 +58,7 @@ export function decidedBy(caller: ExecutionCaller, job: Job): boolean {
 
 /**
  * Whether `caller` may read `job`: same tenant, then the submitter and the approvers who decided
- * (docs/decisions.md, "An approver keeps reading what they decided"), then `policy`.
+ * (docs/decisions.md, "The operator token and approvers' reads"), then `policy`.
  */
 export async function mayRead(
   caller: ExecutionCaller,
