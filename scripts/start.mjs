@@ -4,7 +4,9 @@
 // the CLI exits 3 with the job awaiting approval, the expected outcome here, and this script
 // prints the command that approves it and exits 0. Anything else (exit 2: refused, bad usage;
 // a crash) is passed on. It ends with the command that serves the audit console on the same store
-// and modules, and the console's address for this job (docs/guide/http.md, "Audit console").
+// and modules, and the console's address for this job (docs/guide/http.md, "Audit console"): the
+// server prints the console's address with its operator token; opened first, it lets that tab
+// read the job and approve it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -18,7 +20,9 @@ const options = ['--fs-root', 'examples/data'];
 function printConsole(id, also) {
   console.log(`\nSee it in the audit console${also === undefined ? '' : ` (${also})`}:\n`);
   console.log(`  npm run warrant -- serve ${options.join(' ')} --approvals`);
-  console.log(`  then open http://127.0.0.1:3333/#/jobs/${id}`);
+  console.log(`\nIt prints the console's address with a token for this run`);
+  console.log(`(http://127.0.0.1:3333/#token=...): open it, then this job in the same tab:\n`);
+  console.log(`  http://127.0.0.1:3333/#/jobs/${id}`);
 }
 const run = spawnSync(
   process.execPath,

@@ -20,6 +20,8 @@ import {
 /** What the gate needs besides the request. */
 export interface GateHookOptions {
   readonly authenticator: Authenticator | undefined;
+  /** Without a mode: the operator token's authenticator (request-gate.ts). */
+  readonly operator?: Authenticator | undefined;
   readonly allowedHosts: readonly string[] | undefined;
   /** Told the operator line of a refused authentication. */
   readonly reportAuthLog: (line: string) => void;
@@ -31,7 +33,8 @@ export interface GateHook {
   /** Runs `next` when the gate lets the request through; else sends its refusal. Synchronous
    * when no authenticator runs. */
   run(request: FastifyRequest, reply: FastifyReply, next: () => void): void;
-  /** The caller the gate authenticated the request as (an authentication mode only). */
+  /** The caller the gate authenticated the request as (an authentication mode, or the operator
+   * token without one). */
   authenticated(request: FastifyRequest): ExecutionCaller | undefined;
   /** Reads, once the server listens, whether it is bound to a loopback address. */
   watch(server: Server): void;
@@ -74,6 +77,7 @@ export function createGateHook(options: GateHookOptions): GateHook {
   let loopbackBound = false;
   const decide = createRequestGate({
     authenticator: options.authenticator,
+    operator: options.operator,
     allowedHosts: options.allowedHosts,
     loopbackBound: () => loopbackBound,
   });

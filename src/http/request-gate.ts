@@ -13,6 +13,9 @@
  *    never on the URL text, so no spelling of a target (percent-encoding, dot segments, doubled
  *    slashes, absolute form) can reach a handler unauthenticated; a target that matches no route
  *    needs credentials too.
+ *    Without a mode, the operator token (`warrant serve` makes one at start; docs/api.md, "The
+ *    operator token") is optional: a request without an `Authorization` header goes on without a
+ *    caller (the server's `http`), one with a header must carry that token (else 401).
  * 3. A repeated query parameter is refused with 400 before any handler reads it.
  *
  * Only step 2 can take time (a resolver, a JWKS fetch): the gate answers synchronously unless it
@@ -107,6 +110,9 @@ export interface RequestGateOptions {
   /** The authentication mode; none: every route is open (the program allows that on loopback
    * only, or with --insecure-no-auth). */
   readonly authenticator?: Authenticator | undefined;
+  /** Without a mode: the operator token's authenticator, asked only about requests that carry
+   * an `Authorization` header (the others go on without a caller). */
+  readonly operator?: Authenticator | undefined;
   /** Host names answered besides the loopback names, lower-cased, without a port. */
   readonly allowedHosts?: readonly string[] | undefined;
   /** Whether the server is bound to a loopback address now (checked per request). */
@@ -167,7 +173,10 @@ export function createRequestGate(
   options: RequestGateOptions,
 ): (request: GatedRequest) => GateDecision | Promise<GateDecision> {
   const hosts = new Set([...LOOPBACK_HOST_NAMES, ...(options.allowedHosts ?? [])]);
-  const { authenticator, loopbackBound } = options;
+  const { loopbackBound } = options;
+  // Without a mode, the operator token is asked about the requests that carry credentials.
+  const authenticator = options.authenticator ?? options.operator;
+  const optional = options.authenticator === undefined;
   return (request) => {
     if (loopbackBound()) {
       const name = hostNameOf(
@@ -175,7 +184,8 @@ export function createRequestGate(
       );
       if (name === undefined || !hosts.has(name)) return HOST_REFUSED;
     }
-    if (authenticator === undefined) return queryRefusal(request.query);
+    if (authenticator === undefined || (optional && request.headers.authorization === undefined))
+      return queryRefusal(request.query);
     // The router takes the asterisk form (`GET *`) for `/`; it names no resource, so it is
     // never an open route.
     if (request.url !== '*' && isOpenRoute(request.method, request.route))

@@ -12,7 +12,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { ExecutionAuthorizer, ExecutionCaller, OperatorRuntime } from '../index.js';
 import { registerLegacyRoutes } from './legacy-routes.js';
 import { parseJsonBody } from './parse-json-body.js';
-import { createTokenAuthenticator, type Authenticator } from './auth/index.js';
+import { createTokenAuthenticator, OPERATOR_ID, type Authenticator } from './auth/index.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerConsole } from './console/routes.js';
 import { setErrorReplies } from './error-replies.js';
@@ -25,7 +25,7 @@ import { healthRoute } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { planRoutes } from './routes/plans.js';
-import type { RequestCaller } from './routes/request-caller.js';
+import type { RequestCaller, RequestIdentified } from './routes/request-caller.js';
 
 export interface HttpServerOptions {
   /** The authentication mode (`createAuthenticator` of `src/http/auth/`): every route but
@@ -35,6 +35,11 @@ export interface HttpServerOptions {
   /** Shorthand for the `--token` mode: requests must carry `Authorization: Bearer <token>`.
    * Not together with `authenticator`. */
   readonly token?: string;
+  /** Without an authentication mode: the operator token (docs/api.md, "The operator token").
+   * A request carrying it as `Authorization: Bearer` is `{ id: 'operator', scopes:
+   * ['warrant:audit'] }` and may approve; one without an `Authorization` header stays
+   * `{ id: 'http' }`; any other credentials are 401. Not together with `authenticator`/`token`. */
+  readonly operatorToken?: string;
   /** Told the operator line of a refused authentication (a resolver that threw or hung, a JWKS
    * that could not be fetched); never told about a bad or missing token. */
   readonly onAuthLog?: (line: string) => void;
@@ -85,11 +90,21 @@ export function createHttpServer(
 ): FastifyInstance {
   if (options.authenticator !== undefined && options.token !== undefined)
     throw new TypeError('createHttpServer takes an authenticator or a token, not both');
+  if (
+    options.operatorToken !== undefined &&
+    (options.authenticator !== undefined || options.token !== undefined)
+  )
+    throw new TypeError('createHttpServer takes an operator token only without a mode');
+  const operator =
+    options.operatorToken === undefined
+      ? undefined
+      : createTokenAuthenticator(options.operatorToken, OPERATOR_ID);
   const authenticator =
     options.authenticator ??
     (options.token === undefined ? undefined : createTokenAuthenticator(options.token));
   const gate = createGateHook({
     authenticator,
+    operator,
     allowedHosts: options.allowedHosts,
     reportAuthLog,
     reportInternalError,
@@ -164,7 +179,8 @@ export function createHttpServer(
     options.resolveCaller
       ? options.resolveCaller(request)
       : authenticator === undefined
-        ? defaultCaller
+        ? // Without a mode: `http`, or the operator on a request carrying its token.
+          (gate.authenticated(request) ?? defaultCaller)
         : authenticatedCaller(request);
   const authenticatedCaller = (request: FastifyRequest): ExecutionCaller => {
     const found = gate.authenticated(request);
@@ -180,9 +196,13 @@ export function createHttpServer(
   // The routes as plugins, each given what it uses; they inherit the gate, the parser and the
   // error answers set above.
   const governed = { runtime, callerOf: caller };
-  // Without a mode (nor a resolveCaller) every request is `http`: nobody may approve as it.
+  // Without a mode (nor a resolveCaller) every request is `http`, but one carrying the operator
+  // token: nobody may approve as `http`.
   const callersKnown = authenticator !== undefined || options.resolveCaller !== undefined;
-  const identified = { ...governed, identified: callersKnown };
+  const told: RequestIdentified = callersKnown
+    ? () => true
+    : (request) => gate.authenticated(request) !== undefined;
+  const identified = { ...governed, identified: told };
   void app.register(healthRoute, { runtime });
   void app.register(capabilityRoutes, governed);
   void app.register(planRoutes, { ...governed, queued: options.queuePlans === true });
@@ -190,8 +210,8 @@ export function createHttpServer(
   void app.register(limitRoutes, governed);
   if (options.console !== false) registerConsole(app);
   void app.register(approvalRoutes, identified);
-  void app.register(callerRoute, { callerOf: caller, identified: callersKnown });
-  // Only for an auditor: never without a mode (docs/api.md, "HTTP: notifications").
+  void app.register(callerRoute, { callerOf: caller, identified: told });
+  // Only for an auditor: never as `http` (docs/api.md, "HTTP: notifications").
   void app.register(notificationRoutes, identified);
   if (options.mcp !== false)
     registerMcpRoute(app, runtime, {

@@ -1,6 +1,7 @@
 /**
  * Who may read a job (docs/api.md, "Reading and tenants"): never across tenants; its submitter
- * (the same caller id and tenant); then the read policy, whose default allows a caller holding
+ * (the same caller id and tenant) and every approver who decided one of its requests (recorded in
+ * its `approval.granted` / `approval.rejected` events); then the read policy, whose default allows a caller holding
  * the scope `warrant:audit`, and a caller the approver policy lets decide one of the job's
  * pending requests. Fails closed: a policy that throws, rejects or answers anything but `true`
  * refuses.
@@ -39,13 +40,32 @@ export function defaultReadPolicy(approvals: ApprovalsConfig | undefined): ReadP
     (caller.scopes ?? []).includes(AUDIT_SCOPE) || mayDecideOne(caller, job, approvals);
 }
 
-/** Whether `caller` may read `job`: same tenant, then the submitter, then `policy`. */
+/**
+ * True when `job` records a decision (`approval.granted` or `approval.rejected`) by an approver
+ * with `caller`'s id. The recorded approver has the job's tenant (no approver decides across
+ * tenants), so the caller must have it too: `mayRead` checks that first.
+ */
+export function decidedBy(caller: ExecutionCaller, job: Job): boolean {
+  return (
+    caller.id !== undefined &&
+    job.events.some(
+      (event) =>
+        (event.type === 'approval.granted' || event.type === 'approval.rejected') &&
+        event.data?.approver === caller.id,
+    )
+  );
+}
+
+/**
+ * Whether `caller` may read `job`: same tenant, then the submitter and the approvers who decided
+ * (docs/decisions.md, "The operator token and approvers' reads"), then `policy`.
+ */
 export async function mayRead(
   caller: ExecutionCaller,
   job: Job,
   policy: ReadPolicy,
 ): Promise<boolean> {
   if (!sameTenant(caller, job.caller)) return false;
-  if (isSubmitter(caller, job.caller)) return true;
+  if (isSubmitter(caller, job.caller) || decidedBy(caller, job)) return true;
   return askWithinTenant(caller, job.caller, () => policy(caller, job));
 }

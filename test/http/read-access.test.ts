@@ -161,6 +161,49 @@ describe('HTTP reads follow the read policy', () => {
     );
   });
 
+  it('the approver still reads the job right after deciding it, in its tenant only', async () => {
+    const server = await start();
+    const submit = async (input: number) =>
+      (
+        await call(server.url, 'POST', '/api/plans', 'alice@a', {
+          version: '1.0',
+          steps: [{ id: 'w', capability: server.write, input: { a: input } }],
+        })
+      ).body as Job;
+    const granted = await submit(1);
+    const rejected = await submit(2);
+    for (const [job, decision, status] of [
+      [granted, 'approve', 'completed'],
+      [rejected, 'reject', 'failed'],
+    ] as const) {
+      const [request] = (await call(server.url, 'GET', `/api/approvals?jobId=${job.id}`, 'bob@a'))
+        .body as ApprovalRequest[];
+      const decided = await call(
+        server.url,
+        'POST',
+        `/api/jobs/${job.id}/steps/w/approval`,
+        'bob@a',
+        {
+          decision,
+          inputDigest: request?.inputDigest,
+        },
+      );
+      assert.equal((decided.body as Job).status, status);
+      const read = await call(server.url, 'GET', `/api/jobs/${job.id}`, 'bob@a');
+      assert.equal(read.status, 200, `${decision}: the approver reads the job it decided`);
+      assert.equal((read.body as Job).status, status);
+      assert.equal(
+        (await call(server.url, 'GET', `/api/jobs/${job.id}/verify`, 'bob@a')).status,
+        200,
+      );
+      for (const as of ['bob@b', 'bob', 'carol@a'])
+        assert.equal((await call(server.url, 'GET', `/api/jobs/${job.id}`, as)).status, 404, as);
+    }
+    const listed = (await call(server.url, 'GET', '/api/jobs', 'bob@a')).body as Job[];
+    assert.deepEqual(listed.map((job) => job.id).sort(), [granted.id, rejected.id].sort());
+    assert.deepEqual((await call(server.url, 'GET', '/api/jobs', 'bob@b')).body, []);
+  });
+
   it('without an authentication mode the approval routes answer 403 and `http` reads only its own jobs', async () => {
     const server = await start({ auth: false });
     const other = await server.runtime.executePlan(

@@ -132,6 +132,42 @@ describe('readPolicy', () => {
     }
   });
 
+  it('an approver keeps reading the jobs they decided (granted or rejected), within the tenant only', async () => {
+    const runtime = new OperatorRuntime({
+      approvals: { approver: { canApprove: () => true } },
+      readPolicy: () => false,
+    });
+    try {
+      const [write] = register(runtime, { risk: 'write', execute: () => 1 }) as [string];
+      const granted = await runtime.executePlan(plan(write), { caller: { id: 'u', tenant: 'a' } });
+      const rejected = await runtime.executePlan(plan(write), { caller: { id: 'u', tenant: 'a' } });
+      const decide = async (jobId: string, decision: 'approve' | 'reject') => {
+        const [request] = await runtime.listApprovals({ jobId });
+        return runtime.decideApproval({
+          jobId,
+          stepId: 's',
+          inputDigest: request?.inputDigest as string,
+          approver: { id: 'v', tenant: 'a' },
+          decision,
+        });
+      };
+      assert.equal((await decide(granted.id, 'approve')).status, 'completed');
+      assert.equal((await decide(rejected.id, 'reject')).status, 'failed');
+      for (const job of [granted, rejected]) {
+        const read = (caller: ExecutionCaller) => runtime.getJob(job.id, { caller });
+        assert.equal((await read({ id: 'v', tenant: 'a' }))?.id, job.id, 'the approver reads it');
+        assert.equal(await read({ id: 'v', tenant: 'b' }), undefined, 'never in another tenant');
+        assert.equal(await read({ id: 'v' }), undefined, 'nor without the tenant');
+        assert.equal(await read({ id: 'w', tenant: 'a' }), undefined, 'nor another approver');
+      }
+      const listed = await runtime.listJobs({ caller: { id: 'v', tenant: 'a' } });
+      assert.deepEqual(listed.map((job) => job.id).sort(), [granted.id, rejected.id].sort());
+      assert.deepEqual(await runtime.listJobs({ caller: { id: 'v', tenant: 'b' } }), []);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it('approvals: 10,000 pending requests cost one page of reads per page; countApprovals counts them', async () => {
     const counted = countingStore(new MemoryJobStore(20_000));
     const runtime = runtimeOnStore(counted.store, {

@@ -13,6 +13,7 @@ import {
   authOptionsFromValues,
   authOptionsHelp,
   createAuthenticator,
+  createOperatorToken,
   isAuthOptionsError,
   type ConfiguredAuthenticator,
 } from '../../http/auth/index.js';
@@ -31,7 +32,7 @@ import {
 } from '../program-runtime.js';
 import { createRateLimitedLog } from '../rate-limited-log.js';
 import { UsageError } from '../usage-error.js';
-import { writeErr } from '../output.js';
+import { writeErr, writeOut } from '../output.js';
 import { loadAuthorizer, loadResolverModule } from '../load-modules.js';
 
 export const serveHelp = `Usage: warrant serve [options]
@@ -47,6 +48,12 @@ the page asks for a token once and sends it with every API request.
 The caller the authorizer sees is the authenticated one (every route and every MCP tool call);
 without a mode, { id: 'http' }. A request without valid credentials gets 401 with
 WWW-Authenticate: Bearer (or Bearer error="invalid_token") and runs nothing.
+
+Without an authentication mode, the server makes a random operator token at start and prints
+the console's address with it on stdout (http://127.0.0.1:3333/#token=...), the only place it
+is ever shown: a request carrying it as a bearer token is { id: 'operator', scopes:
+['warrant:audit'] }, reads every job and may approve; a request without an Authorization
+header stays { id: 'http' }.
 
 Options:
   --host <host>         interface to bind (default 127.0.0.1). Without an authentication
@@ -218,10 +225,13 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   });
   const legacyAuthorizer =
     authorizerFile === undefined ? undefined : await loadAuthorizer(authorizerFile);
+  // Without a mode, the console's own credentials (docs/api.md, "The operator token").
+  const operatorToken = auth === undefined ? createOperatorToken() : undefined;
   let app: FastifyInstance;
   try {
     app = createHttpServer(runtime, {
       ...(auth !== undefined && { authenticator: auth.authenticator }),
+      ...(operatorToken !== undefined && { operatorToken }),
       onAuthLog: (line) => authLines.write(`authentication refused: ${line}`),
       allowedHosts: hosts,
       legacyRoutes: values['legacy-routes'] === true,
@@ -248,6 +258,11 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     log('WARNING: no authentication on a non-loopback address (--insecure-no-auth)');
   log(`listening on ${urls.join(', ')}${auth === undefined ? '' : ` (${auth.summary})`}`);
   if (values['legacy-routes'] === true) log('legacy routes ENABLED (ungoverned bypasses)');
+  // The one place the operator token is shown: stdout, not the log lines of stderr.
+  if (operatorToken !== undefined)
+    writeOut(
+      `Audit console (operator token for this run, may approve): ${urls[0]}/#token=${operatorToken}\n`,
+    );
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log(`${signal}, finishing in-flight requests`);

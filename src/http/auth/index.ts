@@ -15,7 +15,7 @@ export type {
 } from './authenticator.js';
 export { frozenCallerCopy } from '../../callers/caller-check.js';
 export type { CallerCheck } from '../../callers/caller-check.js';
-export { createTokenAuthenticator } from './token.js';
+export { createOperatorToken, createTokenAuthenticator, OPERATOR_ID } from './token.js';
 export { CALLERS_FILE_MAX_BYTES, loadCallersFile } from './callers-file.js';
 export type { CallersFileAuthenticator } from './callers-file.js';
 // JWT mode (./jwt.js) is not re-exported: it loads `jose`, which createAuthenticator imports only

@@ -1,6 +1,8 @@
 /** `--token` (or `WARRANT_TOKEN`): one shared bearer token, the operator's; the caller is
- * `{ id: 'token', scopes: ['warrant:audit'] }`: it reads every job (docs/api.md, "Reading and tenants"). */
-import { createHash, timingSafeEqual } from 'node:crypto';
+ * `{ id: 'token', scopes: ['warrant:audit'] }`: it reads every job (docs/api.md, "Reading and tenants").
+ * Without a mode, `warrant serve` makes a random operator token at start, whose caller is
+ * `{ id: 'operator', scopes: ['warrant:audit'] }` (docs/api.md, "The operator token"). */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ExecutionCaller } from '../../index.js';
 import {
   INVALID_TOKEN,
@@ -19,13 +21,13 @@ export function sha256(text: string): Buffer {
  * Compares SHA-256 digests with `timingSafeEqual`: equal lengths whatever the token, so neither
  * the length nor the content of the expected token shows in the time taken.
  */
-export function createTokenAuthenticator(token: string): Authenticator {
+export function createTokenAuthenticator(token: string, id = 'token'): Authenticator {
   if (token === '') throw authOptionsError('--token must not be empty');
   const expected = sha256(token);
   const accepted: AuthResult = Object.freeze({
     ok: true,
     caller: Object.freeze({
-      id: 'token',
+      id,
       scopes: Object.freeze(['warrant:audit']),
     }) as ExecutionCaller,
   });
@@ -37,4 +39,12 @@ export function createTokenAuthenticator(token: string): Authenticator {
       return timingSafeEqual(sha256(credentials.token), expected) ? accepted : INVALID_TOKEN;
     },
   };
+}
+
+/** The id of the operator token's caller. */
+export const OPERATOR_ID = 'operator';
+
+/** A fresh operator token: 32 random bytes, base64url (it travels in a URL fragment as is). */
+export function createOperatorToken(): string {
+  return randomBytes(32).toString('base64url');
 }

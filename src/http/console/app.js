@@ -4,7 +4,7 @@
 // sessionStorage, this tab only; never a cookie: `credentials: 'omit'`). Every recorded value
 // reaches the page as text (text nodes and textContent), never as markup: a result holding
 // `<script>` shows as text.
-/* global document, location, sessionStorage, fetch, URLSearchParams, window */
+/* global document, history, location, sessionStorage, fetch, URLSearchParams, window */
 'use strict';
 (() => {
   const TOKEN_KEY = 'warrant.console.token';
@@ -99,6 +99,28 @@
     clear: () => sessionStorage.removeItem(TOKEN_KEY),
   };
 
+  /**
+   * The operator token `warrant serve` prints in the console's address (`/#token=...`; docs/api.md,
+   * "The operator token"): kept like a pasted one, then taken out of the address bar (the page
+   * goes on at the job list) so it is not left in view, in a bookmark or in a shared link.
+   */
+  function takeTokenFromAddress() {
+    const match = /^#token=([^&]*)$/.exec(location.hash);
+    if (match === null) return;
+    let value;
+    try {
+      value = decodeURIComponent(match[1]);
+    } catch {
+      value = '';
+    }
+    history.replaceState(null, '', `${location.pathname}${location.search}#/`);
+    if (value === '') return;
+    token.set(value);
+    admitted = false;
+    callerShownFor = undefined;
+    byId('token-form').hidden = true;
+  }
+
   /** Thrown after a 401: the page is asking for a token. */
   class NeedsToken extends Error {}
 
@@ -188,6 +210,7 @@
   let admitted = false;
 
   function render() {
+    takeTokenFromAddress();
     if (!admitted) {
       generation += 1;
       stopRefresh();
@@ -247,7 +270,8 @@
   }
 
   function callerText(who) {
-    if (who?.authenticated !== true) return 'Not signed in (no authentication mode)';
+    if (who?.authenticated !== true)
+      return 'Not signed in: requests run as http (open the address warrant serve printed)';
     if (typeof who.id !== 'string') return 'No caller';
     const tenant = typeof who.tenant === 'string' ? ` · tenant ${who.tenant}` : '';
     const count = typeof who.scopes === 'number' ? who.scopes : 0;

@@ -18,10 +18,11 @@ import type { IdentifiedRouteOptions } from './request-caller.js';
 import { inRequestTraceContext } from '../trace-context.js';
 import { LIST_LIMIT_INVALID, listLimit } from './jobs.js';
 
-/** The answer of every approval route without an authentication mode. */
+/** The answer of every approval route to a request as `http` (no mode, no operator token). */
 function noApprover(reply: FastifyReply) {
   return reply.code(403).send({
-    error: 'Approvals need an authentication mode: nobody approves unauthenticated',
+    error:
+      'Approvals need an identified caller: the operator token (the console address warrant serve prints) or an authentication mode; nobody approves as http',
   });
 }
 
@@ -34,7 +35,7 @@ export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/api/approvals',
     async (request, reply) => {
-      if (!identified) return noApprover(reply);
+      if (!identified(request)) return noApprover(reply);
       const { jobId, cursor, limit: limitText } = request.query;
       const limit = listLimit(limitText);
       if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });
@@ -57,7 +58,7 @@ export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
     },
   );
   app.get('/api/approvals/count', async (request, reply) => {
-    if (!identified) return noApprover(reply);
+    if (!identified(request)) return noApprover(reply);
     const caller = await callerOf(request);
     if (caller === undefined) return { count: 0 };
     return { count: await runtime.countApprovals({ caller }) };
@@ -65,7 +66,7 @@ export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
   app.post<{ Params: { id: string; stepId: string }; Body: unknown }>(
     '/api/jobs/:id/steps/:stepId/approval',
     async (request, reply) => {
-      if (!identified) return noApprover(reply);
+      if (!identified(request)) return noApprover(reply);
       const body: unknown = request.body;
       if (!isJsonObject(body))
         return reply

@@ -3,17 +3,19 @@
  * (docs/api.md, "Reading and tenants"): `{ id, tenant, scopes, authenticated }` with `id` and
  * `tenant` the caller's (null when it has none, or when no caller was identified), `scopes` how
  * many scopes it holds (their names are not shown), and `authenticated` whether the server has
- * an authentication mode (or `resolveCaller`); without one every sender is `{ id: 'http' }`. Never
+ * an authentication mode (or `resolveCaller`) or the request carries the operator token; else
+ * the sender is `{ id: 'http' }`. Never
  * a token, never the caller's other fields.
  */
 import type { FastifyPluginCallback } from 'fastify';
-import type { RequestCaller } from './request-caller.js';
+import type { RequestCaller, RequestIdentified } from './request-caller.js';
 
 /** What the caller route is given. */
 export interface CallerRouteOptions {
   readonly callerOf: RequestCaller;
-  /** The server has an authentication mode (or `resolveCaller`). */
-  readonly identified: boolean;
+  /** Whether the request's sender is told apart (an authentication mode, `resolveCaller`, or the
+   * operator token on this request). */
+  readonly identified: RequestIdentified;
 }
 
 export const callerRoute: FastifyPluginCallback<CallerRouteOptions> = (app, options, done) => {
@@ -25,7 +27,7 @@ export const callerRoute: FastifyPluginCallback<CallerRouteOptions> = (app, opti
       id: caller?.id ?? null,
       tenant: typeof tenant === 'string' ? tenant : null,
       scopes: caller?.scopes?.length ?? 0,
-      authenticated: identified,
+      authenticated: identified(request),
     };
   });
   done();

@@ -45,7 +45,7 @@ export const notificationRoutes: FastifyPluginCallback<IdentifiedRouteOptions> =
         reply
           .code(403)
           .send({ error: `Notifications are shown to a caller with the scope ${AUDIT_SCOPE}` });
-      if (!identified) return forbidden();
+      if (!identified(request)) return forbidden();
       const { cursor, limit: limitText } = request.query;
       const limit = listLimit(limitText);
       if (limit === undefined) return reply.code(400).send({ error: LIST_LIMIT_INVALID });

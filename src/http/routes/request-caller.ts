@@ -9,13 +9,17 @@ export type RequestCaller = (
   request: FastifyRequest,
 ) => ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>;
 
+/** Whether the server tells the request's sender apart from everyone else: an authentication
+ * mode, a `resolveCaller`, or (without a mode) the operator token on this request. */
+export type RequestIdentified = (request: FastifyRequest) => boolean;
+
 /** The options of a governed route plugin: the runtime, and the caller of each request. */
 export interface GovernedRouteOptions {
   readonly runtime: OperatorRuntime;
   readonly callerOf: RequestCaller;
 }
 
-/** ...and whether callers are told apart (an authentication mode, or `resolveCaller`). */
+/** ...and whether the request's sender is told apart (RequestIdentified). */
 export interface IdentifiedRouteOptions extends GovernedRouteOptions {
-  readonly identified: boolean;
+  readonly identified: RequestIdentified;
 }
