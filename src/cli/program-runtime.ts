@@ -181,6 +181,31 @@ export interface RuntimeFlags {
   limits?: string;
 }
 
+/**
+ * The flags a decision needs to run the approved step as this process would (docs/guide/
+ * approvals.md): its store, modules, authorizer or policy, approvers, plan versions and limits,
+ * as words, for the approve commands printed by `warrant run` and in notifications.
+ */
+export function decisionFlags(flags: RuntimeFlags): string[] {
+  const words: string[] = [];
+  for (const module of flags.module ?? []) words.push('--module', module);
+  for (const server of flags['mcp-server'] ?? []) words.push('--mcp-server', server);
+  for (const tool of flags['mcp-tool'] ?? []) words.push('--mcp-tool', tool);
+  for (const [name, value] of [
+    ['store', flags.store],
+    ['authorizer', flags.authorizer],
+    ['policy', flags.policy],
+    ['approvers', flags.approvers],
+    ['fs-root', flags['fs-root']],
+    ['http-allow', flags['http-allow']],
+    ['plan-versions', flags['plan-versions']],
+    ['limits', flags.limits],
+  ] as const) {
+    if (value !== undefined) words.push(`--${name}`, value);
+  }
+  return words;
+}
+
 /** The largest limits file read. */
 const MAX_LIMITS_FILE = 1024 * 1024;
 
@@ -261,6 +286,8 @@ function notificationsOf(flags: RuntimeFlags): OperatorRuntimeOptions['notificat
       ...(secret !== undefined && { secret }),
       ...(format !== undefined && { format }),
       ...(publicUrl !== undefined && { publicUrl }),
+      // A Slack message's approve command carries what the decision needs (issue 47 item 2).
+      approveFlags: decisionFlags(flags),
     },
   ];
 }

@@ -61,6 +61,8 @@ export const THROWN_ERRORS = {
     '`decideApproval()`: the approver policy did not answer `true` (or a promise of `true`) within 5 s; a throw or a rejection is also no',
   APPROVAL_EXPIRED:
     '`decideApproval()`: the request is past its `expiresAt` (also when found so inside the write that consumes it); its step fails with `Approval expired` and the job fails',
+  APPROVAL_CANNOT_RUN:
+    '`decideApproval()` approving: this runtime does not register a capability the job needs at the version recorded for it; nothing is consumed, the request stays pending (HTTP `409`)',
   MCP_ADAPTER_OPTIONS_INVALID:
     '`new McpAdapter(runtime, options)` without an `OperatorRuntime`, or with options that are not an object, a non-string `name`/`version`, a non-function `resolveCaller`/`onInternalError`/`toolName`/`include` or a non-object `caller`',
   MCP_TOOL_NAME_INVALID:

@@ -43,6 +43,7 @@ export function approvalRefusalStatus(code: unknown): 400 | 403 | 404 | 409 | 41
       return 404;
     case ErrorCode.APPROVAL_NOT_PENDING:
     case ErrorCode.APPROVAL_DIGEST_MISMATCH:
+    case ErrorCode.APPROVAL_CANNOT_RUN:
       return 409;
     case ErrorCode.APPROVAL_FORBIDDEN:
     case ErrorCode.APPROVAL_SELF_APPROVAL:

@@ -113,6 +113,7 @@ export function slackMessage(
   job: Job,
   event: JobEvent,
   publicUrl: string | undefined,
+  approveFlags: readonly string[] = [],
 ): { text: string } {
   const source = event.data ?? {};
   const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
@@ -134,10 +135,13 @@ export function slackMessage(
     const digest = quoted(text(source.inputDigest) ?? '');
     const ids = `${quoted(job.id)} ${quoted(stepId)}`;
     // An id that starts with `-` is never read as an option: the ids then follow `--`.
+    // The flags the decision needs to run the step, before any `--` (docs/api.md, "Notifications").
+    const flags = approveFlags.map(quoted).join(' ');
+    const extra = flags === '' ? '' : ` ${flags}`;
     const command =
       job.id.startsWith('-') || stepId.startsWith('-')
-        ? `warrant approvals approve --digest ${digest} -- ${ids}`
-        : `warrant approvals approve ${ids} --digest ${digest}`;
+        ? `warrant approvals approve --digest ${digest}${extra} -- ${ids}`
+        : `warrant approvals approve ${ids} --digest ${digest}${extra}`;
     lines.push(`Approve: ${slackText(command)}`);
   }
   return { text: lines.join('\n') };
@@ -146,7 +150,7 @@ export function slackMessage(
 function bodyFor(destination: CheckedDestination, job: Job, event: JobEvent): string {
   return JSON.stringify(
     destination.format === 'slack'
-      ? slackMessage(job, event, destination.publicUrl)
+      ? slackMessage(job, event, destination.publicUrl, destination.approveFlags)
       : notificationBody(job, event),
   );
 }

@@ -34,6 +34,13 @@ export interface NotificationDestination {
   format?: 'standard' | 'slack';
   /** The console's public URL, linked from Slack messages instead of the approve command. */
   publicUrl?: string;
+  /**
+   * Slack messages without `publicUrl`: the arguments their approve command carries after the
+   * job, step and digest, the ones the decision needs to run the step (for example `['--module',
+   * './ledger.mjs', '--store', 'sqlite:./jobs.db']`); `warrant` sets the flags it ran with. At
+   * most 64 strings of at most 1,000 characters each.
+   */
+  approveFlags?: readonly string[];
 }
 
 /** How notifications are delivered (every field optional; docs/api.md, "Notifications"). */
@@ -60,6 +67,7 @@ export interface CheckedDestination {
   readonly events: ReadonlySet<string>;
   readonly format: 'standard' | 'slack';
   readonly publicUrl: string | undefined;
+  readonly approveFlags: readonly string[];
   /** How the store names it: the URL's origin and a digest of the whole URL (never the URL). */
   readonly label: string;
 }
@@ -145,12 +153,25 @@ function checkDestination(value: unknown, name: string): CheckedDestination {
   const publicUrl = field('publicUrl');
   const checkedPublicUrl =
     publicUrl === undefined ? undefined : httpUrl(publicUrl, `${name}.publicUrl`).href;
+  const approveFlags = field('approveFlags');
+  if (
+    approveFlags !== undefined &&
+    (!Array.isArray(approveFlags) ||
+      approveFlags.length > 64 ||
+      !(approveFlags as unknown[]).every(
+        (word) => typeof word === 'string' && word.length > 0 && word.length <= 1_000,
+      ))
+  )
+    throw invalid(
+      `${name}.approveFlags must be an array of at most 64 non-empty strings of at most 1,000 characters`,
+    );
   return Object.freeze({
     url,
     key,
     events: checkedEvents,
     format,
     publicUrl: checkedPublicUrl,
+    approveFlags: Object.freeze([...((approveFlags as string[] | undefined) ?? [])]),
     label: destinationLabel(url),
   });
 }

@@ -37,6 +37,7 @@ import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { askWithinTenant } from '../callers/tenant-rules.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
 import { admitRecorded, loadRunningJob, type CapabilityLookup } from './stored-job.js';
+import { missingCapabilities } from './waiting-jobs.js';
 
 /** What deciding needs of the runtime. */
 export interface ApprovalHost {
@@ -156,6 +157,16 @@ export class ApprovalDesk {
         ErrorCode.APPROVAL_FORBIDDEN,
         `Approver ${JSON.stringify(args.approver.id)} may not decide this request`,
       );
+    }
+    // An approval this runtime could not carry out is refused before anything is consumed: the
+    // request stays pending for a runtime that can (docs/api.md, "runtime.decideApproval").
+    if (args.decision === 'approve') {
+      const needs = missingCapabilities(job, host.lookup);
+      if (needs.length > 0)
+        throw refusal(
+          ErrorCode.APPROVAL_CANNOT_RUN,
+          `This runtime cannot run job ${JSON.stringify(args.jobId)}: it does not register ${needs.join(', ')}; approve it from a process that does (the same --module flags as the one that ran it), nothing was decided`,
+        );
     }
     const consumed = await this.#consume(host, args);
     if (consumed === 'expired') {

@@ -127,3 +127,13 @@ describe('HTTP approvals', () => {
     assert.equal(server.wrote(), 0);
   });
 });
+
+describe('approval refusals as HTTP statuses (docs/api.md, "runtime.decideApproval")', () => {
+  it('answers APPROVAL_CANNOT_RUN with 409: the request stays pending, another process may decide', async () => {
+    const { approvalRefusalStatus } = await import('../../src/http/status-codes.js');
+    const { ErrorCode } = await import('../../src/errors/error-codes.js');
+    assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_CANNOT_RUN), 409);
+    assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_NOT_PENDING), 409);
+    assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_EXPIRED), 410);
+  });
+});

@@ -89,6 +89,21 @@ describe('slackMessage', () => {
     );
   });
 
+  it('carries the flags the decision needs, quoted, after the digest (issue 47 item 2)', () => {
+    const { text } = slackMessage(job, requested, undefined, [
+      '--module',
+      './my ledger.mjs',
+      '--fs-root',
+      'examples/data',
+    ]);
+    assert.match(
+      text,
+      new RegExp(
+        `Approve: warrant approvals approve job-1 w --digest sha256:${'a'.repeat(64)} --module './my ledger.mjs' --fs-root examples/data$`,
+      ),
+    );
+  });
+
   it('links the job in the console at the public URL when there is one', () => {
     const { text } = slackMessage(job, requested, 'https://warrant.example/');
     assert.match(text, /Open: https:\/\/warrant\.example\/#\/jobs\/job-1$/);

@@ -47,6 +47,11 @@ describe('notifications option', () => {
 
   it('refuses what is malformed, with RUNTIME_OPTIONS_INVALID', () => {
     refused({ notifications: {} }, /options\.notifications must be an array/);
+    for (const approveFlags of ['--module x', [''], [1], Array.from({ length: 65 }, () => 'x')])
+      refused(
+        { notifications: [{ url: 'http://x/', format: 'slack', approveFlags }] },
+        /notifications\[0\]\.approveFlags must be an array of at most 64 non-empty strings/,
+      );
     refused(
       { notifications: [{ url: 'ftp://x/', secret }] },
       /notifications\[0\]\.url must be an http/,

@@ -414,7 +414,7 @@ describe('approvals: durable', () => {
     await second.close();
   });
 
-  it('a capability whose version changed fails the approved step closed', async () => {
+  it('a capability whose version changed is APPROVAL_CANNOT_RUN: nothing consumed, the request stays pending', async () => {
     // getJob hands out frozen snapshots: tamper with the record the memory store holds.
     const memory = new MemoryJobStore(10_000);
     const s = setup(undefined, memory);
@@ -423,15 +423,21 @@ describe('approvals: durable', () => {
     const stored = memory.held(job.id) as Job;
     const step = stored.steps[1] as { decision: { capabilityVersion: string } };
     step.decision = { ...step.decision, capabilityVersion: '0.9.0' };
-    const done = await s.runtime.decideApproval({
-      jobId: job.id,
-      stepId: 'save',
-      inputDigest: job.steps[1]?.decision?.inputDigest ?? '',
-      approver: BOB,
-      decision: 'approve',
-    });
-    assert.equal(done.status, 'failed');
-    assert.match(done.steps[1]?.error ?? '', /Capability version changed since approval/);
+    await assert.rejects(
+      s.runtime.decideApproval({
+        jobId: job.id,
+        stepId: 'save',
+        inputDigest: job.steps[1]?.decision?.inputDigest ?? '',
+        approver: BOB,
+        decision: 'approve',
+      }),
+      (error: Error & { code?: string }) =>
+        error.code === 'APPROVAL_CANNOT_RUN' && /@0\.9\.0/.test(error.message),
+    );
+    const after = await s.runtime.getJob(job.id);
+    assert.equal(after?.status, 'awaiting_approval');
+    assert.ok(!after?.events.some((event) => event.type === 'approval.granted'));
+    assert.equal((await s.runtime.listApprovals()).length, 1);
     assert.deepEqual(s.invoked, []);
     await s.runtime.close();
   });

@@ -20,6 +20,7 @@ import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { parseCommand, text as optionText } from '../parse.js';
 import {
   createProgramRuntime,
+  decisionFlags,
   runtimeOptions,
   runtimeOptionsHelp,
   type RuntimeFlags,
@@ -154,17 +155,7 @@ function approveCommand(job: Job, flags: RuntimeFlags): string {
     '--digest',
     step.decision.inputDigest,
   ];
-  for (const module of flags.module ?? []) words.push('--module', module);
-  for (const [name, value] of [
-    ['store', flags.store],
-    ['authorizer', flags.authorizer],
-    ['approvers', flags.approvers],
-    ['fs-root', flags['fs-root']],
-    ['http-allow', flags['http-allow']],
-  ] as const) {
-    if (value !== undefined) words.push(`--${name}`, value);
-  }
-  words.push('--caller', '{"id":"<approver>"}');
+  words.push(...decisionFlags(flags), '--caller', '{"id":"<approver>"}');
   return `\nstep ${step.id} awaits approval; to approve it:\n  ${words.map(shellWord).join(' ')}\n`;
 }
 

@@ -68,6 +68,28 @@ describe('warrant approvals', () => {
     );
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /APPROVAL_DIGEST_MISMATCH/);
+    // Approved from a process without the fs module (the approve command without --fs-root, as
+    // in a notification): refused before anything is consumed; the request stays pending
+    // (issue 47 item 2, APPROVAL_CANNOT_RUN).
+    const withoutModule: string[] = [];
+    for (let index = 0; index < args.length; index++) {
+      if (args[index] === '--fs-root') index++;
+      else withoutModule.push(args[index] as string);
+    }
+    const cannot = warrant(withoutModule, cwd);
+    assert.equal(cannot.code, 1, cannot.stderr);
+    assert.match(cannot.stderr, /APPROVAL_CANNOT_RUN: .*does not register fs\.write@/);
+    assert.match(cannot.stderr, /nothing was decided/);
+    const still = JSON.parse(warrant(['jobs', 'show', jobId, '--json'], cwd).stdout) as {
+      status: string;
+      events: { type: string }[];
+    };
+    assert.equal(still.status, 'awaiting_approval');
+    assert.ok(!still.events.some((event) => event.type === 'approval.granted'));
+    assert.match(
+      warrant(['approvals', '--fs-root', 'examples/data'], cwd).stdout,
+      new RegExp(`${jobId}\\s+write-copy`),
+    );
     const approved = warrant([...args, '--comment', 'checked the copy'], cwd);
     assert.equal(approved.code, 0, approved.stderr);
     const record = JSON.parse(warrant(['jobs', 'show', jobId, '--json'], cwd).stdout) as {
