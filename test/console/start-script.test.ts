@@ -30,9 +30,12 @@ describe('npm start', () => {
     assert.equal(start.status, 0, start.stderr);
     const lines = start.stdout.trimEnd().split('\n');
     const id = lines[0]?.trim() ?? '';
-    const [serve, open] = lines.slice(-2).map((line) => line.trim());
+    const serve = lines
+      .map((line) => line.trim())
+      .find((line) => line.startsWith('npm run warrant -- serve'));
     assert.equal(serve, 'npm run warrant -- serve --fs-root examples/data --approvals');
-    assert.equal(open, `then open http://127.0.0.1:3333/#/jobs/${id}`);
+    assert.equal(lines.at(-1)?.trim(), `http://127.0.0.1:3333/#/jobs/${id}`);
+    assert.match(start.stdout, /console's address with a token for this run/);
 
     // The printed command, on a free port instead of 3333.
     const words = (serve ?? '').split(' ').slice(4);
