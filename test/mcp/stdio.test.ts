@@ -1,7 +1,9 @@
 // `warrant mcp` as a real child process (src/cli/main.ts through tsx) driven by a real MCP client
-// over stdio (StdioClientTransport), plus its usage errors.
+// over stdio (StdioClientTransport), plus its usage errors (the built program, dist/esm/cli/main.js,
+// built by `npm test`'s pretest: it starts without compiling src/ through tsx again).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -14,6 +16,7 @@ import { assertMalformedPlanIssues, runPlanToolFlow } from '../support/plan-tool
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'mcp'];
+const BUILT = resolve(ROOT, 'dist/esm/cli/main.js');
 const MODULE = resolve(ROOT, 'test/mcp/fixtures/stdio-capabilities.ts');
 const AUTHORIZER = resolve(ROOT, 'test/mcp/fixtures/stderr-authorizer.ts');
 const COLLIDING = resolve(ROOT, 'test/mcp/fixtures/colliding-capabilities.ts');
@@ -73,8 +76,9 @@ function moduleCapabilities(runtime: { listCapabilities(): CapabilityDescriptor[
 async function warrantMcp(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  assert.ok(existsSync(BUILT), `${BUILT} is missing: run \`npm run build\` first`);
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [...MAIN, ...args], {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [BUILT, 'mcp', ...args], {
       cwd: ROOT,
       timeout: 60_000,
     });
@@ -85,9 +89,12 @@ async function warrantMcp(
   }
 }
 
+// `warrant mcp --module MODULE`, shared by the tests that only read from it.
+const plainServer = serve(['--module', MODULE]);
+after(async () => (await plainServer).close());
+
 describe('warrant mcp over stdio, default policy', () => {
-  const ready = serve(['--module', MODULE]);
-  after(async () => (await ready).close());
+  const ready = plainServer;
 
   it('lists the capabilities of --module (no built-in) from a runtime built from the same flags, dots as _', async () => {
     const { client } = await ready;
@@ -275,12 +282,9 @@ describe('warrant mcp --plan-tools --job-tools', () => {
 });
 
 describe('warrant mcp --builtins', () => {
-  const plain = serve(['--module', MODULE]);
+  const plain = plainServer;
   const builtins = serve(['--module', MODULE, '--builtins', '--fs-root', ROOT]);
-  after(async () => {
-    await (await plain).close();
-    await (await builtins).close();
-  });
+  after(async () => (await builtins).close());
 
   it('serves no built-in tool by default, and system.status never', async () => {
     const { tools } = await (await plain).client.listTools();

@@ -1,5 +1,6 @@
 // Throwaway git repositories for the quality harness tests. One template repository is built
-// per test process; every test clones it, edits the clone and runs the harness in it.
+// per test process; every test clones it, edits the clone and runs the harness in it: in this
+// process (runHarness, as most tests do) or as the command a user runs (a child process).
 import { execFile } from 'node:child_process';
 import {
   copyFileSync,
@@ -13,6 +14,7 @@ import {
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runHarness } from '../../tools/quality/harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MAIN = join(ROOT, 'tools/quality/main.ts');
@@ -199,8 +201,16 @@ export class Repo {
     await this.git('commit', '-q', '--allow-empty', '-m', message);
   }
 
-  /** Runs the harness in this repository (at most one run per CPU at a time). */
-  async run(...args: string[]): Promise<RunResult> {
+  /** Runs the harness in this repository, in this process, git seeing ENV. */
+  run(...args: string[]): Promise<RunResult> {
+    return runHarness(args, { cwd: this.dir, env: ENV });
+  }
+
+  /**
+   * Runs `node --import tsx tools/quality/main.ts` in this repository, as `npm run quality` does
+   * (at most one such process per CPU at a time): the command-line wiring around runHarness.
+   */
+  async runCli(...args: string[]): Promise<RunResult> {
     await slots.acquire();
     try {
       return await exec(process.execPath, ['--import', TSX, MAIN, ...args], this.dir);

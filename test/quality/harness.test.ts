@@ -1,6 +1,8 @@
-// The quality harness (tools/quality, `npm run quality -- --base <commit>`), run as a child
-// process against throwaway git repositories: report sections, control changes, governance
-// sites and their baseline, and every exit-2 cause.
+// The quality harness (tools/quality, `npm run quality -- --base <commit>`), run against
+// throwaway git repositories: report sections, control changes, governance sites and their
+// baseline, and every exit-2 cause. Most tests call runHarness in this process (each child
+// process would load tsx and the TypeScript compiler again); three run the command itself
+// (repo.runCli) to prove its wiring: --help (exit 0), a review (exit 1), a failure (exit 2).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
@@ -124,7 +126,7 @@ describe('quality harness', { concurrency }, () => {
 
     it('prints usage with --help (exit 0)', async () => {
       const repo = await cloneTemplate();
-      const result = await repo.run('--help');
+      const result = await repo.runCli('--help');
       assert.equal(result.code, 0);
       assert.match(result.stdout, /Usage: npm run quality -- --base <commit>/);
     });
@@ -179,7 +181,9 @@ describe('quality harness', { concurrency }, () => {
       it(`requires review for ${control.name} in package.json (exit 1)`, async () => {
         const repo = await cloneTemplate();
         repo.write('package.json', JSON.stringify(control.edit(PACKAGE_JSON), null, 2));
-        const result = await repo.run('--base', 'HEAD');
+        // The first one as the command, which must exit 1 itself.
+        const run = control === controls[0] ? repo.runCli : repo.run;
+        const result = await run.call(repo, '--base', 'HEAD');
         assert.equal(result.code, 1, show(result));
         assert.ok(result.stdout.includes(control.expect), show(result));
         assert.match(result.stdout, /REVIEW REQUIRED \(exit 1\): 1 verification-control change/);
@@ -609,9 +613,11 @@ ${EXECUTOR_TS.replace(
       assert.match(result.stderr, /package\.json in the working tree is not valid JSON/);
     });
 
-    it('fails on a TypeScript syntax error, naming file and line', async () => {
+    it('fails on a TypeScript syntax error, naming file and line (the command, exit 2)', async () => {
       const text = `${IMPORT_TYPE}\nexport function broken( {\n  return 1;\n}\n`;
-      const result = await runWith(text);
+      const repo = await cloneTemplate();
+      repo.write('src/http/server.ts', text);
+      const result = await repo.runCli('--base', 'HEAD');
       assert.equal(result.code, 2, show(result));
       assert.match(result.stderr, /src\/http\/server\.ts:\d+:\d+: syntax error/);
     });

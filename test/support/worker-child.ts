@@ -1,13 +1,16 @@
-// `warrant worker` as a real child process (the CLI through tsx), for the worker tests
-// (test/cli/commands/worker.test.ts, test/workers/worker-crash.test.ts): started on a PostgreSQL
-// store under an id, resolved once it takes jobs (bounded); every child is killed at the end of
-// the file.
+// `warrant worker` as a real child process (the built program, dist/esm/cli/main.js, as users
+// run it; `npm test`'s pretest builds it), for the worker tests (test/cli/commands/worker.test.ts,
+// test/workers/worker-crash.test.ts): started on a PostgreSQL store under an id, resolved once it
+// takes jobs (bounded); every child is killed at the end of the file. The built program starts
+// with less work than src/cli/main.ts through tsx, and the crash test starts 23 of them.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after } from 'node:test';
 import { Output } from './wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+const MAIN = resolve(ROOT, 'dist/esm/cli/main.js');
 const children: ChildProcessWithoutNullStreams[] = [];
 after(() => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
@@ -27,19 +30,10 @@ export async function startWorkerChild(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<WorkerChild> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first`);
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      resolve(ROOT, 'src/cli/main.ts'),
-      'worker',
-      '--store',
-      url,
-      '--worker-id',
-      id,
-      ...args,
-    ],
+    [MAIN, 'worker', '--store', url, '--worker-id', id, ...args],
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   children.push(child);

@@ -21,6 +21,7 @@ import {
   repositoryRoot,
   resolveCommit,
   workingTree,
+  type GitEnv,
   type Tree,
   type WorkingTree,
 } from './git.js';
@@ -144,13 +145,14 @@ function governance(
 
 /**
  * Compares `revision` (a commit) with the working tree of the repository containing `cwd`.
- * Throws a QualityFailure when there is nothing to compare (not a repository, not a commit).
+ * git runs with `env`. Throws a QualityFailure when there is nothing to compare (not a
+ * repository, not a commit).
  */
-export function analyze(cwd: string, revision: string): Report {
-  const root = repositoryRoot(cwd);
-  const commit = resolveCommit(root, revision);
-  const base = commitTree(root, commit);
-  const work = workingTree(root);
+export function analyze(cwd: string, revision: string, env: GitEnv): Report {
+  const root = repositoryRoot(cwd, env);
+  const commit = resolveCommit(root, env, revision);
+  const base = commitTree(root, env, commit);
+  const work = workingTree(root, env);
   const failures: string[] = [];
 
   base.prefetch(['package.json', LOCKFILE, BASELINE_PATH]);

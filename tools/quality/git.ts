@@ -27,13 +27,16 @@ interface GitOutput {
   readonly stderr: string;
 }
 
-function git(cwd: string, args: readonly string[], input?: string): GitOutput {
+/** The environment git runs with (the harness's caller chooses it; main.ts passes its own). */
+export type GitEnv = NodeJS.ProcessEnv;
+
+function git(cwd: string, env: GitEnv, args: readonly string[], input?: string): GitOutput {
   const result = spawnSync('git', args, {
     cwd,
     input,
     maxBuffer: MAX_BUFFER,
     // Reading commands must not even refresh the index as a side effect.
-    env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+    env: { ...env, GIT_OPTIONAL_LOCKS: '0' },
   });
   if (result.error !== undefined) {
     throw new QualityFailure(`cannot run git ${args[0] ?? ''}: ${result.error.message}`);
@@ -45,8 +48,8 @@ function git(cwd: string, args: readonly string[], input?: string): GitOutput {
   };
 }
 
-function gitOrFail(cwd: string, args: readonly string[], input?: string): Buffer {
-  const result = git(cwd, args, input);
+function gitOrFail(cwd: string, env: GitEnv, args: readonly string[], input?: string): Buffer {
+  const result = git(cwd, env, args, input);
   if (result.status !== 0) {
     throw new QualityFailure(`git ${args.join(' ')} failed: ${result.stderr || 'no message'}`);
   }
@@ -61,8 +64,8 @@ function splitNul(output: Buffer): string[] {
 }
 
 /** The top-level directory of the repository that contains `cwd`. */
-export function repositoryRoot(cwd: string): string {
-  const result = git(cwd, ['rev-parse', '--show-toplevel']);
+export function repositoryRoot(cwd: string, env: GitEnv): string {
+  const result = git(cwd, env, ['rev-parse', '--show-toplevel']);
   if (result.status !== 0) {
     throw new QualityFailure(`not inside a git repository (${cwd}): ${result.stderr}`);
   }
@@ -70,11 +73,11 @@ export function repositoryRoot(cwd: string): string {
 }
 
 /** The full hash of `revision` when it names a commit; a QualityFailure otherwise. */
-export function resolveCommit(root: string, revision: string): string {
+export function resolveCommit(root: string, env: GitEnv, revision: string): string {
   if (revision === '' || revision.startsWith('-')) {
     throw new QualityFailure(`--base needs a commit, got ${JSON.stringify(revision)}`);
   }
-  const result = git(root, ['rev-parse', '--verify', '--quiet', `${revision}^{commit}`]);
+  const result = git(root, env, ['rev-parse', '--verify', '--quiet', `${revision}^{commit}`]);
   const hash = result.stdout.toString('utf8').trim();
   if (result.status !== 0 || !/^[0-9a-f]{40,64}$/.test(hash)) {
     throw new QualityFailure(`--base ${JSON.stringify(revision)} does not name a commit`);
@@ -106,9 +109,11 @@ function parseBatch(output: Buffer, count: number): (Buffer | undefined)[] {
 }
 
 /** The files of a commit: blobs and symbolic links (submodules are not files and are skipped). */
-export function commitTree(root: string, commit: string): Tree {
+export function commitTree(root: string, env: GitEnv, commit: string): Tree {
   const objects = new Map<string, string>();
-  for (const entry of splitNul(gitOrFail(root, ['ls-tree', '-r', '-z', '--full-tree', commit]))) {
+  for (const entry of splitNul(
+    gitOrFail(root, env, ['ls-tree', '-r', '-z', '--full-tree', commit]),
+  )) {
     const tab = entry.indexOf('\t');
     const [, type, hash] = entry.slice(0, tab).split(' ');
     if (type === 'blob' && hash !== undefined) objects.set(entry.slice(tab + 1), hash);
@@ -118,7 +123,7 @@ export function commitTree(root: string, commit: string): Tree {
     const wanted = paths.filter((path) => objects.has(path) && !cache.has(path));
     if (wanted.length === 0) return;
     const hashes = wanted.map((path) => objects.get(path) as string);
-    const output = gitOrFail(root, ['cat-file', '--batch'], `${hashes.join('\n')}\n`);
+    const output = gitOrFail(root, env, ['cat-file', '--batch'], `${hashes.join('\n')}\n`);
     parseBatch(output, wanted.length).forEach((content, index) => {
       cache.set(wanted[index] as string, content);
     });
@@ -149,9 +154,9 @@ export interface WorkingTree extends Tree {
  * The working tree as git sees it: `git ls-files --cached --others --exclude-standard`, without
  * files deleted from disk. A symbolic link's content is its target, as git stores it.
  */
-export function workingTree(root: string): WorkingTree {
+export function workingTree(root: string, env: GitEnv): WorkingTree {
   const listed = splitNul(
-    gitOrFail(root, ['ls-files', '-z', '--cached', '--others', '--exclude-standard']),
+    gitOrFail(root, env, ['ls-files', '-z', '--cached', '--others', '--exclude-standard']),
   );
   const present = new Map<string, boolean>();
   for (const path of new Set(listed)) {

@@ -19,6 +19,7 @@ import ledgerModule from '../../workers/fixtures/ledger-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const MODULE = resolve(ROOT, 'test/workers/fixtures/ledger-capabilities.ts');
+const BUILT = resolve(ROOT, 'dist/esm/cli/main.js');
 const directory = mkdtempSync(join(tmpdir(), 'warrant-worker-'));
 const ledger = join(directory, 'ledger.txt');
 writeFileSync(ledger, '');
@@ -66,24 +67,21 @@ describe('warrant worker', { timeout: 240_000 }, () => {
       ['worker', '--store', 'sqlite:./.warrant/x.db', '--module', MODULE],
       ['serve', '--queue', '--store', 'memory', '--port', '0'],
     ]) {
-      const run = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), ...args],
-        {
-          cwd: ROOT,
-          encoding: 'utf8',
-          timeout: 60_000,
-        },
-      );
+      // The built program (npm test's pretest builds it): it starts without compiling src/.
+      const run = spawnSync(process.execPath, [BUILT, ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       assert.equal(run.status, 2, run.stderr);
       assert.match(run.stderr, /needs --store <postgres:\/\/\.\.\.>: workers share PostgreSQL/);
     }
     // Its --help offers only what it accepts: a PostgreSQL store.
-    const help = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'worker', '--help'],
-      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
-    );
+    const help = spawnSync(process.execPath, [BUILT, 'worker', '--help'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(help.status, 0, help.stderr);
     assert.doesNotMatch(help.stdout, /'memory', 'sqlite:<file>'/);
     assert.match(help.stdout, /--store <postgres:\/\/\.\.\.>\n\s+the PostgreSQL store/);
