@@ -50,7 +50,10 @@ export function hasIdempotency(store: JobStore): store is JobStore & Idempotency
 }
 
 export function isOwned(store: JobStore): store is JobStore & OwnedStore {
-  return typeof (store as Partial<OwnedStore>).owner === 'string' && methods(store, 'claimOrphans', 'orphaned');
+  return (
+    typeof (store as Partial<OwnedStore>).owner === 'string' &&
+    methods(store, 'claimOrphans', 'orphaned')
+  );
 }
 
 export function hasQueue(store: JobStore): store is JobStore & QueueStore {

@@ -84,4 +84,3 @@ export async function ownerSessionEnded(url: string): Promise<void> {
     await client.end();
   }
 }
-
