@@ -224,6 +224,72 @@ describe('HTTP reads follow the read policy', () => {
     assert.equal((await call(server.url, 'GET', `/api/jobs/${other.id}`)).status, 404);
   });
 
+  it('without a mode, the operator token makes a request the operator, who reads and approves; the rest stay `http`', async () => {
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const [write] = register(runtime, { risk: 'write', execute: () => ({ ok: true }) }) as [string];
+    const app = createHttpServer(runtime, { operatorToken: 'op-7c1f' });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(async () => (await app.close(), await runtime.close()));
+    const job = await runtime.executePlan(
+      { version: '1.0', steps: [{ id: 'w', capability: write, input: {} }] },
+      { caller: { id: 'cli:someone' } },
+    );
+    const as = async (
+      authorization: string | undefined,
+      method: string,
+      path: string,
+      body?: unknown,
+    ) => {
+      const response = await fetch(url + path, {
+        method,
+        headers: {
+          ...(authorization === undefined ? {} : { authorization }),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(20_000),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const operator = 'Bearer op-7c1f';
+    assert.deepEqual((await as(undefined, 'GET', '/api/caller')).body, {
+      id: 'http',
+      tenant: null,
+      scopes: 0,
+      authenticated: false,
+    });
+    assert.deepEqual((await as(operator, 'GET', '/api/caller')).body, {
+      id: 'operator',
+      tenant: null,
+      scopes: 1,
+      authenticated: true,
+    });
+    const refused = await as(undefined, 'GET', '/api/approvals');
+    assert.equal(refused.status, 403);
+    assert.match(String(refused.body.error), /operator token/);
+    assert.equal((await as(undefined, 'GET', '/api/notifications')).status, 403);
+    assert.equal((await as(operator, 'GET', '/api/notifications')).status, 200);
+    for (const wrong of ['Bearer op-7c1', 'Basic b3A6N2MxZg=='])
+      assert.equal((await as(wrong, 'GET', '/api/jobs')).status, 401, wrong);
+    const [request] = (await as(operator, 'GET', '/api/approvals'))
+      .body as unknown as ApprovalRequest[];
+    assert.equal(request?.jobId, job.id);
+    const path = `/api/jobs/${job.id}/steps/w/approval`;
+    const body = { decision: 'approve', inputDigest: request?.inputDigest };
+    assert.equal((await as(undefined, 'POST', path, body)).status, 403, 'never as `http`');
+    const approved = await as(operator, 'POST', path, body);
+    assert.equal(approved.status, 200);
+    assert.equal(approved.body.status, 'completed');
+    const read = await as(operator, 'GET', `/api/jobs/${job.id}`);
+    assert.equal(read.status, 200);
+    const events = read.body.events as { type: string; data?: { approver?: string } }[];
+    assert.equal(
+      events.find((event) => event.type === 'approval.granted')?.data?.approver,
+      'operator',
+    );
+    assert.equal((await as(undefined, 'GET', `/api/jobs/${job.id}`)).status, 404);
+  });
+
   it('GET /api/caller answers who the server takes the sender for: id, tenant, a scope count, never more', async () => {
     const server = await start();
     const auditor = await call(server.url, 'GET', '/api/caller', 'auditor@acme');

@@ -14,6 +14,7 @@ import {
   isOpenRoute,
 } from '../../src/http/request-gate.js';
 import type { AuthRequest, AuthResult, Authenticator } from '../../src/http/auth/index.js';
+import { createTokenAuthenticator } from '../../src/http/auth/index.js';
 import type { ExecutionCaller } from '../../src/index.js';
 import { OperatorRuntime, createCapability } from '../../src/index.js';
 
@@ -468,6 +469,41 @@ describe('the gate runs the authentication mode (issue 17 item 1)', () => {
       status: 421,
       error: 'Host not allowed',
     });
+  });
+
+  it('without a mode, asks the operator token only about a request with an Authorization header', async () => {
+    const request = {
+      method: 'GET',
+      route: '/api/jobs',
+      url: '/api/jobs',
+      headers: { host: '127.0.0.1' } as Record<string, string>,
+      ip: '127.0.0.1',
+      query: {},
+    };
+    const gate = createRequestGate({
+      loopbackBound: () => true,
+      operator: createTokenAuthenticator('op-token', 'operator'),
+    });
+    assert.equal(gate(request), undefined, 'no header: on at once, without a caller (`http`)');
+    const as = (authorization: string) =>
+      gate({ ...request, headers: { ...request.headers, authorization } });
+    assert.deepEqual(await as('Bearer op-token'), {
+      caller: { id: 'operator', scopes: ['warrant:audit'] },
+    });
+    for (const authorization of ['Bearer other', 'Bearer', 'Basic b3A6dG9rZW4='])
+      assert.equal(((await as(authorization)) as { status?: number }).status, 401, authorization);
+    assert.equal(
+      gate({
+        ...request,
+        route: '/health',
+        headers: { ...request.headers, authorization: 'Bearer x' },
+      }),
+      undefined,
+    );
+    assert.throws(
+      () => createHttpServer(new OperatorRuntime(), { token: 't', operatorToken: 'o' }),
+      /an operator token only without a mode/,
+    );
   });
 
   it('refuses a token together with an authenticator', () => {
