@@ -232,8 +232,9 @@ describe('warrant mcp --wait-ms --job-tools', () => {
     const first = (await client.callTool({ name: 'stdio_slow', arguments: {} })) as CallToolResult;
     assert.equal(first.isError, true);
     const content = first.structuredContent as { jobId: string; status: string };
-    // Without --wait-ms the call would answer only after 1.5 s, with { done: true }.
-    assert.equal(content.status, 'executing');
+    // Without --wait-ms the call would answer only after 1.5 s, with { done: true }. After 50 ms
+    // the job has not ended: queued still on a loaded machine, or executing.
+    assert.ok(['queued', 'executing'].includes(content.status), content.status);
     assert.match(content.jobId, /\S/);
     const status = (await client.callTool({
       name: 'warrant_job_status',
