@@ -182,17 +182,37 @@ export interface RuntimeFlags {
 }
 
 /**
+ * A store URL as an approve command may show it: a PostgreSQL URL without its password (the
+ * approver's PGPASSWORD or ~/.pgpass gives it; docs/decisions.md, "Approve commands carry no
+ * password"), anything else as it is.
+ */
+export function withoutPassword(store: string): string {
+  if (!/^postgres(ql)?:\/\//i.test(store)) return store;
+  let url: URL;
+  try {
+    url = new URL(store);
+  } catch {
+    // Not a URL the store would open either: shown as nothing that could hold a password.
+    return 'postgres://...';
+  }
+  if (url.password === '') return store;
+  url.password = '';
+  return url.href;
+}
+
+/**
  * The flags a decision needs to run the approved step as this process would (docs/guide/
  * approvals.md): its store, modules, authorizer or policy, approvers, plan versions and limits,
  * as words, for the approve commands printed by `warrant run` and in notifications.
  */
 export function decisionFlags(flags: RuntimeFlags): string[] {
   const words: string[] = [];
+  const store = flags.store === undefined ? undefined : withoutPassword(flags.store);
   for (const module of flags.module ?? []) words.push('--module', module);
   for (const server of flags['mcp-server'] ?? []) words.push('--mcp-server', server);
   for (const tool of flags['mcp-tool'] ?? []) words.push('--mcp-tool', tool);
   for (const [name, value] of [
-    ['store', flags.store],
+    ['store', store],
     ['authorizer', flags.authorizer],
     ['policy', flags.policy],
     ['approvers', flags.approvers],

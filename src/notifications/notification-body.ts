@@ -39,7 +39,41 @@ function failedStep(job: Job): string | undefined {
   return undefined;
 }
 
-export function notificationBody(job: Job, event: JobEvent): NotificationBody {
+/** How a destination shows the way to decide an approval request (its `publicUrl`, `approveFlags`). */
+export interface DecisionPointer {
+  readonly publicUrl?: string | undefined;
+  readonly approveFlags?: readonly string[];
+}
+
+/** The console's link to the job at `publicUrl`. */
+function consoleLink(publicUrl: string, jobId: string): string {
+  return `${publicUrl.replace(/\/?$/, '/')}#/jobs/${encodeURIComponent(jobId)}`;
+}
+
+/**
+ * The command that approves the step, its words quoted for the shell, with the flags the
+ * decision needs to run the step (docs/api.md, "Notifications"): an id that starts with `-` is
+ * never read as an option, the ids then follow `--`.
+ */
+function approveCommand(
+  jobId: string,
+  stepId: string,
+  digest: string,
+  approveFlags: readonly string[],
+): string {
+  const ids = `${quoted(jobId)} ${quoted(stepId)}`;
+  const flags = approveFlags.map(quoted).join(' ');
+  const extra = flags === '' ? '' : ` ${flags}`;
+  return jobId.startsWith('-') || stepId.startsWith('-')
+    ? `warrant approvals approve --digest ${quoted(digest)}${extra} -- ${ids}`
+    : `warrant approvals approve ${ids} --digest ${quoted(digest)}${extra}`;
+}
+
+export function notificationBody(
+  job: Job,
+  event: JobEvent,
+  pointer: DecisionPointer = {},
+): NotificationBody {
   const source = event.data ?? {};
   const data: Record<string, unknown> = {};
   for (const field of SAFE_FIELDS[event.type] ?? []) {
@@ -51,6 +85,18 @@ export function notificationBody(job: Job, event: JobEvent): NotificationBody {
   data.status = job.status;
   data.eventId = event.id;
   const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
+  // How to decide it, as a Slack message says: the console link, or the approve command with the
+  // flags the decision needs (docs/api.md, "Notifications").
+  if (event.type === 'approval.requested' && stepId !== undefined) {
+    if (pointer.publicUrl !== undefined) data.consoleUrl = consoleLink(pointer.publicUrl, job.id);
+    else
+      data.approveCommand = approveCommand(
+        job.id,
+        stepId,
+        text(source.inputDigest) ?? '',
+        pointer.approveFlags ?? [],
+      );
+  }
   return stepId === undefined
     ? { type: event.type, jobId: job.id, at: event.timestamp, data }
     : { type: event.type, jobId: job.id, stepId, at: event.timestamp, data };
@@ -126,23 +172,11 @@ export function slackMessage(
     );
   const reason = event.type === 'approval.requested' ? text(source.reason) : undefined;
   if (reason !== undefined) lines.push(`Reason: ${slackText(reason)}`);
-  const link =
-    publicUrl === undefined
-      ? undefined
-      : `${publicUrl.replace(/\/?$/, '/')}#/jobs/${encodeURIComponent(job.id)}`;
+  const link = publicUrl === undefined ? undefined : consoleLink(publicUrl, job.id);
   if (link !== undefined) lines.push(`Open: ${slackText(link)}`);
   else if (event.type === 'approval.requested' && stepId !== undefined) {
-    const digest = quoted(text(source.inputDigest) ?? '');
-    const ids = `${quoted(job.id)} ${quoted(stepId)}`;
-    // An id that starts with `-` is never read as an option: the ids then follow `--`.
-    // The flags the decision needs to run the step, before any `--` (docs/api.md, "Notifications").
-    const flags = approveFlags.map(quoted).join(' ');
-    const extra = flags === '' ? '' : ` ${flags}`;
-    const command =
-      job.id.startsWith('-') || stepId.startsWith('-')
-        ? `warrant approvals approve --digest ${digest}${extra} -- ${ids}`
-        : `warrant approvals approve ${ids} --digest ${digest}${extra}`;
-    lines.push(`Approve: ${slackText(command)}`);
+    const digest = text(source.inputDigest) ?? '';
+    lines.push(`Approve: ${slackText(approveCommand(job.id, stepId, digest, approveFlags))}`);
   }
   return { text: lines.join('\n') };
 }
@@ -151,7 +185,7 @@ function bodyFor(destination: CheckedDestination, job: Job, event: JobEvent): st
   return JSON.stringify(
     destination.format === 'slack'
       ? slackMessage(job, event, destination.publicUrl, destination.approveFlags)
-      : notificationBody(job, event),
+      : notificationBody(job, event, destination),
   );
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadApprover } from '../../src/cli/load-modules.js';
-import { createProgramRuntime } from '../../src/cli/program-runtime.js';
+import { createProgramRuntime, decisionFlags } from '../../src/cli/program-runtime.js';
 import { OperatorRuntime } from '../../src/index.js';
 import { register } from '../support/runtime-fixtures.js';
 
@@ -57,5 +57,30 @@ describe('warrant --approvals', () => {
       loadApprover(resolve(import.meta.dirname, 'fixtures/allow-all.mjs')),
       /canApprove/,
     );
+  });
+});
+
+describe('the flags of a printed approve command (issue 47 item 2)', () => {
+  it('carry what the decision needs, and a PostgreSQL store without its password', () => {
+    assert.deepEqual(
+      decisionFlags({
+        module: ['./ledger.mjs'],
+        store: 'postgres://alice:s3cr%40t@db.example:5432/warrant?statement_timeout=5000',
+        'fs-root': 'examples/data',
+      }),
+      [
+        '--module',
+        './ledger.mjs',
+        '--store',
+        'postgres://alice@db.example:5432/warrant?statement_timeout=5000',
+        '--fs-root',
+        'examples/data',
+      ],
+    );
+    assert.deepEqual(decisionFlags({ store: 'sqlite:./jobs.db' }), ['--store', 'sqlite:./jobs.db']);
+    assert.deepEqual(decisionFlags({ store: 'postgresql://:only%20password@db/w' }), [
+      '--store',
+      'postgresql://db/w',
+    ]);
   });
 });

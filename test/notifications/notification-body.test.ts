@@ -57,8 +57,28 @@ describe('notificationBody', () => {
         callerId: 'alice',
         status: 'awaiting_approval',
         eventId: 'e1',
+        approveCommand: `warrant approvals approve job-1 w --digest sha256:${'a'.repeat(64)}`,
       },
     });
+  });
+
+  it('tells how to decide a request: the approve command with the flags it needs, or the console link (issue 47 item 2)', () => {
+    const flags = ['--module', './my ledger.mjs', '--store', 'sqlite:./jobs.db'];
+    const body = notificationBody(job, requested, { approveFlags: flags });
+    assert.equal(
+      body.data.approveCommand,
+      `warrant approvals approve job-1 w --digest sha256:${'a'.repeat(64)} --module './my ledger.mjs' --store sqlite:./jobs.db`,
+    );
+    assert.equal(body.data.consoleUrl, undefined);
+    const linked = notificationBody(job, requested, {
+      publicUrl: 'https://warrant.example/console',
+      approveFlags: flags,
+    });
+    assert.equal(linked.data.consoleUrl, 'https://warrant.example/console/#/jobs/job-1');
+    assert.equal(linked.data.approveCommand, undefined);
+    // Only a request says how to decide it.
+    const granted = notificationBody(job, { ...requested, type: 'approval.granted' }, {});
+    assert.equal(granted.data.approveCommand, undefined);
   });
 
   it('leaves out the error text of job.failed, naming the failed step instead', () => {
