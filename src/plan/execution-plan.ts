@@ -26,9 +26,39 @@ export interface ExecutionStep {
   capabilityVersion?: string;
   /** The input; may contain result references to earlier steps. */
   input?: unknown;
+  /**
+   * Plan version 2.0 only: what each top-level input field may hold, in a JSON Schema subset
+   * (docs/api.md, "Bounds"). Checked on the resolved input only when a plan grant is used.
+   */
+  bounds?: StepBounds;
   reason?: string;
   idempotencyKey?: string;
 }
+
+/** The JSON types a bound's `type` names (`integer`: a number with no fraction). */
+export type BoundType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null';
+
+/** A bound: the JSON Schema subset of docs/api.md, "Bounds". Any other keyword is refused. */
+export interface BoundSchema {
+  type?: BoundType | BoundType[];
+  const?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  /** An ECMAScript regular expression (`u` flag, unanchored), at most 1,000 characters, safe. */
+  pattern?: string;
+  maxItems?: number;
+  items?: BoundSchema;
+  properties?: Record<string, BoundSchema>;
+  required?: string[];
+}
+
+/** A step's bounds: top-level input field names to bounds. */
+export type StepBounds = Record<string, BoundSchema>;
 
 /** `{ $ref: 'steps.<stepId>.result(.<segment>)*' }`: a value inside an earlier step's result. */
 export interface ResultReference {
