@@ -710,11 +710,14 @@ function admitBounds(
     report(
       issues,
       ErrorCode.BOUNDS_INVALID,
-      `${stepLabel(index, id)}: ${field}: ${problem.message}`,
+      `${stepLabel(index, id)}: ${field}: ${problem.message}${problem.hint === undefined ? '' : `; ${problem.hint}`}`,
       field,
       index,
       id,
-      { segments: ['bounds', ...problem.path], ...(problem.hint !== undefined && { hint: problem.hint }) },
+      {
+        segments: ['bounds', ...problem.path],
+        ...(problem.hint !== undefined && { hint: problem.hint }),
+      },
     );
   }
   return undefined;

@@ -32,7 +32,8 @@ export const BOUND_KEYWORDS: readonly string[] = Object.freeze([
 
 const KEYWORD_SET: ReadonlySet<string> = new Set(BOUND_KEYWORDS);
 
-const BOUND_TYPES: readonly BoundType[] = Object.freeze([
+/** The type names a bound's `type` takes. */
+export const BOUND_TYPES: readonly BoundType[] = Object.freeze([
   'string',
   'number',
   'integer',
@@ -339,7 +340,10 @@ function compileProperties(
   problems: Problems,
 ): CompiledBound['properties'] {
   if (!isPlainObject(value)) {
-    problems.add(path, `must be an object from property names to bounds, got ${describeKind(value)}`);
+    problems.add(
+      path,
+      `must be an object from property names to bounds, got ${describeKind(value)}`,
+    );
     return undefined;
   }
   const properties: (readonly [string, CompiledBound])[] = [];
@@ -366,10 +370,7 @@ function isCompiled(value: unknown): value is CompiledBounds {
  * bounds. `declared` are the capability's declared input fields, when it declares fields: a
  * bound on any other field is refused. Never throws.
  */
-export function compileBounds(
-  bounds: unknown,
-  declared?: readonly string[],
-): CompiledBoundsResult {
+export function compileBounds(bounds: unknown, declared?: readonly string[]): CompiledBoundsResult {
   const problems = new Problems();
   if (!isPlainObject(bounds)) {
     problems.add(
@@ -481,7 +482,11 @@ const KEYWORD_KIND: Readonly<Record<string, Kind>> = {
  * A keyword that applies to another kind of value than `value`'s: a failure unless the bound's
  * `type` names the value's type (stricter than JSON Schema; docs/decisions.md, "Bounds").
  */
-function wrongKind(bound: CompiledBound, value: unknown, path: readonly string[]): string | undefined {
+function wrongKind(
+  bound: CompiledBound,
+  value: unknown,
+  path: readonly string[],
+): string | undefined {
   if (bound.type !== undefined) return undefined;
   const kind = kindOf(value);
   for (const keyword of BOUND_KEYWORDS) {
@@ -494,7 +499,11 @@ function wrongKind(bound: CompiledBound, value: unknown, path: readonly string[]
 }
 
 /** The first way `value` fails `bound`, or undefined. */
-function failure(bound: CompiledBound, value: unknown, path: readonly string[]): string | undefined {
+function failure(
+  bound: CompiledBound,
+  value: unknown,
+  path: readonly string[],
+): string | undefined {
   const at = pathText(path);
   if (bound.type !== undefined && !bound.type.some((type) => typeMatches(type, value))) {
     return `${at} is ${describeKind(value)}, not ${bound.type.length === 1 ? `of type ${bound.type[0]}` : `one of the types ${bound.type.join(', ')}`}`;
