@@ -22,8 +22,8 @@ import {
   type CapturedStep,
   type CapturedSubmission,
 } from './capture.js';
-import { compileBounds } from './bounds.js';
-import type { PlanVersion, StepBounds } from './execution-plan.js';
+import { compileBounds, type StepBounds } from './bounds.js';
+import type { PlanVersion } from './execution-plan.js';
 import { versionsText } from './plan-versions.js';
 import { governedField, type GovernedProblem } from './governed-value.js';
 import {

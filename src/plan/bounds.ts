@@ -8,9 +8,33 @@
  */
 import { Script, createContext, type Context } from 'node:vm';
 import { MAX_QUOTED_CHARS, boundText, quoteText } from '../errors/describe-value.js';
-import type { BoundType, StepBounds } from './execution-plan.js';
 import { isSafePattern } from './safe-regex.cjs';
 import { suggestName } from './suggest-name.js';
+
+/** The JSON types a bound's `type` names (`integer`: a number with no fraction). */
+export type BoundType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null';
+
+/** A bound: the JSON Schema subset of docs/api.md, "Bounds". Any other keyword is refused. */
+export interface BoundSchema {
+  type?: BoundType | BoundType[];
+  const?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  /** An ECMAScript regular expression (`u` flag, unanchored), at most 1,000 characters, safe. */
+  pattern?: string;
+  maxItems?: number;
+  items?: BoundSchema;
+  properties?: Record<string, BoundSchema>;
+  required?: string[];
+}
+
+/** A step's bounds: top-level input field names to bounds. */
+export type StepBounds = Record<string, BoundSchema>;
 
 /** The keywords a bound may use, in the order `checkBounds` tries them. */
 export const BOUND_KEYWORDS: readonly string[] = Object.freeze([

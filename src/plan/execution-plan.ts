@@ -1,3 +1,5 @@
+import type { StepBounds } from './bounds.js';
+
 /**
  * The plan formats Warrant knows (docs/api.md, "Plan version 2.0"). A runtime admits those its
  * `planVersions` option lists (default `['1.0']`); `'2.0'` steps take plain JSON data only.
@@ -34,31 +36,6 @@ export interface ExecutionStep {
   reason?: string;
   idempotencyKey?: string;
 }
-
-/** The JSON types a bound's `type` names (`integer`: a number with no fraction). */
-export type BoundType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null';
-
-/** A bound: the JSON Schema subset of docs/api.md, "Bounds". Any other keyword is refused. */
-export interface BoundSchema {
-  type?: BoundType | BoundType[];
-  const?: unknown;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  /** An ECMAScript regular expression (`u` flag, unanchored), at most 1,000 characters, safe. */
-  pattern?: string;
-  maxItems?: number;
-  items?: BoundSchema;
-  properties?: Record<string, BoundSchema>;
-  required?: string[];
-}
-
-/** A step's bounds: top-level input field names to bounds. */
-export type StepBounds = Record<string, BoundSchema>;
 
 /** `{ $ref: 'steps.<stepId>.result(.<segment>)*' }`: a value inside an earlier step's result. */
 export interface ResultReference {

@@ -634,7 +634,7 @@ describe('bounds of 2.0 steps (docs/api.md, "Bounds")', () => {
     assert.deepEqual(job.steps[0]?.bounds, bounds);
     const stored = await runtime.getJob(job.id);
     assert.deepEqual(stored?.steps[0]?.bounds, bounds);
-    assert.equal((await runtime.verifyJob(job.id)).ok, true);
+    assert.equal((await runtime.verifyJob(job.id))?.ok, true);
   });
 
   it('refuses each keyword outside the subset, with the keyword meant as hint', async () => {
@@ -785,11 +785,8 @@ describe('bounds of 2.0 steps (docs/api.md, "Bounds")', () => {
     assert.equal(tooDeep?.code, 'BOUNDS_INVALID');
     // What the job keeps is the runtime's copy: later edits to the caller's object change nothing.
     const bounds = { amount: { maximum: 100 } };
-    let step: { bounds?: unknown } | undefined;
-    const job = await runtime.executePlan({
-      version: '2.0',
-      steps: [(step = { id: 'pay', capability: fields, input: { amount: 5 }, bounds }) as never],
-    });
+    const step = { id: 'pay', capability: fields, input: { amount: 5 }, bounds };
+    const job = await runtime.executePlan({ version: '2.0', steps: [step] });
     bounds.amount.maximum = 1;
     assert.deepEqual(job.steps[0]?.bounds, { amount: { maximum: 100 } });
     assert.ok(Object.isFrozen(job.steps[0]?.bounds));

@@ -9,9 +9,10 @@ import {
   PATTERN_MATCH_TIMEOUT_MS,
   checkBounds,
   compileBounds,
+  type BoundSchema,
   type BoundsCheck,
+  type StepBounds,
 } from '../../src/plan/bounds.js';
-import type { BoundSchema, StepBounds } from '../../src/plan/execution-plan.js';
 
 const OK: BoundsCheck = { ok: true };
 const fails = (field: string, why: string): BoundsCheck => ({ ok: false, field, why });
