@@ -71,7 +71,7 @@ export const BOUND_TYPES: readonly BoundType[] = Object.freeze([
 export const MAX_PATTERN_CHARS = 1_000;
 
 /** Longest one pattern match may take before the bound counts as failed (docs/decisions.md, "Bounds"). */
-export const PATTERN_MATCH_TIMEOUT_MS = 100;
+export const PATTERN_MATCH_TIMEOUT_MS = 1_000;
 
 /** Problems reported per step's bounds: the rest are not looked for. */
 export const MAX_BOUNDS_PROBLEMS = 20;
