@@ -78,6 +78,7 @@ export type { McpAdapterOptions, McpCallerRequest, McpToolNameRequest } from './
 export { isPlanAdmissionError } from './plan/plan-admission-error.js';
 export type { PlanAdmissionError, PlanAdmissionIssue } from './plan/plan-admission-error.js';
 export type { ExecutionPlan, ExecutionStep, ResultReference } from './plan/execution-plan.js';
+export type { BoundSchema, BoundType, StepBounds } from './plan/bounds.js';
 export type { PlanSchemaOptions } from './plan/plan-schema.js';
 export type {
   Capability,

@@ -128,6 +128,8 @@ export const ADMISSION_ISSUES = {
     'in a 2.0 plan, a step has a key other than `id`, `capability`, `capabilityVersion`, `input`, `bounds`, `reason` and `idempotencyKey`',
   UNDECLARED_INPUT_FIELD:
     "in a 2.0 plan, a step's input has a field its capability's field-record `inputSchema` does not declare (a Standard Schema decides for itself; a capability without fields is not checked)",
+  BOUNDS_INVALID:
+    "a step's `bounds` are not an object from the capability's declared input fields to bounds, use a keyword outside the subset or a malformed keyword value, hold a `pattern` over 1,000 characters or one `safe-regex2` finds unsafe, or sit in a plan that is not version 2.0",
   VALUE_NOT_PLAIN_DATA:
     'in a 2.0 plan, a step input is not plain JSON data: a proxy, accessor, cycle, Date, Map, Set, class instance, function, symbol, bigint, sparse array, own `__proto__` key, `undefined`, `NaN`, `±Infinity`, symbol key, non-enumerable property',
   VALUE_TOO_DEEP: 'in a 2.0 plan, a step input nests deeper than 128 levels',

@@ -101,6 +101,8 @@ export interface JobStep {
   readonly capabilityVersion?: string;
   /** The input as submitted (result references included). */
   readonly input?: unknown;
+  /** A 2.0 step's bounds as submitted (docs/api.md, "Bounds"); absent when it has none. */
+  readonly bounds?: Readonly<Record<string, unknown>>;
   readonly reason?: string;
   readonly idempotencyKey?: string;
   status: JobStepStatus;

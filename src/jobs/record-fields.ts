@@ -61,6 +61,8 @@ export function creationDigest(job: Job): string {
       createdAt: step.createdAt,
       capabilityVersion: step.capabilityVersion,
       input: step.input,
+      // Absent keys are dropped: a step without bounds digests as before.
+      bounds: step.bounds,
       reason: step.reason,
       idempotencyKey: step.idempotencyKey,
     })),

@@ -42,6 +42,8 @@ export interface NewStep {
   readonly capability: { readonly name: string };
   readonly capabilityVersion: string | undefined;
   readonly input: unknown;
+  /** A 2.0 step's bounds (docs/api.md, "Bounds"): recorded only when present. */
+  readonly bounds?: unknown;
   readonly reason: string | undefined;
   readonly idempotencyKey: string | undefined;
 }
@@ -248,6 +250,11 @@ export function createJob(
     if (step.input !== undefined) {
       live.input = step.input;
       setRecorded(recorded, 'input', toJsonSafe(step.input, 'input'));
+    }
+    // A step without bounds is recorded exactly as before (docs/api.md, "Bounds").
+    if (step.bounds !== undefined) {
+      live.bounds = step.bounds as Readonly<Record<string, unknown>>;
+      setRecorded(recorded, 'bounds', toJsonSafe(step.bounds, 'bounds'));
     }
     if (step.reason !== undefined) {
       live.reason = step.reason;

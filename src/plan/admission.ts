@@ -22,6 +22,7 @@ import {
   type CapturedStep,
   type CapturedSubmission,
 } from './capture.js';
+import { compileBounds, type StepBounds } from './bounds.js';
 import type { PlanVersion } from './execution-plan.js';
 import { versionsText } from './plan-versions.js';
 import { governedField, type GovernedProblem } from './governed-value.js';
@@ -46,6 +47,8 @@ export interface AdmittedStep {
   readonly capabilityVersion: string | undefined;
   /** The caller's input root, by identity. */
   readonly input: unknown;
+  /** A 2.0 step's bounds: the runtime's deep-frozen copy, compiled (docs/api.md, "Bounds"). */
+  readonly bounds: StepBounds | undefined;
   readonly reason: string | undefined;
   readonly idempotencyKey: string | undefined;
   readonly references: readonly LocatedReference[];
@@ -639,6 +642,87 @@ function reportGovernedProblem(
   report(issues, problem.code, message, field, index, id, { segments: ['input', ...problem.path] });
 }
 
+/**
+ * How a plan's step bounds are judged (docs/api.md, "Bounds"): `judge` in a 2.0 plan the runtime
+ * admits; `refuse` in a plan of another version (1.0); `ignore` in a 2.0 plan the runtime does not
+ * admit (UNSUPPORTED_PLAN_VERSION says what is wrong).
+ */
+type BoundsMode = 'judge' | 'refuse' | 'ignore';
+
+/** A step's bounds: judged and compiled, or each problem a BOUNDS_INVALID issue. */
+function admitBounds(
+  step: CapturedStep,
+  id: string | undefined,
+  registered: RegisteredCapability | undefined,
+  issues: Issue[],
+  mode: BoundsMode,
+): StepBounds | undefined {
+  const { index, bounds } = step;
+  if (!bounds.ok) {
+    report(
+      issues,
+      ErrorCode.INVALID_PLAN,
+      unreadable('bounds', bounds, stepLabel(index, id)),
+      'bounds',
+      index,
+      id,
+    );
+    return undefined;
+  }
+  if (step.boundsProblem !== undefined) {
+    const problem = step.boundsProblem;
+    if (problem === NOT_WALKED) return undefined;
+    const field = problem.path.length === 0 ? 'bounds' : `bounds.${problem.path.join('.')}`;
+    report(
+      issues,
+      ErrorCode.BOUNDS_INVALID,
+      `${stepLabel(index, id)}: ${field} is ${problem.what}; bounds must be plain JSON data`,
+      field,
+      index,
+      id,
+      { segments: ['bounds', ...problem.path] },
+    );
+    return undefined;
+  }
+  if (bounds.value === undefined || mode === 'ignore') return undefined;
+  if (mode === 'refuse') {
+    const hint = 'use plan version "2.0", or drop bounds';
+    report(
+      issues,
+      ErrorCode.BOUNDS_INVALID,
+      `${stepLabel(index, id)}: bounds need plan version "2.0"`,
+      'bounds',
+      index,
+      id,
+      { hint },
+    );
+    return undefined;
+  }
+  // A capability's field record names its fields; a Standard Schema decides for itself.
+  const declared =
+    registered !== undefined && registered.standard === undefined && registered.schema.length > 0
+      ? registered.schema.map((field) => field.key)
+      : undefined;
+  const compiled = compileBounds(bounds.value, declared);
+  if (compiled.ok) return bounds.value as StepBounds;
+  for (const problem of compiled.problems) {
+    const field = ['bounds', ...problem.path].join('.');
+    report(
+      issues,
+      ErrorCode.BOUNDS_INVALID,
+      `${stepLabel(index, id)}: ${field}: ${problem.message}${problem.hint === undefined ? '' : `; ${problem.hint}`}`,
+      field,
+      index,
+      id,
+      {
+        segments: ['bounds', ...problem.path],
+        ...(problem.hint !== undefined && { hint: problem.hint }),
+      },
+    );
+  }
+  return undefined;
+}
+
 /** Admits one step: each check in turn, every issue reported, the step admitted only if none. */
 function admitStep(
   step: CapturedStep,
@@ -647,6 +731,7 @@ function admitStep(
   issues: Issue[],
   suggest: Suggester,
   strict: boolean,
+  boundsMode: BoundsMode,
 ): AdmittedStep | undefined {
   if (!step.isObject) {
     reportNonObjectStep(step, issues);
@@ -668,6 +753,7 @@ function admitStep(
     id,
   );
   const references = admitInput(step, id, registered, idIndex, issues, strict);
+  const bounds = admitBounds(step, id, registered, issues, boundsMode);
   if (issues.length !== before || id === undefined || registered === undefined) return undefined;
   return {
     index,
@@ -675,6 +761,7 @@ function admitStep(
     capability: registered,
     capabilityVersion,
     input: step.input.ok ? step.input.value : undefined,
+    bounds,
     reason,
     idempotencyKey,
     references: references ?? NO_REFERENCES,
@@ -779,8 +866,22 @@ export function admitPlan(
   const idIndex = indexStepIds(submission.steps);
   const steps: AdmittedStep[] = [];
   const suggest = nameSuggester(names);
+  const { version } = submission;
+  const boundsMode: BoundsMode = submission.governed
+    ? 'judge'
+    : version.ok && version.value === '2.0'
+      ? 'ignore'
+      : 'refuse';
   for (const step of submission.steps) {
-    const admitted = admitStep(step, idIndex, lookup, issues, suggest, submission.governed);
+    const admitted = admitStep(
+      step,
+      idIndex,
+      lookup,
+      issues,
+      suggest,
+      submission.governed,
+      boundsMode,
+    );
     if (admitted !== undefined) steps.push(admitted);
   }
   if (issues.length > 0) throw new PlanAdmissionError(issues);

@@ -29,6 +29,13 @@ export interface CapturedStep {
   readonly capability: CapturedField;
   readonly capabilityVersion: CapturedField;
   readonly input: CapturedField;
+  /**
+   * The step's `bounds` (docs/api.md, "Bounds"): read in every plan version (a 1.0 plan may not
+   * have them); in a 2.0 plan the runtime admits, its deep-frozen copy, like `input`.
+   */
+  readonly bounds: CapturedField;
+  /** A 2.0 plan only: why `bounds` is outside the value domain (then `bounds` is MISSING). */
+  readonly boundsProblem: GovernedProblem | undefined;
   readonly reason: CapturedField;
   readonly idempotencyKey: CapturedField;
   /**
@@ -142,26 +149,35 @@ export const NOT_WALKED: GovernedProblem = Object.freeze({
 });
 
 /**
- * A 2.0 step input, walked once here (docs/api.md, "Plan version 2.0"): its deep-frozen copy, or
- * the problem. An absent input stays absent. The budget is the plan's.
+ * A 2.0 step input (or its bounds), walked once here (docs/api.md, "Plan version 2.0"): its
+ * deep-frozen copy, or the problem. An absent field stays absent. The budget is the plan's.
  */
-function governedInput(
+function governedCopy(
   read: CapturedField,
   budget: GovernedBudget,
-): { input: CapturedField; problem: GovernedProblem | undefined } {
-  if (!read.ok || read.value === undefined) return { input: read, problem: undefined };
+): { copy: CapturedField; problem: GovernedProblem | undefined } {
+  if (!read.ok || read.value === undefined) return { copy: read, problem: undefined };
   // The plan's budget is spent: that was reported once, on the step that spent it.
-  if (budget.spent()) return { input: MISSING, problem: NOT_WALKED };
+  if (budget.spent()) return { copy: MISSING, problem: NOT_WALKED };
   const copied = copyGoverned(read.value, budget);
   return copied.ok
-    ? { input: { ok: true, value: copied.value }, problem: undefined }
-    : { input: MISSING, problem: copied.problem };
+    ? { copy: { ok: true, value: copied.value }, problem: undefined }
+    : { copy: MISSING, problem: copied.problem };
+}
+
+/**
+ * The plan's budgets when it is a 2.0 plan the runtime admits: one for its inputs, one for its
+ * bounds (docs/api.md, "Bounds"), so neither can spend what the other may hold.
+ */
+interface Budgets {
+  readonly inputs: GovernedBudget;
+  readonly bounds: GovernedBudget;
 }
 
 function captureStep(
   entry: CapturedField,
   index: number,
-  budget: GovernedBudget | undefined,
+  budgets: Budgets | undefined,
 ): CapturedStep {
   const step = entry.ok ? entry.value : undefined;
   const isArray = isObjectLike(step) ? arrayCheck(step) : undefined;
@@ -175,6 +191,8 @@ function captureStep(
       capability: MISSING,
       capabilityVersion: MISSING,
       input: MISSING,
+      bounds: MISSING,
+      boundsProblem: undefined,
       reason: MISSING,
       idempotencyKey: MISSING,
       inputProblem: undefined,
@@ -185,8 +203,13 @@ function captureStep(
   const capability = read(step, 'capability');
   const capabilityVersion = read(step, 'capabilityVersion');
   let input = read(step, 'input');
+  let bounds = read(step, 'bounds');
   let inputProblem: GovernedProblem | undefined;
-  if (budget !== undefined) ({ input, problem: inputProblem } = governedInput(input, budget));
+  let boundsProblem: GovernedProblem | undefined;
+  if (budgets !== undefined) {
+    ({ copy: input, problem: inputProblem } = governedCopy(input, budgets.inputs));
+    ({ copy: bounds, problem: boundsProblem } = governedCopy(bounds, budgets.bounds));
+  }
   return {
     index,
     isObject: true,
@@ -195,11 +218,13 @@ function captureStep(
     capability,
     capabilityVersion,
     input,
+    bounds,
+    boundsProblem,
     reason: read(step, 'reason'),
     idempotencyKey: read(step, 'idempotencyKey'),
     inputProblem,
     unknownKeys:
-      budget === undefined ? undefined : unknownKeysOf(step, STEP_KEYS, MAX_UNKNOWN_KEYS_KEPT),
+      budgets === undefined ? undefined : unknownKeysOf(step, STEP_KEYS, MAX_UNKNOWN_KEYS_KEPT),
   };
 }
 
@@ -266,7 +291,9 @@ export function captureSubmission(
   // Read once, here: whether the inputs are walked depends on this one read.
   const governed =
     version.ok && version.value === '2.0' && versions.includes(version.value as PlanVersion);
-  const budget = governed ? new GovernedBudget() : undefined;
+  const budgets = governed
+    ? { inputs: new GovernedBudget(), bounds: new GovernedBudget() }
+    : undefined;
   const id = read(plan, 'id');
   const goal = read(plan, 'goal');
   const stepsField = read(plan, 'steps');
@@ -292,7 +319,7 @@ export function captureSubmission(
       stepsProblem = `plan.steps has ${length} steps; at most ${maxSteps} are accepted (maxPlanSteps)`;
     } else {
       for (let index = 0; index < length; index++) {
-        steps.push(captureStep(read(list, index), index, budget));
+        steps.push(captureStep(read(list, index), index, budgets));
       }
     }
   }

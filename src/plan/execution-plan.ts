@@ -1,3 +1,5 @@
+import type { StepBounds } from './bounds.js';
+
 /**
  * The plan formats Warrant knows (docs/api.md, "Plan version 2.0"). A runtime admits those its
  * `planVersions` option lists (default `['1.0']`); `'2.0'` steps take plain JSON data only.
@@ -26,6 +28,11 @@ export interface ExecutionStep {
   capabilityVersion?: string;
   /** The input; may contain result references to earlier steps. */
   input?: unknown;
+  /**
+   * Plan version 2.0 only: what each top-level input field may hold, in a JSON Schema subset
+   * (docs/api.md, "Bounds"). Checked on the resolved input only when a plan grant is used.
+   */
+  bounds?: StepBounds;
   reason?: string;
   idempotencyKey?: string;
 }

@@ -16,6 +16,7 @@ import { describeValue } from '../errors/describe-value.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
 import type { PlanVersion } from './execution-plan.js';
+import { BOUND_TYPES, MAX_PATTERN_CHARS } from './bounds.js';
 import { KNOWN_PLAN_VERSIONS } from './plan-versions.js';
 import { MAX_REFERENCE_TEXT_CHARS } from './references.js';
 
@@ -34,6 +35,50 @@ export const PLAN_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema
 
 /** Where the plan schema defines a result reference, once (every field points there). */
 const REFERENCE = '#/$defs/resultReference';
+
+/** Where the plan schema defines a bound, once: it nests (`items`, `properties`). */
+const BOUND = '#/$defs/bound';
+
+/** The JSON Schema subset a bound may use (docs/api.md, "Bounds"), as a schema. */
+function boundSchema(): JsonSchema {
+  const number = { type: 'number' };
+  const length = { type: 'integer', minimum: 0 };
+  const typeName = { enum: [...BOUND_TYPES] };
+  return {
+    type: 'object',
+    description:
+      'What an input field may hold, in a JSON Schema subset; checked on the resolved input when a plan approval is used',
+    properties: {
+      type: {
+        anyOf: [typeName, { type: 'array', items: typeName, minItems: 1, uniqueItems: true }],
+      },
+      const: {},
+      enum: { type: 'array', minItems: 1 },
+      minimum: number,
+      exclusiveMinimum: number,
+      maximum: number,
+      exclusiveMaximum: number,
+      minLength: length,
+      maxLength: length,
+      pattern: { type: 'string', maxLength: MAX_PATTERN_CHARS },
+      maxItems: length,
+      items: { $ref: BOUND },
+      required: { type: 'array', items: { type: 'string' }, uniqueItems: true },
+      properties: { type: 'object', additionalProperties: { $ref: BOUND } },
+    },
+    additionalProperties: false,
+  };
+}
+
+/** A 2.0 step's `bounds`: on the declared fields of a field record, else on any field. */
+function stepBoundsSchema(record: RegisteredCapability): JsonSchema {
+  const description = "Bounds on the step's top-level input fields (plan approvals)";
+  if (record.standard !== undefined || record.schema.length === 0)
+    return { type: 'object', description, additionalProperties: { $ref: BOUND } };
+  const properties: JsonSchema = {};
+  for (const field of record.schema) properties[field.key] = { $ref: BOUND };
+  return { type: 'object', description, properties, additionalProperties: false };
+}
 
 /** What a result reference looks like to a schema: an object whose only key is `$ref`. */
 function referenceSchema(): JsonSchema {
@@ -168,7 +213,8 @@ function buildBranch(record: RegisteredCapability, version: PlanVersion): Branch
     capability: { const: record.name },
     capabilityVersion: { const: record.version },
     input,
-    // The other step fields admission takes (`bounds` comes with plan warrants).
+    // The other step fields admission takes; `bounds` in a 2.0 plan only (docs/api.md, "Bounds").
+    ...(strict && { bounds: stepBoundsSchema(record) }),
     reason: { type: 'string' },
     idempotencyKey: { type: 'string' },
   };
@@ -205,6 +251,7 @@ function assemble(
 ): JsonSchema {
   const oneOf: JsonSchema[] = [];
   const definitions: JsonSchema = { resultReference: referenceSchema() };
+  if (version !== '1.0') definitions.bound = boundSchema();
   for (const record of records) {
     const branch = branchOf(record, version);
     oneOf.push(branch.schema);

@@ -27,6 +27,7 @@ export function planDigest(plan: AdmittedPlan): string {
         capability: step.capability.name,
         capabilityVersion: step.capabilityVersion,
         input: step.input,
+        bounds: step.bounds,
         reason: step.reason,
         idempotencyKey: step.idempotencyKey,
       })),

@@ -40,6 +40,7 @@ export function admitRecorded(record: Job, lookup: CapabilityLookup): AdmittedPl
       if (step.capabilityVersion !== undefined)
         submitted.capabilityVersion = step.capabilityVersion;
       if ('input' in step) submitted.input = step.input;
+      if (step.bounds !== undefined) submitted.bounds = step.bounds;
       if (step.reason !== undefined) submitted.reason = step.reason;
       if (step.idempotencyKey !== undefined) submitted.idempotencyKey = step.idempotencyKey;
       return submitted;

@@ -46,6 +46,8 @@ const API_ISSUE_CODES = [
   // Strict 2.0 plans (docs/api.md, "Plan version 2.0").
   'UNKNOWN_STEP_FIELD',
   'UNDECLARED_INPUT_FIELD',
+  // Step bounds (docs/api.md, "Bounds").
+  'BOUNDS_INVALID',
 ];
 
 // PlanAdmissionIssue.code is exactly the catalog's admission issue codes (checked by tsc).

@@ -186,6 +186,12 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(programs, isDbos, 'the SQLite store, serve, worker and run');
   });
 
+  test('loads no safe-regex2: only plan bounds with a pattern do (docs/api.md, "Bounds")', () => {
+    const isSafeRegex = (name: string) => name === 'safe-regex2' || name === 'ret';
+    assertNotLoaded(loaded.esm as Set<string>, isSafeRegex, 'ESM root');
+    assertNotLoaded(loaded.cjs as Set<string>, isSafeRegex, 'CommonJS root');
+  });
+
   test('loads no MCP SDK and no zod, ESM and CommonJS', () => {
     assertNotLoaded(loaded.esm as Set<string>, isMcpOrZod, 'ESM root');
     assertNotLoaded(loaded.cjs as Set<string>, isMcpOrZod, 'CommonJS root');

@@ -444,7 +444,7 @@ describe('strict 2.0 plans, issue paths and hints', () => {
     assert.equal(authorizer.calls.length, 0);
   });
 
-  it('admits every step field in 2.0 (bounds is left to plan warrants) and any key in 1.0, as before', async () => {
+  it('admits every step field in 2.0 (empty bounds included) and any key but bounds in 1.0, as before', async () => {
     const step = {
       id: 'a',
       capability: fieldsName,
@@ -566,5 +566,230 @@ describe('strict 2.0 plans, issue paths and hints', () => {
     assert.equal(error.issues[2]?.hint, `did you mean "${fieldsName}"?`);
     const notObject = await rejection(() => runtime.executePlan(null as never));
     assert.equal(notObject.issues[0]?.path, '');
+  });
+});
+
+describe('bounds of 2.0 steps (docs/api.md, "Bounds")', () => {
+  const authorizer = recordingAuthorizer();
+  const runtime = runtimeWith({ authorizer, planVersions: ['1.0', '2.0'] });
+  let invoked = 0;
+  const [fields, bare] = register(
+    runtime,
+    {
+      inputSchema: {
+        amount: { type: 'number', required: true, description: 'how much' },
+        to: { type: 'string', required: false, description: 'recipient' },
+        lines: { type: 'array', required: false, description: 'invoice lines' },
+        meta: { type: 'object', required: false, description: 'anything' },
+      },
+      execute: () => invoked++,
+    },
+    { execute: () => invoked++ },
+  ) as [string, string];
+
+  const plan = (bounds: unknown, version = '2.0', capability = fields) => ({
+    version,
+    steps: [{ id: 'pay', capability, input: { amount: 5 }, bounds }],
+  });
+
+  /** The BOUNDS_INVALID issues of a refused plan, as code, path and hint. */
+  async function refused(
+    bounds: unknown,
+    version?: string,
+  ): Promise<{ code: string; path: string; hint?: string; message: string }[]> {
+    const error = await rejection(() => runtime.executePlan(plan(bounds, version) as never));
+    return error.issues.map(({ code, path, hint, message }) => ({
+      code,
+      path,
+      message,
+      ...(hint !== undefined && { hint }),
+    }));
+  }
+
+  it('admits every keyword of the subset, nested ones included, and records the bounds with the step', async () => {
+    const bounds = {
+      amount: {
+        type: ['number', 'null'],
+        minimum: 0,
+        exclusiveMinimum: -1,
+        maximum: 100,
+        exclusiveMaximum: 101,
+        enum: [5, 10],
+      },
+      to: { type: 'string', minLength: 3, maxLength: 80, pattern: '^[a-z]+@example\\.com$' },
+      lines: {
+        maxItems: 3,
+        items: {
+          type: 'object',
+          required: ['sku'],
+          properties: { sku: { const: 'A-1' }, qty: { type: 'integer', maximum: 9 } },
+        },
+      },
+      meta: {},
+    };
+    const before = invoked;
+    const job = await runtime.executePlan(plan(bounds) as never);
+    assert.equal(job.status, 'completed');
+    assert.equal(invoked, before + 1);
+    assert.deepEqual(job.steps[0]?.bounds, bounds);
+    const stored = await runtime.getJob(job.id);
+    assert.deepEqual(stored?.steps[0]?.bounds, bounds);
+    assert.equal((await runtime.verifyJob(job.id))?.ok, true);
+  });
+
+  it('refuses each keyword outside the subset, with the keyword meant as hint', async () => {
+    for (const keyword of [
+      'minItems',
+      'format',
+      'anyOf',
+      '$ref',
+      'additionalProperties',
+      'multipleOf',
+      'uniqueItems',
+    ]) {
+      const [issue, ...more] = await refused({ amount: { [keyword]: 1 } });
+      assert.deepEqual(more, [], keyword);
+      assert.equal(issue?.code, 'BOUNDS_INVALID', keyword);
+      assert.equal(issue?.path, `/steps/0/bounds/amount/${keyword.replace('/', '~1')}`, keyword);
+      assert.match(issue?.message ?? '', /is not a bound keyword/, keyword);
+    }
+    const [misspelled] = await refused({ amount: { maximun: 100 } });
+    assert.deepEqual(misspelled, {
+      code: 'BOUNDS_INVALID',
+      path: '/steps/0/bounds/amount/maximun',
+      hint: 'did you mean "maximum"?',
+      message:
+        'steps[0] "pay": bounds.amount.maximun: "maximun" is not a bound keyword; did you mean "maximum"?',
+    });
+    // Nested bounds are judged as deeply.
+    const [nested] = await refused({ lines: { items: { properties: { sku: { format: 'x' } } } } });
+    assert.equal(nested?.path, '/steps/0/bounds/lines/items/properties/sku/format');
+  });
+
+  it('refuses keyword values of the wrong type, every one reported', async () => {
+    const issues = await refused({
+      amount: {
+        type: 'decimal',
+        enum: [],
+        minimum: '0',
+        exclusiveMinimum: null,
+        maximum: [100],
+        exclusiveMaximum: {},
+        minLength: -1,
+        maxLength: 1.5,
+        maxItems: '3',
+      },
+      to: { pattern: 42, type: [] },
+      lines: { items: [{}], required: ['a', 'a'] },
+      meta: { properties: [], required: 'a' },
+    });
+    assert.deepEqual(
+      issues.map((issue) => [issue.code, issue.path]),
+      [
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/enum'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/exclusiveMaximum'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/exclusiveMinimum'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/maxItems'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/maxLength'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/maximum'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/minLength'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/minimum'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/amount/type'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/lines/items'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/lines/required'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/meta/properties'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/meta/required'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/to/pattern'],
+        ['BOUNDS_INVALID', '/steps/0/bounds/to/type'],
+      ],
+    );
+    for (const bad of [[], 'amount', 3, null, { amount: 'max 100' }, { amount: [] }]) {
+      const [issue] = await refused(bad);
+      assert.equal(issue?.code, 'BOUNDS_INVALID', JSON.stringify(bad));
+    }
+  });
+
+  it('refuses an unsafe pattern, a pattern over 1,000 characters and one that is no regular expression', async () => {
+    const [unsafe] = await refused({ to: { pattern: '(a+)+$' } });
+    assert.equal(unsafe?.code, 'BOUNDS_INVALID');
+    assert.equal(unsafe?.path, '/steps/0/bounds/to/pattern');
+    assert.match(unsafe?.message ?? '', /unsafe by safe-regex2/);
+    const [long] = await refused({ to: { pattern: 'a'.repeat(1_001) } });
+    assert.match(long?.message ?? '', /is 1001 characters; a pattern has at most 1000/);
+    const [broken] = await refused({ to: { pattern: '[' } });
+    assert.match(broken?.message ?? '', /is not a regular expression/);
+    // 1,000 characters is still a pattern.
+    const job = await runtime.executePlan(plan({ to: { pattern: 'a'.repeat(1_000) } }) as never);
+    assert.equal(job.status, 'completed');
+  });
+
+  it('refuses a bound on a field the capability does not declare, naming the field meant', async () => {
+    assert.deepEqual(await refused({ ammount: { maximum: 1 }, zzz: {} }), [
+      {
+        code: 'BOUNDS_INVALID',
+        path: '/steps/0/bounds/ammount',
+        hint: 'did you mean "amount"?',
+        message:
+          'steps[0] "pay": bounds.ammount: "ammount" is not an input field of this capability; did you mean "amount"?',
+      },
+      {
+        code: 'BOUNDS_INVALID',
+        path: '/steps/0/bounds/zzz',
+        hint: 'declared fields: "amount", "to", "lines", "meta"',
+        message:
+          'steps[0] "pay": bounds.zzz: "zzz" is not an input field of this capability; declared fields: "amount", "to", "lines", "meta"',
+      },
+    ]);
+    // A capability without fields takes bounds on any field.
+    const job = await runtime.executePlan(plan({ anything: { maximum: 1 } }, '2.0', bare) as never);
+    assert.equal(job.status, 'completed');
+  });
+
+  it('refuses bounds in a 1.0 plan, and says only UNSUPPORTED_PLAN_VERSION of a 2.0 plan the runtime does not admit', async () => {
+    assert.deepEqual(await refused({ amount: { maximum: 1 } }, '1.0'), [
+      {
+        code: 'BOUNDS_INVALID',
+        path: '/steps/0/bounds',
+        hint: 'use plan version "2.0", or drop bounds',
+        message: 'steps[0] "pay": bounds need plan version "2.0"',
+      },
+    ]);
+    const old = runtimeWith({ authorizer });
+    const error = await rejection(() => old.executePlan(plan({ amount: {} }) as never));
+    assert.deepEqual(
+      error.issues.map((issue) => issue.code),
+      ['UNSUPPORTED_PLAN_VERSION'],
+    );
+  });
+
+  it('copies bounds once, frozen, and refuses bounds outside plain data (a getter, a Date) without running them', async () => {
+    let reads = 0;
+    const hostile = {
+      amount: {
+        get maximum() {
+          reads++;
+          return 1;
+        },
+      },
+    };
+    const [getter] = await refused(hostile);
+    assert.equal(getter?.code, 'BOUNDS_INVALID');
+    assert.equal(getter?.path, '/steps/0/bounds/amount/maximum');
+    assert.equal(reads, 0);
+    const [date] = await refused({ amount: { const: new Date(0) } });
+    assert.equal(date?.path, '/steps/0/bounds/amount/const');
+    // Nested deeper than the value domain allows.
+    let deep: Record<string, unknown> = {};
+    for (let level = 0; level < 200; level++) deep = { items: deep };
+    const [tooDeep] = await refused({ lines: deep });
+    assert.equal(tooDeep?.code, 'BOUNDS_INVALID');
+    // What the job keeps is the runtime's copy: later edits to the caller's object change nothing.
+    const bounds = { amount: { maximum: 100 } };
+    const step = { id: 'pay', capability: fields, input: { amount: 5 }, bounds };
+    const job = await runtime.executePlan({ version: '2.0', steps: [step] });
+    bounds.amount.maximum = 1;
+    assert.deepEqual(job.steps[0]?.bounds, { amount: { maximum: 100 } });
+    assert.ok(Object.isFrozen(job.steps[0]?.bounds));
+    assert.notEqual(job.steps[0]?.bounds, step.bounds);
   });
 });

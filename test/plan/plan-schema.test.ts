@@ -249,3 +249,88 @@ describe('runtime.planSchema()', () => {
     }
   });
 });
+
+describe('runtime.planSchema() and bounds (docs/api.md, "Bounds")', () => {
+  const runtime = runtimeWith({ planVersions: ['1.0', '2.0'] });
+  const [pay, free] = register(
+    runtime,
+    {
+      description: 'Pays',
+      inputSchema: {
+        amount: { type: 'number', required: true, description: 'How much' },
+        to: { type: 'string', required: false, description: 'Whom' },
+      },
+      execute: () => 'paid',
+    },
+    { description: 'No input schema', execute: () => 'ok' },
+  ) as [string, string];
+  const ours = new Set([pay, free]);
+  const include = (descriptor: CapabilityDescriptor) => ours.has(descriptor.name);
+
+  it('describes bounds on 2.0 steps only: the declared fields of a field record, any field otherwise', () => {
+    const schema = runtime.planSchema({ include });
+    const [payBranch, freeBranch] = branches(schema);
+    const payBounds = (payBranch?.properties as Record<string, Schema>).bounds as Schema;
+    assert.deepEqual(Object.keys(payBounds.properties as Schema), ['amount', 'to']);
+    assert.equal(payBounds.additionalProperties, false);
+    const freeBounds = (freeBranch?.properties as Record<string, Schema>).bounds as Schema;
+    assert.deepEqual(freeBounds.additionalProperties, { $ref: '#/$defs/bound' });
+    const bound = (schema.$defs as Record<string, Schema>).bound as Schema;
+    assert.deepEqual(Object.keys(bound.properties as Schema).sort(), [
+      'const',
+      'enum',
+      'exclusiveMaximum',
+      'exclusiveMinimum',
+      'items',
+      'maxItems',
+      'maxLength',
+      'maximum',
+      'minLength',
+      'minimum',
+      'pattern',
+      'properties',
+      'required',
+      'type',
+    ]);
+    const old = runtime.planSchema({ include, version: '1.0' });
+    assert.equal((old.$defs as Schema).bound, undefined);
+    for (const branch of branches(old))
+      assert.equal((branch.properties as Schema).bounds, undefined);
+  });
+
+  it('agrees with admission on bounds: accepted, an unknown keyword, an undeclared field, a wrong value type', async () => {
+    const schema = runtime.planSchema({ include });
+    const step = { id: 'p', capability: pay, input: { amount: 5 } };
+    const accepted = {
+      version: '2.0',
+      steps: [
+        {
+          ...step,
+          bounds: {
+            amount: { type: 'number', minimum: 0, maximum: 100 },
+            to: { pattern: '^[a-z]+$', maxLength: 20, enum: ['ada', 'bob'] },
+          },
+        },
+        {
+          id: 'f',
+          capability: free,
+          bounds: { lines: { maxItems: 2, items: { required: ['sku'], properties: { sku: {} } } } },
+        },
+      ],
+    };
+    assert.equal(validate(schema, accepted), true);
+    assert.deepEqual(await admitted(runtime, accepted), []);
+    for (const bounds of [
+      { amount: { format: 'int' } },
+      { ammount: { maximum: 1 } },
+      { amount: { maximum: '100' } },
+      { amount: { maxItems: -1 } },
+      { amount: { items: { minItems: 1 } } },
+      { to: { pattern: 'a'.repeat(1_001) } },
+    ]) {
+      const plan = { version: '2.0', steps: [{ ...step, bounds }] };
+      assert.equal(validate(schema, plan), false, JSON.stringify(bounds));
+      assert.deepEqual(await admitted(runtime, plan), ['BOUNDS_INVALID'], JSON.stringify(bounds));
+    }
+  });
+});

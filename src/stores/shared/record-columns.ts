@@ -68,6 +68,7 @@ export function stepFixed(step: JobStep): string {
     id: step.id,
     capabilityVersion: step.capabilityVersion,
     input: step.input,
+    bounds: step.bounds,
     reason: step.reason,
     idempotencyKey: step.idempotencyKey,
     createdAt: step.createdAt,
