@@ -14,6 +14,7 @@ import {
   type ApproverPolicy,
   type CapabilityModule,
   type CapabilityRisk,
+  type Job,
   type OperatorRuntimeOptions,
 } from '../index.js';
 import { createMcpCapability } from '../mcp/outbound.js';
@@ -224,6 +225,33 @@ export function decisionFlags(flags: RuntimeFlags): string[] {
     if (value !== undefined) words.push(`--${name}`, value);
   }
   return words;
+}
+
+/** A shell word: kept as it is when plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command that approves the waiting step of `job` (none when no step waits), with the flags
+ * the decision needs to run it (`decisionFlags`); the approver is the caller of `--caller`,
+ * someone other than the submitter. Printed by `warrant run` and by `warrant approvals approve`
+ * when the job stops at its next approval (docs/guide/approvals.md, "From the program").
+ */
+export function approveCommand(job: Job, flags: RuntimeFlags): string {
+  const step = job.steps.find((waiting) => waiting.status === 'awaiting_approval');
+  if (step?.decision === undefined) return '';
+  const words = [
+    'warrant',
+    'approvals',
+    'approve',
+    job.id,
+    step.id,
+    '--digest',
+    step.decision.inputDigest,
+  ];
+  words.push(...decisionFlags(flags), '--caller', '{"id":"<approver>"}');
+  return `\nstep ${step.id} awaits approval; to approve it:\n  ${words.map(shellWord).join(' ')}\n`;
 }
 
 /** The largest limits file read. */

@@ -175,7 +175,8 @@ function replay(
         break;
       case 'approval.granted':
         step.status = 'pending';
-        status = 'executing';
+        // With a queue engine the granted job goes back on the queue (docs/api.md, "Workers").
+        status = data.queued === true ? 'queued' : 'executing';
         break;
       case 'step.interrupted':
         // Started, never ended, and its process gone: it may have run (docs/api.md, "Recovery").

@@ -312,11 +312,14 @@ export function createJob(
   };
 }
 
-/** A queued job starts: `executing`, with `execution.started`. */
+/**
+ * A queued job starts: `executing`, with `execution.started`. A job put back on the queue by an
+ * approval keeps the `startedAt` of its first start.
+ */
 export function startQueuedJob(running: RunningJob, at: string): JobChange {
   for (const face of [running.job, running.record]) {
     face.status = 'executing';
-    face.startedAt = at;
+    face.startedAt ??= at;
     face.updatedAt = at;
   }
   return { steps: NO_STEPS, events: [append(running, 'execution.started', at)] };
@@ -649,7 +652,9 @@ export function awaitApproval(
 /**
  * A waiting step was approved: it is pending again and the job executing, with
  * `approval.granted` (and the approver's comment). The step then runs through the executor like
- * any other.
+ * any other. With `queued` (a runtime with a queue engine, docs/api.md, "Workers") the job goes
+ * back on the queue instead: `queued`, with `approval.granted { queued: true }`, and a worker
+ * starts it again from that step.
  */
 export function grantApproval(
   running: RunningJob,
@@ -657,13 +662,15 @@ export function grantApproval(
   at: string,
   approverId: string,
   comment?: string,
+  queued = false,
 ): JobChange {
   setStatus(running, index, 'pending');
-  running.job.status = running.record.status = 'executing';
+  running.job.status = running.record.status = queued ? 'queued' : 'executing';
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
   const data: Record<string, unknown> = { stepId: step.id, approver: approverId };
   if (comment !== undefined) data.comment = comment;
+  if (queued) data.queued = true;
   const event = append(running, 'approval.granted', at, data);
   return { steps: onlyStep(index), claims: index, events: [event] };
 }

@@ -37,12 +37,18 @@ import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { askWithinTenant } from '../callers/tenant-rules.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
 import { admitRecorded, loadRunningJob, type CapabilityLookup } from './stored-job.js';
+import { queueEntryId } from './queued-grants.js';
 import { missingCapabilities } from './waiting-jobs.js';
 
 /** What deciding needs of the runtime. */
 export interface ApprovalHost {
   readonly deps: ExecutorDependencies;
   readonly lookup: CapabilityLookup;
+  /**
+   * With a queue engine: puts a granted job back on the queue (the entry id from
+   * `queueEntryId`), to run on a worker, never in the deciding process (docs/api.md, "Workers").
+   */
+  readonly requeue?: ((jobId: string, entryId: string) => Promise<void>) | undefined;
 }
 
 function refusal(code: ErrorCode, message: string): Error {
@@ -59,6 +65,24 @@ function lostClaim(error: unknown): boolean {
 function expiredInWrite(error: unknown): boolean {
   const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
   return cause?.code === ErrorCode.APPROVAL_EXPIRED;
+}
+
+/**
+ * A job granted on a runtime with a queue engine, recorded `queued`, put on the queue: a worker
+ * runs the approved step (docs/api.md, "Workers"). Queuing it can fail after the grant is
+ * written: the job stays recorded queued and a worker's sweep queues it.
+ */
+async function requeueGranted(host: ApprovalHost, running: RunningJob): Promise<Job> {
+  const { job } = running;
+  try {
+    await host.requeue?.(job.id, queueEntryId(running.record));
+  } catch (error) {
+    host.deps.logger.warn(
+      `warrant: job ${job.id} is granted and recorded queued, and could not be put on the queue (a worker's sweep queues it): ${describeThrown(error)}`,
+      {},
+    );
+  }
+  return job;
 }
 
 /** Pending requests and decisions on them, for one runtime. */
@@ -178,6 +202,7 @@ export class ApprovalDesk {
       );
     }
     if (args.decision === 'reject') return consumed.running.job;
+    if (host.requeue !== undefined) return requeueGranted(host, consumed.running);
     return this.#resume(host, consumed.running, consumed.index, args, consumed.grantedAt);
   }
 
@@ -235,7 +260,14 @@ export class ApprovalDesk {
       const at = isoNow();
       const change =
         args.decision === 'approve'
-          ? grantApproval(running, index, at, args.approver.id, args.comment)
+          ? grantApproval(
+              running,
+              index,
+              at,
+              args.approver.id,
+              args.comment,
+              host.requeue !== undefined,
+            )
           : rejectApproval(running, index, at, args.approver.id, args.comment);
       try {
         await commitChange(running, change, host.deps);

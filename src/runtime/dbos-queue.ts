@@ -108,9 +108,12 @@ export class DbosQueue {
     return this.#submitter;
   }
 
-  /** Puts a recorded job on the queue; a second call for one job does nothing. */
-  async enqueue(jobId: string): Promise<void> {
-    await (await this.#client()).enqueue(jobId);
+  /**
+   * Puts a recorded job on the queue under `entryId` (default its id; a job an approval put back
+   * has its own, `queueEntryId`); a second call for one entry does nothing.
+   */
+  async enqueue(jobId: string, entryId: string = jobId): Promise<void> {
+    await (await this.#client()).enqueue(jobId, entryId);
   }
 
   /**
@@ -126,13 +129,14 @@ export class DbosQueue {
 
   /**
    * Starts this process's worker. `run` takes up one job by id, as the record says; `queued`
-   * lists jobs recorded queued for a while (the sweep queues them again: a second enqueue of a
-   * job does nothing, so this only catches jobs whose enqueue never happened).
+   * lists jobs recorded queued for a while, with their entry ids (the sweep queues them again: a
+   * second enqueue of an entry does nothing, so this only catches jobs whose enqueue never
+   * happened).
    */
   async startWorker(
     options: StartWorkerOptions & { concurrency: number; id: string },
     run: RunJobById,
-    queued: () => Promise<readonly string[]>,
+    queued: () => Promise<readonly { readonly jobId: string; readonly entryId: string }[]>,
     log: (line: string) => void,
   ): Promise<Worker> {
     if (this.#worker !== undefined) throw new Error('this runtime already runs a worker');
@@ -149,7 +153,7 @@ export class DbosQueue {
     });
     this.#worker = worker;
     const sweep = async () => {
-      for (const jobId of await queued()) await this.enqueue(jobId);
+      for (const { jobId, entryId } of await queued()) await this.enqueue(jobId, entryId);
     };
     this.#sweep = setInterval(
       () => void sweep().catch((error: unknown) => log(`queue sweep: ${String(error)}`)),

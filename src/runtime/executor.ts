@@ -56,6 +56,7 @@ import {
 } from '../plan/governed-value.js';
 import { checkLimits, type LimitDenial } from '../limits/limit-check.js';
 import type { CheckedLimit } from '../limits/limit-options.js';
+import { queuedResume, type QueuedResume } from './queued-grants.js';
 import { recordedCaller } from './recorded-caller.js';
 import {
   startJobTelemetry,
@@ -651,10 +652,26 @@ export async function runQueuedJob(
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry, control);
   if (control.cancel !== undefined) return cancelRun(run, undefined, undefined);
+  const resume = queuedResume(running.record);
   const started = run.commit(startQueuedJob(running, now()));
   if (started !== undefined) await started;
-  const steps = () => runSteps(run, plan, 0, [], caller, deps, undefined);
+  const steps = () => runQueuedSteps(run, plan, caller, deps, resume);
   return telemetry === undefined ? steps() : telemetry.job(steps);
+}
+
+/**
+ * The steps of a queued job once started: from the first, or for one an approval put back on
+ * the queue, from the approved step with its grant (docs/api.md, "Workers").
+ */
+function runQueuedSteps(
+  run: JobRun,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  resume: QueuedResume | undefined,
+): Promise<Job> {
+  if (resume === undefined) return runSteps(run, plan, 0, [], caller, deps, undefined);
+  return runSteps(run, plan, resume.from, resume.results, caller, deps, resume.approval);
 }
 
 /**
@@ -678,10 +695,11 @@ export async function runDequeuedJob(
     const cancelled = cancelJob(running, now(), control.cancel);
     return (await taking.commitWhileQueued(cancelled)) ? running.job : undefined;
   }
+  const resume = queuedResume(running.record);
   if (!(await taking.commitWhileQueued(startQueuedJob(running, now())))) return undefined;
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry, control);
-  const steps = () => runSteps(run, plan, 0, [], caller, deps, undefined);
+  const steps = () => runQueuedSteps(run, plan, caller, deps, resume);
   return telemetry === undefined ? steps() : telemetry.job(steps);
 }
 

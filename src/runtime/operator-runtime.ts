@@ -602,9 +602,12 @@ export class OperatorRuntime {
    */
   async #approvalHost() {
     const inventory = capabilityInventory();
+    const queue = this.#dbos;
     return {
       deps: await this.#store.dependencies(),
       lookup: (name: string) => inventory.get(name),
+      // With the queue engine a granted job runs on a worker (docs/api.md, "Workers").
+      requeue: queue && ((jobId: string, entryId: string) => queue.enqueue(jobId, entryId)),
     };
   }
 }

@@ -17,6 +17,7 @@ import { commitWhileQueued, runDequeuedJob, type ExecutorDependencies } from './
 import { liveJob, type LiveJobs } from './live-jobs.js';
 import type { DbosQueue, Worker, WorkerSettings } from './dbos-queue.js';
 import type { Orphans } from './orphans.js';
+import { queueEntryId } from './queued-grants.js';
 import { admitRecorded, loadRunningJob } from './stored-job.js';
 
 /** What running a dequeued job needs of its runtime. */
@@ -49,9 +50,13 @@ export async function startQueueWorker(
     (jobId) => runDequeued(host, deps, jobId),
     async () => {
       await recover();
+      // Queued for a while (submitted, or put back by an approval: its last write) and maybe
+      // never put on the queue: queued again under its entry id (a second time does nothing).
       const cutoff = Date.now() - 5_000;
       const jobs = await deps.store.list({ status: 'queued', limit: 1_000 });
-      return jobs.filter((job) => Date.parse(job.createdAt) < cutoff).map((job) => job.id);
+      return jobs
+        .filter((job) => Date.parse(job.updatedAt) < cutoff)
+        .map((job) => ({ jobId: job.id, entryId: queueEntryId(job) }));
     },
     log,
   );

@@ -318,8 +318,11 @@ export async function startDbosWorker(settings: WorkerSettings): Promise<DbosWor
 
 /** What a submitting process holds: it puts jobs on the queue and cancels them, runs none. */
 export interface DbosSubmitter {
-  /** Queues the job (its workflow id the job id: a second enqueue of one job does nothing). */
-  enqueue(jobId: string): Promise<void>;
+  /**
+   * Queues the job under the workflow id `workflowId` (default the job id; a job an approval put
+   * back on the queue has its own): a second enqueue of one workflow id does nothing.
+   */
+  enqueue(jobId: string, workflowId?: string): Promise<void>;
   /**
    * Cancels the job's workflow: a queued one never starts, a running one's signal aborts.
    * Resolves whether DBOS holds a workflow for the job (false: it was never queued here).
@@ -372,12 +375,12 @@ export async function createDbosSubmitter(options: {
     applicationName: 'warrant',
   });
   return {
-    async enqueue(jobId) {
+    async enqueue(jobId, workflowId = jobId) {
       await client.enqueue(
         {
           queueName: QUEUE_NAME,
           workflowName: WORKFLOW_NAME,
-          workflowID: jobId,
+          workflowID: workflowId,
         },
         jobId,
       );

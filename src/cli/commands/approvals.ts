@@ -11,6 +11,7 @@ import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { formatTable } from '../format-table.js';
 import { parseCommand, text } from '../parse.js';
 import {
+  approveCommand,
   createProgramRuntime,
   runtimeOptions,
   runtimeOptionsHelp,
@@ -118,6 +119,8 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     writeErr(
       `job ${shownText(job.id)} ${job.status}${job.error === undefined ? '' : `: ${shownText(job.error, 2000)}`}\n`,
     );
+    // Stopped at its next approval: the command that approves that one, with this run's flags.
+    if (job.status === 'awaiting_approval') writeErr(approveCommand(job, flags));
     if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else writeOut(`${job.id}\n`);
     return decidedExit(job, decision);

@@ -19,8 +19,8 @@ import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
 import { parseCommand, text as optionText } from '../parse.js';
 import {
+  approveCommand,
   createProgramRuntime,
-  decisionFlags,
   runtimeOptions,
   runtimeOptionsHelp,
   type RuntimeFlags,
@@ -117,11 +117,6 @@ export function admissionJson(error: PlanAdmissionError): string {
   return answerText(refusalAnswer(error, CLI_ANSWER), 2);
 }
 
-/** A shell word: kept as it is when plain, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
  * After a step the default policy denied (no --authorizer, --policy or --approvals), what the
  * user can do about it: the denial's own reason does not say (docs/guide/cli.md, "Options of the
@@ -136,27 +131,6 @@ function defaultDenialHint(job: Job, flags: RuntimeFlags): string {
   );
   if (denied === undefined) return '';
   return `hint: the default policy denies writes and destructive work (step ${printable(denied.id)}): add --approvals to ask a person to approve each one (docs/guide/approvals.md), or --policy <file.cedar> to allow what your policies permit (docs/guide/policies.md)\n`;
-}
-
-/**
- * The command that approves the waiting step, with the options the decision needs to run it
- * (store, modules, authorizer, approvers); the approver is the caller of `--caller`, someone
- * other than the submitter.
- */
-function approveCommand(job: Job, flags: RuntimeFlags): string {
-  const step = job.steps.find((waiting) => waiting.status === 'awaiting_approval');
-  if (step?.decision === undefined) return '';
-  const words = [
-    'warrant',
-    'approvals',
-    'approve',
-    job.id,
-    step.id,
-    '--digest',
-    step.decision.inputDigest,
-  ];
-  words.push(...decisionFlags(flags), '--caller', '{"id":"<approver>"}');
-  return `\nstep ${step.id} awaits approval; to approve it:\n  ${words.map(shellWord).join(' ')}\n`;
 }
 
 /** Outcomes of a preview that mean the plan would not run through. */

@@ -3,7 +3,7 @@
 // approves; the list shows the request; that command, as another caller, runs the write.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -104,6 +104,48 @@ describe('warrant approvals', () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /APPROVAL_NOT_PENDING/);
     assert.match(warrant(['approvals', '--fs-root', 'examples/data'], cwd).stdout, /no pending/);
+  });
+
+  it('approving a step the job stops after again prints the command that approves the next, with the flags the decision needs', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-next-'));
+    copyExamples(cwd);
+    const write = (id: string, path: string) => ({
+      id,
+      capability: 'fs.write',
+      input: { path, content: id },
+    });
+    writeFileSync(
+      join(cwd, 'two-writes.json'),
+      JSON.stringify({
+        version: '1.0',
+        goal: 'two writes, each approved',
+        steps: [write('first', 'first.txt'), write('second', 'second.txt')],
+      }),
+    );
+    const run = warrant(
+      ['run', 'two-writes.json', '--fs-root', 'examples/data', '--approvals'],
+      cwd,
+    );
+    assert.equal(run.code, 3, run.stderr);
+    const first = printedCommand(run.stderr).slice(1);
+    assert.deepEqual(first.slice(0, 4), ['approvals', 'approve', run.stdout.trim(), 'first']);
+    const approvedFirst = warrant(
+      first.map((word) => word.replace('<approver>', 'reviewer')),
+      cwd,
+    );
+    assert.equal(approvedFirst.code, 3, approvedFirst.stderr);
+    assert.ok(existsSync(join(cwd, 'examples/data/first.txt')));
+    // The next approval's command, as `warrant run` prints it: the store and --fs-root with it.
+    assert.match(approvedFirst.stderr, /step second awaits approval; to approve it:/);
+    const second = printedCommand(approvedFirst.stderr).slice(1);
+    assert.deepEqual(second.slice(0, 4), ['approvals', 'approve', run.stdout.trim(), 'second']);
+    assert.ok(second.includes('--fs-root'), second.join(' '));
+    const approvedSecond = warrant(
+      second.map((word) => word.replace('<approver>', 'reviewer')),
+      cwd,
+    );
+    assert.equal(approvedSecond.code, 0, approvedSecond.stderr);
+    assert.ok(existsSync(join(cwd, 'examples/data/second.txt')));
   });
 
   it('npm start stops at the write and prints the command that approves it', () => {

@@ -1,0 +1,119 @@
+// Jobs an approval put back on the queue (docs/api.md, "Workers"; issue 47 item 3): a grant
+// written with `queued` leaves the job `queued` with `approval.granted { queued: true }`, under a
+// queue entry of its own; on a real SQLite file whose writer then closed, a runtime opened on
+// it takes the job up from the approved step with the recorded grant: the step before it is
+// not invoked again, the approved write runs once without a new request, the job completes
+// with its first `startedAt`, and its record verifies.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
+import { isoNow } from '../../src/jobs/clock.js';
+import { grantApproval } from '../../src/jobs/transitions.js';
+import { queuedResume, queueEntryId } from '../../src/runtime/queued-grants.js';
+import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { register } from '../support/runtime-fixtures.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'warrant-queued-grants-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+/** Every invocation of the test's capabilities, in order: `<stepId>`. */
+const invoked: string[] = [];
+const approvals = { approver: { canApprove: () => true } };
+const [note, write] = register(
+  new OperatorRuntime(),
+  {
+    execute: ({ context }) => {
+      invoked.push(context.stepId);
+      return { noted: true };
+    },
+  },
+  {
+    risk: 'write',
+    execute: ({ context }) => {
+      invoked.push(context.stepId);
+      return { written: true };
+    },
+  },
+) as [string, string];
+
+const plan: ExecutionPlan = {
+  version: '1.0',
+  goal: 'a note, then an approved write',
+  steps: [
+    { id: 'note', capability: note, input: {} },
+    { id: 'write', capability: write, input: {} },
+  ],
+};
+
+describe('jobs an approval put back on the queue', () => {
+  it('a job as submitted starts from its first step under its own id', async () => {
+    const runtime = new OperatorRuntime();
+    try {
+      const { jobId } = await runtime.submitPlan(plan);
+      const job = (await runtime.getJob(jobId)) as Job;
+      assert.equal(queuedResume(job), undefined);
+      assert.equal(queueEntryId(job), jobId);
+      await runtime.waitForJob(jobId, { timeoutMs: 20_000 });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('a granted job recorded queued goes on from the approved step, with its grant, on the runtime that takes it up', async () => {
+    const file = join(directory, 'jobs.db');
+    invoked.length = 0;
+    const first = new OperatorRuntime({ store: `sqlite:${file}`, approvals });
+    let waiting: Job;
+    try {
+      waiting = await first.executePlan(plan, { caller: { id: 'alice' } });
+    } finally {
+      await first.close();
+    }
+    assert.equal(waiting.status, 'awaiting_approval');
+    assert.deepEqual(invoked, ['note']);
+
+    // The grant of a runtime with a queue engine, written by a store that then closes (its
+    // process's owner record is removed: its queued jobs are anyone's to take up).
+    const store = new SqliteJobStore(file);
+    try {
+      const record = (await store.get(waiting.id)) as Job;
+      const running = { record, job: structuredClone(record) };
+      await store.update(record, grantApproval(running, 1, isoNow(), 'bob', undefined, true));
+      const stored = (await store.get(waiting.id)) as Job;
+      assert.equal(stored.status, 'queued');
+      assert.deepEqual(stored.events.at(-1)?.data, {
+        stepId: 'write',
+        approver: 'bob',
+        queued: true,
+      });
+      assert.equal(queueEntryId(stored), `${waiting.id}:granted:${stored.events.length - 1}`);
+      const resume = queuedResume(stored);
+      assert.equal(resume?.from, 1);
+      assert.deepEqual(resume.results, [{ noted: true }]);
+      assert.equal(resume.approval.grant.approver.id, 'bob');
+      assert.equal(resume.approval.grant.inputDigest, waiting.steps[1]?.decision?.inputDigest);
+      assert.equal(resume.approval.capabilityVersion, '1.0.0');
+    } finally {
+      store.close();
+    }
+
+    const second = new OperatorRuntime({ store: `sqlite:${file}`, approvals });
+    try {
+      const done = await second.waitForJob(waiting.id, { timeoutMs: 20_000 });
+      assert.equal(done?.status, 'completed', JSON.stringify(done?.events));
+      assert.deepEqual(invoked, ['note', 'write']);
+      assert.equal(done.startedAt, waiting.startedAt);
+      assert.equal(
+        done.events.filter((event) => event.type === 'approval.requested').length,
+        1,
+        'the grant was given to the decision: no second request',
+      );
+      assert.equal((await second.verifyJob(waiting.id))?.ok, true);
+    } finally {
+      await second.close();
+    }
+  });
+});
