@@ -351,6 +351,18 @@ SELECT DISTINCT o.owner, w.lock_key::text AS lock_key FROM warrant_job_owners o
   LEFT JOIN warrant_owners w ON w.owner = o.owner
 WHERE j.status IN ('queued', 'executing') AND o.owner <> $1`;
 
+/**
+ * Whether this session takes an owner's lock: then no live session holds it, and the owner is
+ * gone (docs/api.md, "Recovery"). The caller gives it back.
+ */
+async function tryOwnerLock(client: pg.PoolClient | pg.Client, key: string): Promise<boolean> {
+  const tried = await client.query<{ locked: boolean }>(
+    'SELECT pg_try_advisory_lock($1::bigint) AS locked',
+    [key],
+  );
+  return tried.rows[0]?.locked === true;
+}
+
 /** Takes a gone owner's queued and executing jobs (conditional: still that owner's); oldest first. */
 const TAKE_JOBS = `
 WITH taken AS (
@@ -1402,14 +1414,8 @@ export class PostgresJobStore
     );
     const taken: string[] = [];
     for (const { owner, lock_key: key } of rows) {
-      if (key !== null) {
-        const tried = await client.query<{ locked: boolean }>(
-          'SELECT pg_try_advisory_lock($1::bigint) AS locked',
-          [key],
-        );
-        // Held: that owner's session is alive.
-        if (tried.rows[0]?.locked !== true) continue;
-      }
+      // Held: that owner's session is alive.
+      if (key !== null && !(await tryOwnerLock(client, key))) continue;
       try {
         const some = admits === undefined ? undefined : await this.#admitted(client, owner, admits);
         if (some?.length === 0) continue;
@@ -1450,11 +1456,7 @@ export class PostgresJobStore
       const ids: string[] = [];
       for (const { owner, lock_key: key } of rows) {
         if (key !== null) {
-          const tried = await client.query<{ locked: boolean }>(
-            'SELECT pg_try_advisory_lock($1::bigint) AS locked',
-            [key],
-          );
-          if (tried.rows[0]?.locked !== true) continue;
+          if (!(await tryOwnerLock(client, key))) continue;
           await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
         }
         const jobs = await client.query<{ id: string }>(OWNED_BY, [owner]);

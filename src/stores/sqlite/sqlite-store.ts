@@ -1089,21 +1089,10 @@ export class SqliteJobStore
     const take = db.prepare('UPDATE jobs SET owner = ? WHERE id = ? AND owner = ?');
     const forget = db.prepare('DELETE FROM runtime_owners WHERE owner = ?');
     const claim = db.transaction(() => {
-      const rows = db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
-        string,
-        string,
-        string | null,
-      ][];
-      const gone = new Map<string, boolean>();
+      const { jobs, gone } = this.#goneOwnersJobs();
       const kept = new Set<string>();
       const taken: string[] = [];
-      for (const [jobId, owner, recorded] of rows) {
-        let dead = gone.get(owner);
-        if (dead === undefined) {
-          dead = recorded === null || !processAlive(parseProcess(recorded));
-          gone.set(owner, dead);
-        }
-        if (!dead) continue;
+      for (const [jobId, owner] of jobs) {
         if (admits !== undefined && !admitted(this.get(jobId), admits)) {
           kept.add(owner);
           continue;
@@ -1111,7 +1100,7 @@ export class SqliteJobStore
         if (take.run(this.owner, jobId, owner).changes === 1) taken.push(jobId);
       }
       // A gone owner's record goes once nothing of it is left (a removed record is gone too).
-      for (const [owner, dead] of gone) if (dead && !kept.has(owner)) forget.run(owner);
+      for (const owner of gone) if (!kept.has(owner)) forget.run(owner);
       return taken;
     });
     return claim.immediate();
@@ -1119,22 +1108,31 @@ export class SqliteJobStore
 
   orphaned(): string[] {
     this.#writes.flush();
+    return this.#goneOwnersJobs().jobs.map(([jobId]) => jobId);
+  }
+
+  /**
+   * The queued and executing jobs owned elsewhere whose owner is gone, oldest first, as
+   * `[jobId, owner]`, and those owners (docs/api.md, "Recovery": gone, not guessed).
+   */
+  #goneOwnersJobs(): { jobs: [string, string][]; gone: Set<string> } {
     const rows = this.#db.prepare(OWNED_ELSEWHERE).raw().all(this.owner) as [
       string,
       string,
       string | null,
     ][];
-    const gone = new Map<string, boolean>();
-    const ids: string[] = [];
+    const alive = new Map<string, boolean>();
+    const jobs: [string, string][] = [];
     for (const [jobId, owner, recorded] of rows) {
-      let dead = gone.get(owner);
-      if (dead === undefined) {
-        dead = recorded === null || !processAlive(parseProcess(recorded));
-        gone.set(owner, dead);
+      let live = alive.get(owner);
+      if (live === undefined) {
+        live = recorded !== null && processAlive(parseProcess(recorded));
+        alive.set(owner, live);
       }
-      if (dead) ids.push(jobId);
+      if (!live) jobs.push([jobId, owner]);
     }
-    return ids;
+    const gone = new Set([...alive].filter(([, live]) => !live).map(([owner]) => owner));
+    return { jobs, gone };
   }
 
   requestCancel(cancel: StoredCancel): void {
