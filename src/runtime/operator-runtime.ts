@@ -2,14 +2,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
-import { ApprovalDesk } from './approval-desk.js';
-import {
-  approvalPage,
-  countApprovals,
-  type ApprovalCountFilter,
-  type ApprovalListFilter,
-  type ApprovalPage,
-} from './approval-pages.js';
+import type { ApprovalCountFilter, ApprovalListFilter, ApprovalPage } from './approval-pages.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
 import { previewAdmittedPlan, type PlanPreview } from '../policy/preview.js';
@@ -27,30 +20,21 @@ import { EventBus, type ObserverErrorHandler } from '../events/event-bus.js';
 import type { RuntimeEventHandler } from '../events/runtime-event.js';
 import type { Job, JobEventType, JobListFilter } from '../jobs/job.js';
 import type { JobStore, NotificationRecord, StoreAvailability } from '../jobs/job-store.js';
-import { hasLimits, isOwned } from '../jobs/store-parts.js';
+import { isOwned } from '../jobs/store-parts.js';
 import type { JobVerification } from '../record/verify-record.js';
 import type { CheckpointHead } from '../record/checkpoint.js';
 import type { EvidenceBundle } from '../record/evidence.js';
-import { exportJobOf, verifyStoreOf } from '../record/store-audit.js';
 import type { StoreVerification } from '../record/verify-store.js';
 import { admitPlan } from '../plan/admission.js';
 import { captureSubmission } from '../plan/capture.js';
 import { planSchemaFor, type PlanSchemaOptions } from '../plan/plan-schema.js';
 import type { ExecutionPlan, PlanVersion } from '../plan/execution-plan.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
-import { checkJobFilter } from './list-filters.js';
 import { cancelAs, CancelQueues, type CancelHost } from './job-cancel.js';
-import {
-  checkNotificationOptions,
-  readableJobs,
-  readNotifications,
-  sinceOf,
-  verifyStoredJob,
-} from './job-reader.js';
-import { AUDIT_SCOPE, defaultReadPolicy, mayRead } from './read-policy.js';
-import type { ReadPolicy } from './runtime-options.js';
-import type { CheckedLimit } from '../limits/limit-options.js';
-import { limitsView, type LimitsView } from '../limits/limits-view.js';
+import { JobReader } from './job-reader.js';
+import { RuntimeApprovals } from './runtime-approvals.js';
+import { defaultReadPolicy } from './read-policy.js';
+import type { LimitsView } from '../limits/limits-view.js';
 import { LiveJobs } from './live-jobs.js';
 import { waitForEnd, type JobWaitHost } from './job-waits.js';
 import { NO_OPTIONS, readCaller, type ExecutePlanOptions } from './execute-options.js';
@@ -61,12 +45,11 @@ import {
   type SubmissionHost,
   type SubmittedJob,
 } from './submissions.js';
-import { waitingJobsOf, type WaitingJob } from './waiting-jobs.js';
+import type { WaitingJob } from './waiting-jobs.js';
 import { RuntimeStore } from './runtime-store.js';
-import { startQueueWorker } from './worker-runs.js';
+import { startWorkerOf } from './worker-runs.js';
 import {
   DbosQueue,
-  readWorkerOptions,
   type StartWorkerOptions,
   type Worker,
 } from './dbos-queue.js';
@@ -120,9 +103,7 @@ export class OperatorRuntime {
   readonly #authorizer: ExecutionAuthorizer;
   readonly #maxPlanSteps: number;
   readonly #planVersions: readonly PlanVersion[];
-  readonly #auditKey: string | undefined;
   readonly #approvals: ApprovalsConfig | undefined;
-  readonly #desk: ApprovalDesk | undefined;
   readonly #logger: ExecutionLogger;
   readonly #bus: EventBus;
   // The runtime never cancels a step itself; TimeoutMiddleware derives its own aborting signal.
@@ -138,8 +119,9 @@ export class OperatorRuntime {
   readonly #dbos: DbosQueue | undefined;
   /** What `cancelJob` needs (job-cancel.ts). */
   readonly #cancels: CancelHost;
-  readonly #readPolicy: ReadPolicy;
-  readonly #limits: readonly CheckedLimit[] | undefined;
+  /** The read methods (job-reader.ts) and the approval methods (runtime-approvals.ts). */
+  readonly #reader: JobReader;
+  readonly #approvalsPart: RuntimeApprovals;
   /** Takes up the jobs of gone owners (docs/api.md, "Recovery"). */
   readonly #orphans: Orphans;
   /** The durable store's outages: its end settles the jobs it stranded at once. */
@@ -161,9 +143,7 @@ export class OperatorRuntime {
   /** @throws TypeError (RUNTIME_OPTIONS_INVALID) for a malformed option. Opens nothing. */
   constructor(options: OperatorRuntimeOptions = {}) {
     const settings = checkRuntimeOptions(options);
-    this.#auditKey = settings.auditKey;
     this.#approvals = settings.approvals;
-    this.#desk = this.#approvals === undefined ? undefined : new ApprovalDesk(this.#approvals);
     this.#authorizer =
       settings.authorizer ??
       (this.#approvals === undefined ? defaultAuthorizer : defaultApprovalAuthorizer);
@@ -235,9 +215,22 @@ export class OperatorRuntime {
       assertOpen: () => this.#assertOpen(),
       admit: (plan) => this.#admit(plan),
     };
-    this.#readPolicy = settings.readPolicy ?? defaultReadPolicy(this.#approvals);
+    this.#reader = new JobReader({
+      store: this.#store,
+      readPolicy: settings.readPolicy ?? defaultReadPolicy(this.#approvals),
+      auditKey: settings.auditKey,
+      limits: settings.limits,
+      assertOpen: () => this.#assertOpen(),
+    });
+    this.#approvalsPart = new RuntimeApprovals({
+      approvals: this.#approvals,
+      store: this.#store,
+      jobs: this.#jobs,
+      queue: this.#dbos,
+      mayRead: this.#reader.mayRead,
+      assertOpen: () => this.#assertOpen(),
+    });
     this.#onStoreOutage = settings.onStoreOutage;
-    this.#limits = settings.limits;
   }
 
   /**
@@ -363,27 +356,17 @@ export class OperatorRuntime {
    * may not read it (docs/api.md, "Reading and tenants").
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed caller.
    */
-  async getJob(id: string, options?: { caller?: ExecutionCaller }): Promise<Job | undefined> {
-    if (typeof id !== 'string') return undefined;
-    const caller =
-      options === undefined ? undefined : checkJobFilter({ caller: options.caller }).caller;
-    const job = await this.#store.with((store) => store.get(id));
-    if (job === undefined || caller === undefined || options === undefined) return job;
-    return (await mayRead(caller, job, this.#readPolicy)) ? job : undefined;
+  getJob(id: string, options?: { caller?: ExecutionCaller }): Promise<Job | undefined> {
+    return this.#reader.get(id, options);
   }
-
-  /** Whether `caller` may read `job` (docs/api.md, "Reading and tenants"). */
-  readonly #readableBy = (caller: ExecutionCaller, job: Job): Promise<boolean> =>
-    mayRead(caller, job, this.#readPolicy);
 
   /**
    * Checks a stored job (docs/api.md, "runtime.verifyJob"): its event chain recomputed (SQLite,
    * PostgreSQL) and every recorded input, input as authorized and result against the digests in
    * its events. Resolves undefined for an unknown id.
    */
-  async verifyJob(id: string): Promise<JobVerification | undefined> {
-    if (typeof id !== 'string') return undefined;
-    return this.#store.with((store) => verifyStoredJob(store, id, this.#auditKey));
+  verifyJob(id: string): Promise<JobVerification | undefined> {
+    return this.#reader.verify(id);
   }
 
   /**
@@ -392,9 +375,8 @@ export class OperatorRuntime {
    * a head kept elsewhere that must still be in the chain.
    * @throws TypeError (STORE_HEAD_INVALID) for a malformed `since`.
    */
-  async verifyStore(options: { since?: string | CheckpointHead } = {}): Promise<StoreVerification> {
-    const since = sinceOf(options);
-    return this.#store.with((store) => verifyStoreOf(store, this.#auditKey, since));
+  verifyStore(options: { since?: string | CheckpointHead } = {}): Promise<StoreVerification> {
+    return this.#reader.verifyStore(options);
   }
 
   /**
@@ -402,32 +384,27 @@ export class OperatorRuntime {
    * (Ed25519, PEM) when given; undefined for an unknown id.
    * @throws TypeError (EVIDENCE_KEY_INVALID) for a signing key that is not Ed25519 PEM.
    */
-  async exportJob(
+  exportJob(
     id: string,
     options: { signingKey?: string } = {},
   ): Promise<EvidenceBundle | undefined> {
-    if (typeof id !== 'string') return undefined;
-    const signingKey = (options as { signingKey?: string } | null)?.signingKey;
-    return this.#store.with((store) => exportJobOf(store, id, this.#auditKey, signingKey));
+    return this.#reader.exportJob(id, options);
   }
 
   /**
    * Jobs, newest first, filtered by status, capability and goal, at most `limit`.
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
    */
-  async listJobs(filter?: JobListFilter & { caller?: ExecutionCaller }): Promise<Job[]> {
-    this.#assertOpen();
-    const { caller, ...checked } = checkJobFilter(filter);
-    if (caller === undefined) return this.#store.with((store) => store.list(checked));
-    return this.#store.with((store) => readableJobs(store, checked, caller, this.#readableBy));
+  listJobs(filter?: JobListFilter & { caller?: ExecutionCaller }): Promise<Job[]> {
+    return this.#reader.list(filter);
   }
 
   /**
    * Pending approval requests (docs/api.md, "Approvals"); expired ones are failed, not listed.
    * Without the `approvals` option there are none.
    */
-  async listApprovals(filter: ApprovalListFilter = {}): Promise<ApprovalRequest[]> {
-    return (await this.approvalPage(filter)).requests;
+  listApprovals(filter: ApprovalListFilter = {}): Promise<ApprovalRequest[]> {
+    return this.#approvalsPart.list(filter);
   }
 
   /**
@@ -439,9 +416,8 @@ export class OperatorRuntime {
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter or a cursor this runtime did
    * not write.
    */
-  async approvalPage(filter: ApprovalListFilter = {}): Promise<ApprovalPage> {
-    this.#assertOpen();
-    return approvalPage(filter, this.#desk, () => this.#approvalHost(), this.#readableBy);
+  approvalPage(filter: ApprovalListFilter = {}): Promise<ApprovalPage> {
+    return this.#approvalsPart.page(filter);
   }
 
   /**
@@ -450,9 +426,8 @@ export class OperatorRuntime {
    * batches, holding one batch at a time.
    * @throws TypeError (JOB_FILTER_INVALID) for a malformed filter.
    */
-  async countApprovals(filter: ApprovalCountFilter = {}): Promise<number> {
-    this.#assertOpen();
-    return countApprovals(filter, this.#desk, () => this.#approvalHost(), this.#readableBy);
+  countApprovals(filter: ApprovalCountFilter = {}): Promise<number> {
+    return this.#approvalsPart.count(filter);
   }
 
   /**
@@ -463,24 +438,9 @@ export class OperatorRuntime {
    * expired request fails its step and job); APPROVAL_DECISION_INVALID for malformed arguments.
    */
   async decideApproval(decision: ApprovalDecision): Promise<Job> {
-    this.#assertOpen();
-    if (this.#desk === undefined) {
-      throw createError(
-        Error,
-        ErrorCode.APPROVAL_NOT_FOUND,
-        'No approval request: this runtime has no approvals option',
-      );
-    }
-    const desk = this.#desk;
-    return this.#jobs.track(this.#approvalHost().then((host) => desk.decide(host, decision)));
+    return this.#approvalsPart.decide(decision);
   }
 
-  /**
-   * Stops admitting (later `executePlan`, `getJob` and `listJobs` calls reject with
-   * RUNTIME_CLOSED), lets the jobs already running reach their end, every step run and recorded,
-   * then releases the store. Resolves once the store is released; every call returns the same
-   * promise.
-   */
   /**
    * Starts this process's worker on the DBOS queue (docs/api.md, "Workers"): it runs jobs that
    * any process submitted with `submitPlan`, at most `concurrency` at once, and takes up the
@@ -490,25 +450,26 @@ export class OperatorRuntime {
    */
   async startWorker(options: StartWorkerOptions = {}): Promise<Worker> {
     this.#assertOpen();
-    if (this.#dbos === undefined) {
-      throw createError(
-        TypeError,
-        ErrorCode.RUNTIME_OPTIONS_INVALID,
-        "startWorker() needs queue: { engine: 'dbos' } (and a PostgreSQL store)",
-      );
-    }
-    const settings = readWorkerOptions(options, this.#queueConcurrency);
-    const host = {
-      jobs: this.#jobs,
-      orphans: this.#orphans,
-      waitForJob: (id: string) => this.waitForJob(id),
-    };
-    const deps = await this.#store.dependencies();
-    return startQueueWorker(host, this.#dbos, settings, deps, (line) =>
-      this.#logger.warn(line, { source: 'warrant worker' }),
+    return startWorkerOf(
+      {
+        jobs: this.#jobs,
+        orphans: this.#orphans,
+        waitForJob: (id: string) => this.waitForJob(id),
+        queue: this.#dbos,
+        concurrency: this.#queueConcurrency,
+        deps: () => this.#store.dependencies(),
+        log: (line) => this.#logger.warn(line, { source: 'warrant worker' }),
+      },
+      options,
     );
   }
 
+  /**
+   * Stops admitting (later `executePlan`, `getJob` and `listJobs` calls reject with
+   * RUNTIME_CLOSED), lets the jobs already running reach their end, every step run and recorded,
+   * then releases the store. Resolves once the store is released; every call returns the same
+   * promise.
+   */
   close(): Promise<void> {
     this.#closing ??= this.#shutDown();
     return this.#closing;
@@ -546,11 +507,10 @@ export class OperatorRuntime {
    * written after the row `after` (a `seq`) when given: the next page. With `caller`, only
    * those of jobs in its tenant (docs/api.md, "Reading and tenants").
    */
-  async listNotifications(
+  listNotifications(
     options: { limit?: number; after?: number; caller?: ExecutionCaller } = {},
   ): Promise<NotificationRecord[]> {
-    const read = checkNotificationOptions(options);
-    return this.#store.with((store) => readNotifications(store, read));
+    return this.#reader.notifications(options);
   }
 
   /**
@@ -569,17 +529,8 @@ export class OperatorRuntime {
    * each with what it needs that this runtime does not register (docs/api.md,
    * "runtime.waitingJobs"). With `caller`, only the jobs it may read. Takes nothing.
    */
-  async waitingJobs(options: { caller?: ExecutionCaller } = {}): Promise<WaitingJob[]> {
-    this.#assertOpen();
-    const caller = checkJobFilter({ caller: options.caller }).caller;
-    const inventory = capabilityInventory();
-    return this.#store.with((store) =>
-      waitingJobsOf(
-        store,
-        (name) => inventory.get(name),
-        caller === undefined ? async () => true : (job) => this.#readableBy(caller, job),
-      ),
-    );
+  waitingJobs(options: { caller?: ExecutionCaller } = {}): Promise<WaitingJob[]> {
+    return this.#reader.waiting(options);
   }
 
   /**
@@ -587,28 +538,8 @@ export class OperatorRuntime {
    * counters it may see (its own, its tenant's and the global ones; every counter of its tenant
    * with the scope `warrant:audit`); without, all (the host is trusted).
    */
-  async listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
-    const caller = options.caller === undefined ? undefined : snapshotCaller(options.caller);
-    const counters = await this.#store.with((store) =>
-      hasLimits(store) ? store.limitCounters(Date.now()) : [],
-    );
-    const audit = (caller?.scopes ?? []).includes(AUDIT_SCOPE);
-    return limitsView(this.#limits ?? [], counters, caller, audit);
-  }
-
-  /**
-   * Calls `use` on the store: at once when it is open (a read begun before `close()` reaches an
-   * open store), else once it has opened.
-   */
-  async #approvalHost() {
-    const inventory = capabilityInventory();
-    const queue = this.#dbos;
-    return {
-      deps: await this.#store.dependencies(),
-      lookup: (name: string) => inventory.get(name),
-      // With the queue engine a granted job runs on a worker (docs/api.md, "Workers").
-      requeue: queue && ((jobId: string, entryId: string) => queue.enqueue(jobId, entryId)),
-    };
+  listLimits(options: { caller?: ExecutionCaller } = {}): Promise<LimitsView> {
+    return this.#reader.limits(options);
   }
 }
 

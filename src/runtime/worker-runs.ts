@@ -15,7 +15,14 @@ import { failJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import { commitWhileQueued, runDequeuedJob, type ExecutorDependencies } from './executor.js';
 import { liveJob, type LiveJobs } from './live-jobs.js';
-import type { DbosQueue, Worker, WorkerSettings } from './dbos-queue.js';
+import {
+  readWorkerOptions,
+  type DbosQueue,
+  type Worker,
+  type WorkerSettings,
+} from './dbos-queue.js';
+import { ErrorCode } from '../errors/error-codes.js';
+import { createError } from '../errors/warrant-error.js';
 import type { Orphans } from './orphans.js';
 import { queueEntryId } from './queued-grants.js';
 import { admitRecorded, loadRunningJob } from './stored-job.js';
@@ -25,6 +32,31 @@ export interface WorkerHost {
   readonly jobs: LiveJobs;
   readonly orphans: Orphans;
   readonly waitForJob: (id: string) => Promise<Job | undefined>;
+}
+
+/** What `runtime.startWorker()` needs of its runtime, beside a dequeued job's needs. */
+export interface WorkerStart extends WorkerHost {
+  /** The DBOS queue: undefined without `queue: { engine: 'dbos' }`. */
+  readonly queue: DbosQueue | undefined;
+  readonly concurrency: number;
+  readonly deps: () => ExecutorDependencies | Promise<ExecutorDependencies>;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * `runtime.startWorker(options)` (docs/api.md, "Workers").
+ * @throws RUNTIME_OPTIONS_INVALID without the dbos engine or for malformed options.
+ */
+export async function startWorkerOf(start: WorkerStart, options: unknown): Promise<Worker> {
+  if (start.queue === undefined) {
+    throw createError(
+      TypeError,
+      ErrorCode.RUNTIME_OPTIONS_INVALID,
+      "startWorker() needs queue: { engine: 'dbos' } (and a PostgreSQL store)",
+    );
+  }
+  const settings = readWorkerOptions(options, start.concurrency);
+  return startQueueWorker(start, start.queue, settings, await start.deps(), start.log);
 }
 
 /**

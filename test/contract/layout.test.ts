@@ -117,10 +117,15 @@ const NO_TWIN: Record<string, NoTwin> = {
     reason:
       'queue order, concurrency, cancels of live jobs and close(), asserted through submitPlan and cancelJob',
   },
+  'src/runtime/runtime-approvals.ts': {
+    coveredBy: 'test/runtime/approval-desk.test.ts',
+    reason:
+      'the approval methods of the facade (list, page, count, decide), asserted through listApprovals and decideApproval',
+  },
   'src/runtime/job-reader.ts': {
     coveredBy: 'test/runtime/read-policy.test.ts',
     reason:
-      'readable pages, verification and notifications, asserted through listJobs, verifyJob and listNotifications',
+      'the read methods of the facade (readable pages, verification, evidence, notifications, waiting jobs, limits), asserted through getJob, listJobs, verifyJob and listNotifications',
   },
   'src/runtime/job-cancel.ts': {
     coveredBy: 'test/workers/queued-cancel.test.ts',
