@@ -320,8 +320,13 @@ export interface OwnedStore {
    * Takes the queued and executing jobs whose owner is gone, each by a conditional write (so of
    * processes recovering together exactly one takes a job), and resolves their ids, oldest
    * first; with `admits`, only the jobs it answers true for (the others stay the gone owner's).
+   * A store may leave the jobs `admits` refused unread for a while (PostgreSQL: 30 s); the ids in
+   * `again` are read now all the same (a refused job whose cancel was found since).
    */
-  claimOrphans(admits?: (job: Job) => boolean): string[] | Promise<string[]>;
+  claimOrphans(
+    admits?: (job: Job) => boolean,
+    again?: readonly string[],
+  ): string[] | Promise<string[]>;
   /**
    * The ids of the queued and executing jobs whose owner is gone, oldest first, taking nothing:
    * the jobs waiting for a runtime that can admit them (docs/api.md, "Recovery").

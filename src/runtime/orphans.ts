@@ -61,7 +61,19 @@ export class Orphans {
     const lookup = (name: string) => inventory.get(name);
     // Only the jobs this runtime can admit: the others wait for a runtime that can
     // (docs/api.md, "Recovery").
-    const ids = await store.claimOrphans((record) => recoverable(record, lookup));
+    const refused: string[] = [];
+    const ids = await store.claimOrphans((record) => {
+      if (recoverable(record, lookup)) return true;
+      refused.push(record.id);
+      return false;
+    });
+    // Except a refused job whose cancel is recorded: ending it runs nothing, so any runtime
+    // takes it (docs/decisions.md, "Which commands recover").
+    if (refused.length > 0 && hasCancels(store)) {
+      const ended = new Set((await store.cancelRequests(refused)).map((request) => request.jobId));
+      if (ended.size > 0)
+        ids.push(...(await store.claimOrphans((record) => ended.has(record.id), [...ended])));
+    }
     if (ids.length === 0) return;
     const deps = this.#host.depsOn(store);
     // The owner that took them (read after the claim: a lost owner lock replaces it).

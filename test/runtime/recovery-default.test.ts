@@ -35,23 +35,26 @@ async function scenario(store: string, register: boolean): Promise<void> {
   {
     const { jobIds } = await runAndKill(
       store,
-      [planOf('recovery.elsewhere'), planOf('recovery.append')],
+      [planOf('recovery.elsewhere'), planOf('recovery.append'), planOf('recovery.elsewhere')],
       undefined,
       { WARRANT_TEST_ELSEWHERE: '1' },
     );
-    const [elsewhere, here] = jobIds as [string, string];
+    const [elsewhere, here, cancelled] = jobIds as [string, string, string];
 
-    // recover: false takes nothing.
+    // recover: false takes nothing; the cancel it writes is recorded for whoever takes the job.
     const off = new OperatorRuntime({ store, recover: false, authorizer: allow });
     try {
       await off.listJobs({ limit: 0 });
       assert.equal((await off.getJob(here))?.status, 'executing');
+      await off.cancelJob(cancelled, { caller: { id: 'alice' }, reason: 'not needed' });
+      assert.equal((await off.getJob(cancelled))?.status, 'executing');
       const waiting = await off.waitingJobs();
       assert.deepEqual(
         waiting.map((job) => [job.jobId, job.needs]),
         [
           [elsewhere, ['recovery.elsewhere@1.0.0']],
           [here, []],
+          [cancelled, ['recovery.elsewhere@1.0.0']],
         ],
       );
     } finally {
@@ -69,6 +72,10 @@ async function scenario(store: string, register: boolean): Promise<void> {
       const left = await runtime.getJob(elsewhere);
       assert.equal(left?.status, 'executing');
       assert.ok(!left?.events.some((event) => event.type === 'job.recovered'));
+      // A cancelled job is ended although nothing here can admit it: ending runs nothing.
+      const ended = await runtime.waitForJob(cancelled, { timeoutMs: 20_000 });
+      assert.equal(ended?.status, 'cancelled');
+      assert.ok(ended?.events.some((event) => event.type === 'job.recovered'));
       assert.deepEqual(
         (await runtime.waitingJobs()).map((job) => [job.jobId, job.needs]),
         [[elsewhere, ['recovery.elsewhere@1.0.0']]],

@@ -1381,13 +1381,16 @@ export class PostgresJobStore
    * `admits`, only those it admits (read first; one it refused is not read again for
    * REFUSED_MS). Claims run one at a time. Resolves their ids, oldest first.
    */
-  claimOrphans(admits?: (job: Job) => boolean): Promise<string[]> {
-    const claim = this.#claiming.then(() => this.#claimOrphans(admits));
+  claimOrphans(admits?: (job: Job) => boolean, again?: readonly string[]): Promise<string[]> {
+    const claim = this.#claiming.then(() => this.#claimOrphans(admits, again));
     this.#claiming = claim.catch(() => {});
     return claim;
   }
 
-  async #claimOrphans(admits: ((job: Job) => boolean) | undefined): Promise<string[]> {
+  async #claimOrphans(
+    admits: ((job: Job) => boolean) | undefined,
+    again: readonly string[] | undefined,
+  ): Promise<string[]> {
     const identity = await this.#whenOwner();
     const client = this.#ownerClient;
     if (client === undefined || identity !== this.#identity)
@@ -1397,7 +1400,7 @@ export class PostgresJobStore
       );
     (client as RefClient).ref();
     try {
-      return await this.#claimWith(client, identity, admits);
+      return await this.#claimWith(client, identity, admits, again);
     } finally {
       (client as RefClient).unref();
     }
@@ -1407,6 +1410,7 @@ export class PostgresJobStore
     client: pg.Client,
     identity: OwnerIdentity,
     admits: ((job: Job) => boolean) | undefined,
+    again: readonly string[] | undefined,
   ): Promise<string[]> {
     const { rows } = await client.query<{ owner: string; lock_key: string | null }>(
       OWNERS_ELSEWHERE,
@@ -1417,7 +1421,8 @@ export class PostgresJobStore
       // Held: that owner's session is alive.
       if (key !== null && !(await tryOwnerLock(client, key))) continue;
       try {
-        const some = admits === undefined ? undefined : await this.#admitted(client, owner, admits);
+        const some =
+          admits === undefined ? undefined : await this.#admitted(client, owner, admits, again);
         if (some?.length === 0) continue;
         await client.query('BEGIN');
         const jobs = await client.query<{ id: string }>(
@@ -1476,11 +1481,14 @@ export class PostgresJobStore
     client: pg.Client,
     owner: string,
     admits: (job: Job) => boolean,
+    again: readonly string[] | undefined,
   ): Promise<string[]> {
     const now = Date.now();
     for (const [id, at] of this.#refused) if (now - at >= REFUSED_MS) this.#refused.delete(id);
     const { rows } = await client.query<{ id: string }>(OWNED_BY, [owner]);
-    const ids = rows.map((row) => row.id).filter((id) => !this.#refused.has(id));
+    const ids = rows
+      .map((row) => row.id)
+      .filter((id) => !this.#refused.has(id) || again?.includes(id) === true);
     if (ids.length === 0) return [];
     const jobs = await client.query<JobRow>(`${SELECT_JOBS} WHERE j.id = ANY($1::text[])`, [ids]);
     const admitted: string[] = [];
