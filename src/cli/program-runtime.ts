@@ -3,6 +3,7 @@
  * `--authorizer`, `--store`, `--fs-root`, `--http-allow`) and the runtime itself, with the
  * built-in capability modules registered by the program (never by the library).
  */
+import { approveCommandLine } from '../approvals/approve-command.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -227,11 +228,6 @@ export function decisionFlags(flags: RuntimeFlags): string[] {
   return words;
 }
 
-/** A shell word: kept as it is when plain, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
  * The command that approves the waiting step of `job` (none when no step waits), with the flags
  * the decision needs to run it (`decisionFlags`); the approver is the caller of `--caller`,
@@ -241,17 +237,12 @@ function shellWord(word: string): string {
 export function approveCommand(job: Job, flags: RuntimeFlags): string {
   const step = job.steps.find((waiting) => waiting.status === 'awaiting_approval');
   if (step?.decision === undefined) return '';
-  const words = [
-    'warrant',
-    'approvals',
-    'approve',
-    job.id,
-    step.id,
-    '--digest',
-    step.decision.inputDigest,
-  ];
-  words.push(...decisionFlags(flags), '--caller', '{"id":"<approver>"}');
-  return `\nstep ${step.id} awaits approval; to approve it:\n  ${words.map(shellWord).join(' ')}\n`;
+  const command = approveCommandLine(job.id, step.id, step.decision.inputDigest, [
+    ...decisionFlags(flags),
+    '--caller',
+    '{"id":"<approver>"}',
+  ]);
+  return `\nstep ${step.id} awaits approval; to approve it:\n  ${command}\n`;
 }
 
 /** The largest limits file read. */

@@ -6,6 +6,7 @@
  * runtime only and decides nothing about them.
  */
 import type { Tool } from '@modelcontextprotocol/server';
+import { approveCommandLine } from '../approvals/approve-command.js';
 import type { Job } from '../jobs/job.js';
 
 /** The tool name of the job status tool. */
@@ -100,10 +101,17 @@ export async function waitUntilSettled(
  * (`warrant_job_status` with jobTools; else the job's record: calling the tool again would run a
  * new job once this one is decided).
  */
-export function approvalNextStep(content: Record<string, string>, jobTools: boolean): string {
+export function approvalNextStep(
+  content: Record<string, string>,
+  jobTools: boolean,
+  approveFlags: readonly string[] = [],
+): string {
   const { jobId, stepId = 'call', inputDigest } = content;
-  const digest = inputDigest === undefined ? '' : ` --digest ${inputDigest}`;
-  const decide = `Nothing ran yet: an approver decides it (warrant approvals approve ${jobId ?? ''} ${stepId}${digest}, POST /api/jobs/${jobId ?? ''}/steps/${stepId}/approval, or the console).`;
+  const command =
+    inputDigest === undefined || jobId === undefined
+      ? `warrant approvals approve ${jobId ?? ''} ${stepId}`
+      : approveCommandLine(jobId, stepId, inputDigest, approveFlags);
+  const decide = `Nothing ran yet: an approver decides it (${command}, POST /api/jobs/${jobId ?? ''}/steps/${stepId}/approval, or the console).`;
   const result = jobTools
     ? ` Then call ${JOB_STATUS_TOOL} with {"jobId":"${jobId ?? ''}","waitMs":${JOB_STATUS_WAIT_MAX_MS}} for its result.`
     : ` Its result is then in the job's record (warrant jobs show ${jobId ?? ''}).`;

@@ -107,6 +107,12 @@ export interface McpAdapterOptions {
    * and status. Default: each call runs inline through `runtime.executePlan` until it ends.
    */
   waitMs?: number;
+  /**
+   * The flags a `warrant approvals approve` command needs to run the approved step as this
+   * process would (its store, modules, roots), as words: the "awaiting approval" answer names
+   * the command with them. At most 64 strings of at most 1,000 characters. Default none.
+   */
+  approveFlags?: readonly string[];
 }
 
 const INTERNAL_ERROR = 'Internal error';
@@ -244,6 +250,18 @@ function checkOptions(runtime: OperatorRuntime, options: McpAdapterOptions): voi
     if (options[key] !== undefined && typeof options[key] !== 'boolean')
       throw invalidOption(`options.${key} must be a boolean, got ${describeValue(options[key])}`);
   }
+  const { approveFlags } = options;
+  if (
+    approveFlags !== undefined &&
+    (!Array.isArray(approveFlags) ||
+      approveFlags.length > 64 ||
+      !(approveFlags as unknown[]).every(
+        (word) => typeof word === 'string' && word.length > 0 && word.length <= 1_000,
+      ))
+  )
+    throw invalidOption(
+      `options.approveFlags must be an array of at most 64 non-empty strings of at most 1,000 characters, got ${describeValue(approveFlags)}`,
+    );
   if (options.planTools === true && typeof runtime.planSchema !== 'function')
     throw invalidOption('options.planTools needs an OperatorRuntime with planSchema()');
   const { waitMs } = options;
@@ -258,11 +276,12 @@ function checkOptions(runtime: OperatorRuntime, options: McpAdapterOptions): voi
 }
 
 /** The answer of a call that has no result yet: a text and `{ jobId, stepId?, status, inputDigest? }`. */
-function pendingResult(job: Job, jobTools: boolean): CallToolResult {
+function pendingResult(job: Job, options: McpAdapterOptions): CallToolResult {
   const content = pendingContent(job);
+  const jobTools = options.jobTools === true;
   const text =
     job.status === 'awaiting_approval'
-      ? `Awaiting approval: job ${job.id}, step ${content.stepId ?? 'call'}. ${approvalNextStep(content, jobTools)}`
+      ? `Awaiting approval: job ${job.id}, step ${content.stepId ?? 'call'}. ${approvalNextStep(content, jobTools, options.approveFlags)}`
       : `Job ${job.id} is ${job.status}`;
   // isError: the call has no result yet (a client checks a result against the tool's output
   // schema only when it is not an error).
@@ -416,8 +435,7 @@ export class McpAdapter {
       ) {
         const jobId = await prior;
         const job = jobId === undefined ? undefined : await this.#runtime.getJob(jobId);
-        if (job?.status === 'awaiting_approval')
-          return pendingResult(job, this.#options.jobTools === true);
+        if (job?.status === 'awaiting_approval') return pendingResult(job, this.#options);
         this.#pending.forget(key, prior);
       }
       const running = this.#run(plan, caller);
@@ -479,7 +497,7 @@ export class McpAdapter {
   #answer(job: Job, tool: ServedTool): CallToolResult {
     // Stopped for approval (the runtime's approvals option), or still queued or executing: an
     // error the client can act on, with the job to follow (warrant_job_status).
-    if (isPending(job)) return pendingResult(job, this.#options.jobTools === true);
+    if (isPending(job)) return pendingResult(job, this.#options);
     // A denial or a failure is recorded in the job; its error is the step's message.
     if (job.status !== 'completed')
       return errorResult(errorText(job.error ?? 'Execution failed', REMOTE_ANSWER));

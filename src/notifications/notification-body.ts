@@ -4,6 +4,7 @@
  * id), or for `format: 'slack'` a Slack-compatible `{ text }`.
  */
 import { randomUUID } from 'node:crypto';
+import { approveCommandLine, escapeOf, UNSAFE_CHARS } from '../approvals/approve-command.js';
 import type { Job, JobEvent } from '../jobs/job.js';
 import type { OutboxEntry, OutboxWriter } from '../jobs/job-store.js';
 import type { CheckedDestination, NotificationsConfig } from './notification-options.js';
@@ -50,25 +51,6 @@ function consoleLink(publicUrl: string, jobId: string): string {
   return `${publicUrl.replace(/\/?$/, '/')}#/jobs/${encodeURIComponent(jobId)}`;
 }
 
-/**
- * The command that approves the step, its words quoted for the shell, with the flags the
- * decision needs to run the step (docs/api.md, "Notifications"): an id that starts with `-` is
- * never read as an option, the ids then follow `--`.
- */
-function approveCommand(
-  jobId: string,
-  stepId: string,
-  digest: string,
-  approveFlags: readonly string[],
-): string {
-  const ids = `${quoted(jobId)} ${quoted(stepId)}`;
-  const flags = approveFlags.map(quoted).join(' ');
-  const extra = flags === '' ? '' : ` ${flags}`;
-  return jobId.startsWith('-') || stepId.startsWith('-')
-    ? `warrant approvals approve --digest ${quoted(digest)}${extra} -- ${ids}`
-    : `warrant approvals approve ${ids} --digest ${quoted(digest)}${extra}`;
-}
-
 export function notificationBody(
   job: Job,
   event: JobEvent,
@@ -90,7 +72,7 @@ export function notificationBody(
   if (event.type === 'approval.requested' && stepId !== undefined) {
     if (pointer.publicUrl !== undefined) data.consoleUrl = consoleLink(pointer.publicUrl, job.id);
     else
-      data.approveCommand = approveCommand(
+      data.approveCommand = approveCommandLine(
         job.id,
         stepId,
         text(source.inputDigest) ?? '',
@@ -100,25 +82,6 @@ export function notificationBody(
   return stepId === undefined
     ? { type: event.type, jobId: job.id, at: event.timestamp, data }
     : { type: event.type, jobId: job.id, stepId, at: event.timestamp, data };
-}
-
-/**
- * Characters that would break a line or reorder what is shown: the control characters (line
- * feeds, carriage returns, tabs, escapes, C1), the Unicode line and paragraph separators and the
- * bidirectional marks, overrides and isolates (docs/decisions.md, "Slack text").
- */
-const UNSAFE_CHARS = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
-const HAS_UNSAFE_CHAR = new RegExp(UNSAFE_CHARS.source, 'u');
-const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': 'n', '\r': 'r', '\t': 't' };
-
-/** `\n`, `\r`, `\t`, `\xHH` (other ASCII) or `\uHHHH` for one character of UNSAFE_CHARS. */
-function escapeOf(char: string): string {
-  const short = SHORT_ESCAPES[char];
-  if (short !== undefined) return `\\${short}`;
-  const code = char.codePointAt(0) as number;
-  return code < 0x80
-    ? `\\x${code.toString(16).padStart(2, '0')}`
-    : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 /**
@@ -132,21 +95,6 @@ function slackText(value: string): string {
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
     .replaceAll('>', '&gt;');
-}
-
-/**
- * A shell word for the approve command, exactly `value` once the shell reads it: bare when
- * plain, in single quotes otherwise, and as `$'...'` (ANSI-C quoting, bash and zsh) when it
- * holds a character of UNSAFE_CHARS, each written as an escape (never as itself).
- */
-function quoted(value: string): string {
-  if (/^[A-Za-z0-9._:@/-]+$/.test(value)) return value;
-  if (!HAS_UNSAFE_CHAR.test(value)) return `'${value.replaceAll("'", `'\\''`)}'`;
-  const escaped = value
-    .replaceAll('\\', '\\\\')
-    .replaceAll("'", "\\'")
-    .replace(UNSAFE_CHARS, escapeOf);
-  return `$'${escaped}'`;
 }
 
 /**
@@ -176,7 +124,7 @@ export function slackMessage(
   if (link !== undefined) lines.push(`Open: ${slackText(link)}`);
   else if (event.type === 'approval.requested' && stepId !== undefined) {
     const digest = text(source.inputDigest) ?? '';
-    lines.push(`Approve: ${slackText(approveCommand(job.id, stepId, digest, approveFlags))}`);
+    lines.push(`Approve: ${slackText(approveCommandLine(job.id, stepId, digest, approveFlags))}`);
   }
   return { text: lines.join('\n') };
 }

@@ -76,6 +76,8 @@ const SHARED_WITH_EDGES: Record<string, string> = {
     "a capability's full input JSON Schema, which descriptors do not carry: MCP tools publish it and GET /api/capabilities answers it for the console",
   'src/limits/window-text.ts':
     'one duration format: the reason of a limit denial and `warrant limits` write a window alike',
+  'src/approvals/approve-command.ts':
+    'one approve command line: `warrant run`, `warrant approvals`, the MCP "awaiting approval" answer and notifications print it alike, quoted for the shell',
   'src/record/missing-key.ts':
     'the reasons of a keyed record checked without its audit key: `warrant jobs verify` and `warrant evidence verify` tell a missing key (exit 2) from tampering by them',
 };

@@ -196,6 +196,9 @@ describe('new McpAdapter(runtime, options?)', () => {
       [runtime, { jobTools: 'yes' }, /options.jobTools must be a boolean, got "yes"/],
       [runtime, { waitMs: -1 }, /options.waitMs must be a non-negative integer, got -1/],
       [runtime, { waitMs: 1.5 }, /options.waitMs must be a non-negative integer, got 1.5/],
+      [runtime, { approveFlags: '--fs-root' }, /options.approveFlags must be an array/],
+      [runtime, { approveFlags: [''] }, /options.approveFlags must be an array/],
+      [runtime, { approveFlags: [1] }, /options.approveFlags must be an array/],
     ];
     for (const [candidate, options, message] of cases) {
       assert.throws(
@@ -404,6 +407,26 @@ describe('McpAdapter with approvals', () => {
       textOf(result),
     );
     assert.equal(wrote, 0);
+    await runtime.close();
+  });
+
+  it('names the approve command with approveFlags, each word quoted for the shell', async () => {
+    const { OperatorRuntime } = await import('../../src/index.js');
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const [tool] = register(runtime, { risk: 'write', execute: () => ({ ok: true }) }) as [string];
+    const adapter = new McpAdapter(runtime, {
+      approveFlags: ['--store', 'sqlite:jobs.db', '--fs-root', "/tmp/a dir's"],
+    });
+    const { client } = await connect(adapter);
+    const result = (await client.callTool({ name: toolOf(tool), arguments: {} })) as CallToolResult;
+    const [request] = await runtime.listApprovals();
+    assert.ok(request !== undefined);
+    assert.ok(
+      textOf(result).includes(
+        `(warrant approvals approve ${request.jobId} call --digest ${request.inputDigest} --store sqlite:jobs.db --fs-root '/tmp/a dir'\\''s', POST`,
+      ),
+      textOf(result),
+    );
     await runtime.close();
   });
 

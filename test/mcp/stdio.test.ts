@@ -205,6 +205,8 @@ describe('warrant mcp --approvals --job-tools', () => {
       textOf(first).startsWith(`Awaiting approval: job ${content.jobId}, step call. `),
       textOf(first),
     );
+    // The approve command carries the flags the decision needs to run the step (its module).
+    assert.ok(textOf(first).includes(` --module ${MODULE}`), textOf(first));
     assert.deepEqual((await call()).structuredContent, content);
     const status = (await client.callTool({
       name: 'warrant_job_status',

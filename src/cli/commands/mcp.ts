@@ -12,6 +12,7 @@ import { callerOf, callerOptionHelp } from '../caller-option.js';
 import { parseCommand, text } from '../parse.js';
 import {
   createProgramRuntime,
+  decisionFlags,
   runtimeOptions,
   runtimeOptionsHelp,
   type RuntimeFlags,
@@ -87,12 +88,14 @@ function programAdapter(
   jobTools: boolean,
   waitMs: number | undefined,
   planTools: boolean,
+  approveFlags: readonly string[],
 ): McpAdapter {
   try {
     return new McpAdapter(runtime, {
       caller,
       jobTools,
       planTools,
+      approveFlags,
       ...(waitMs !== undefined && { waitMs }),
       include: programTools(builtins),
       onInternalError: (error, tool) => log(`internal error in tool ${tool}: ${firstLine(error)}`),
@@ -133,6 +136,8 @@ async function serve(args: readonly string[]): Promise<number> {
       values['job-tools'] === true,
       waitMs,
       values['plan-tools'] === true,
+      // The approve command in "awaiting approval" answers runs the step as this process would.
+      decisionFlags(values as RuntimeFlags),
     );
   } catch (error) {
     await closeMcpConnections();
