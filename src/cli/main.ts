@@ -6,16 +6,6 @@
  * admission. Errors are one line, never a stack trace.
  */
 import { storeFailureAnswer } from '../json/answer.js';
-import { approvalsCommand } from './commands/approvals.js';
-import { capabilitiesCommand } from './commands/capabilities.js';
-import { evidenceCommand } from './commands/evidence.js';
-import { jobsCommand } from './commands/jobs.js';
-import { notificationsCommand } from './commands/notifications.js';
-import { limitsCommand } from './commands/limits.js';
-import { policyCommand } from './commands/policy.js';
-import { runCommand } from './commands/run.js';
-import { serveCommand } from './commands/serve.js';
-import { workerCommand } from './commands/worker.js';
 import { unsettledLine } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 import { guardProgramOutputs, writeErr } from './output.js';
@@ -45,23 +35,23 @@ refused at admission.`;
 
 type Command = (args: readonly string[]) => Promise<number>;
 
-async function mcp(args: readonly string[]): Promise<number> {
-  const { mcpCommand } = await import('./commands/mcp.js');
-  return mcpCommand([...args]);
-}
-
-const commands: Record<string, Command> = {
-  run: runCommand,
-  serve: serveCommand,
-  worker: workerCommand,
-  mcp,
-  jobs: jobsCommand,
-  approvals: approvalsCommand,
-  notifications: notificationsCommand,
-  limits: limitsCommand,
-  capabilities: capabilitiesCommand,
-  policy: policyCommand,
-  evidence: evidenceCommand,
+// Each command's module loads when it runs, so that `warrant jobs` never loads the HTTP stack
+// `serve` needs, nor `warrant run` the MCP SDK (docs/decisions.md, "Light import").
+const commands: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./commands/run.js')).runCommand,
+  serve: async () => (await import('./commands/serve.js')).serveCommand,
+  worker: async () => (await import('./commands/worker.js')).workerCommand,
+  mcp: async () => {
+    const { mcpCommand } = await import('./commands/mcp.js');
+    return (args) => mcpCommand([...args]);
+  },
+  jobs: async () => (await import('./commands/jobs.js')).jobsCommand,
+  approvals: async () => (await import('./commands/approvals.js')).approvalsCommand,
+  notifications: async () => (await import('./commands/notifications.js')).notificationsCommand,
+  limits: async () => (await import('./commands/limits.js')).limitsCommand,
+  capabilities: async () => (await import('./commands/capabilities.js')).capabilitiesCommand,
+  policy: async () => (await import('./commands/policy.js')).policyCommand,
+  evidence: async () => (await import('./commands/evidence.js')).evidenceCommand,
 };
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -75,8 +65,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log('0.2.0');
     return 0;
   }
-  const command = commands[name];
-  if (command === undefined) {
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (load === undefined) {
     writeErr(`warrant: unknown command ${JSON.stringify(name)}\n\n${usage}\n`);
     return 2;
   }
@@ -89,6 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.exitCode = 1;
   });
   try {
+    const command = await load();
     return await command(rest);
   } catch (error) {
     if (error instanceof UsageError) {

@@ -39,6 +39,12 @@ describe('warrant (no command)', () => {
     const unknown = warrant(['frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown command "frobnicate"/);
+    // A name every object has is no command either.
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      const inherited = warrant([name]);
+      assert.equal(inherited.code, 2, name);
+      assert.match(inherited.stderr, /unknown command/, name);
+    }
   });
 
   it('has --help on every command', () => {

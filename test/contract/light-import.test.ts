@@ -117,6 +117,32 @@ function packagesLoadedByImport(files: string[]): Set<string> {
   return loaded;
 }
 
+/** Packages the `warrant` executable loads to run these arguments (which must exit 0). */
+function packagesLoadedByCommand(args: string[]): Set<string> {
+  const resolvedFile = join(dir, 'command.resolved');
+  writeFileSync(resolvedFile, '');
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      pathToFileURL(join(dir, 'register.mjs')).href,
+      repo('dist/esm/cli/main.js'),
+      ...args,
+    ],
+    {
+      env: { ...process.env, WARRANT_RESOLVED: resolvedFile, NODE_OPTIONS: '' },
+      timeout: 60_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  const loaded = new Set<string>();
+  for (const url of readFileSync(resolvedFile, 'utf8').split('\n')) {
+    const name = url.startsWith('file:') ? packageOf(fileURLToPath(url)) : undefined;
+    if (name !== undefined) loaded.add(name);
+  }
+  return loaded;
+}
+
 function assertNotLoaded(loaded: Set<string>, forbidden: (name: string) => boolean, build: string) {
   const found = [...loaded].filter(forbidden).sort();
   assert.deepEqual(found, [], `${build} loaded ${found.join(', ')}`);
@@ -170,6 +196,15 @@ describe('importing the package root (docs/decisions.md, "Light import")', () =>
     assertNotLoaded(serverOnly, isMcpOrZod, 'the HTTP server and `warrant serve`');
     const run = packagesLoadedByImport([repo('dist/esm/cli/commands/run.js')]);
     assertNotLoaded(run, isMcpOrZod, '`warrant run`');
+  });
+
+  test('the `warrant` executable loads a command only when it runs: no HTTP stack for `jobs`, `run` or `approvals`', () => {
+    for (const args of [['--help'], ['jobs', '--help'], ['run', '--help'], ['approvals', '--help']])
+      assertNotLoaded(packagesLoadedByCommand(args), isStoreHttpOrJwt, `warrant ${args.join(' ')}`);
+    assert.ok(
+      packagesLoadedByCommand(['serve', '--help']).has('fastify'),
+      'the recorder sees fastify',
+    );
   });
 
   test('loads no DBOS Transact: the root, the SQLite store and the programs load it only for a PostgreSQL queue', () => {
