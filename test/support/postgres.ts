@@ -103,9 +103,9 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       createPostgresUser: true,
       // A test file opens many stores at once, each with its pool, its owner connection and
       // (workers) DBOS's: PostgreSQL's default of 100 connections is not enough. No fsync: the
-      // tests kill processes (ours, and at most the server's), never the machine, and a killed
-      // server's commits are in the OS's cache (written, not flushed: synchronous_commit stays); CREATE DATABASE and every commit then cost no
-      // flush to disk (docs/decisions.md, "Test runs").
+      // tests kill processes (ours, at most the server's), never the machine, and a killed
+      // server's answered commits are in the OS's cache (written, synchronous_commit stays on);
+      // CREATE DATABASE and every commit then cost no flush (docs/decisions.md, "Test runs").
       postgresFlags: ['-c', 'max_connections=400', '-c', 'fsync=off', '-c', 'full_page_writes=off'],
       onLog: (message) => logs.push(String(message)),
       onError: (message) => logs.push(String(message)),
