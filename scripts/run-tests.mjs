@@ -9,6 +9,10 @@
 // WARRANT_TEST_SCOPE=node-dependent leaves out the files whose outcome does not depend on the
 // Node version (the TypeScript compiler checks and the quality harness): CI runs them on its
 // first Node only and this scope on the others (.ci/run). The files left out are printed.
+//
+// WARRANT_TEST_SHARD=<k>/<n> (1 <= k <= n) runs the k-th of n shares of the files: every n-th
+// file of the sorted list from the k-th on, plus the files of EVERY_SHARD. CI runs the suite on
+// its first Node and splits it between the others (docs/decisions.md, "Test runs").
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -21,6 +25,16 @@ const NODE_INDEPENDENT = {
   'test/capabilities/input-types.test.ts': 'tsc on examples/typed-inputs.ts',
   'test/examples/typecheck.test.ts': 'tsc on the examples as consumers of the package types',
   'test/contract/docs-typescript.test.ts': 'tsc on the TypeScript blocks of README.md and docs/',
+};
+
+/** Files every share runs: they exercise what differs most between Node versions. */
+const EVERY_SHARD = {
+  'test/stores/sqlite/sqlite-driver.test.ts': "the native SQLite driver's build for this Node",
+  'test/stores/sqlite/sqlite-store.test.ts': 'the SQLite store on that driver',
+  'test/contract/exports.test.ts': 'the package loaded as ESM and CommonJS by this Node',
+  'test/contract/light-import.test.ts': "this Node's module loaders, ESM and CommonJS",
+  'test/contract/engines.test.ts': 'the engines of what an install brings',
+  'test/cli/cli.test.ts': 'the built program started by this Node',
 };
 
 function findTests(dir) {
@@ -56,6 +70,20 @@ if (scope === 'node-dependent') {
   for (const file of left) {
     console.log(`run-tests: ${file} runs on CI's first Node only (${NODE_INDEPENDENT[file]})`);
   }
+}
+const shard = process.env.WARRANT_TEST_SHARD;
+if (shard !== undefined && shard !== '') {
+  const match = /^(\d+)\/(\d+)$/.exec(shard);
+  const [k, n] = match === null ? [0, 0] : [Number(match[1]), Number(match[2])];
+  if (!(n >= 1 && k >= 1 && k <= n)) {
+    console.error(`run-tests: WARRANT_TEST_SHARD must be <k>/<n> with 1 <= k <= n, got ${shard}`);
+    process.exit(2);
+  }
+  const every = (file) => Object.hasOwn(EVERY_SHARD, file.split('\\').join('/'));
+  const shared = files.filter((file) => !every(file));
+  const mine = new Set(shared.filter((_file, index) => index % n === k - 1));
+  files = files.filter((file) => every(file) || mine.has(file));
+  console.log(`run-tests: share ${k} of ${n}: ${files.length} files`);
 }
 if (files.length === 0) {
   console.error('run-tests: no test files found under test/');
