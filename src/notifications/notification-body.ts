@@ -181,6 +181,11 @@ export function slackMessage(
     );
   const reason = event.type === 'approval.requested' ? text(source.reason) : undefined;
   if (reason !== undefined) lines.push(`Reason: ${slackText(reason)}`);
+  // Who proposed it for whom, as the console says it (docs/api.md, "Callers: acting for someone").
+  const actor = event.type === 'approval.requested' ? text(source.actor) : undefined;
+  const subject = text(source.onBehalfOf);
+  if (actor !== undefined && subject !== undefined)
+    lines.push(`By: ${slackText(actor)} for ${slackText(subject)}`);
   const link = publicUrl === undefined ? undefined : consoleLink(publicUrl, job.id);
   if (link !== undefined) lines.push(`Open: ${slackText(link)}`);
   else if (event.type === 'approval.requested' && stepId !== undefined) {
