@@ -4,7 +4,7 @@
  * acting for someone") every actor acted, and the subject did not: the subject may approve what
  * was done on its behalf. Without one, the caller who submitted the job acted. An approver is
  * judged by every id of its own chain too, so an actor of the job cannot approve through another
- * caller it acts for (docs/decisions.md, "Acting for someone").
+ * caller it acts for (docs/decisions.md, "Acting for someone (issue 50)").
  */
 import { actorsOf, chainIds } from '../callers/actor-chain.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
