@@ -74,7 +74,7 @@ describe('callers file: mayActFor and Warrant-On-Behalf-Of', () => {
   });
 
   it("runs the agent's plan for the subject; the subject approves, the agent cannot", async () => {
-    const { url, runtime, send } = await start((await loadCallersFile(file)).authenticator);
+    const { url, send } = await start((await loadCallersFile(file)).authenticator);
     const plan = { version: '1.0', steps: [{ id: 'mail', capability: send, input: { to: 'x' } }] };
     const who = await call(url, 'GET', '/api/caller', as('assistant-token', 'ada'));
     assert.deepEqual(who.body, {
