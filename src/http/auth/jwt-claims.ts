@@ -3,7 +3,8 @@
  * claim (`--jwt-scopes-claim`, default `scope`: a space-separated string or an array of strings;
  * by default `scp` when there is no `scope`) the scopes, the tenant claim (`--jwt-tenant-claim`,
  * default `tenant`) the tenant, a `roles` claim that is an array of strings the roles, the `act`
- * claim (RFC 8693, nested) the actor chain, and every other claim `metadata`. The caller then
+ * claim (RFC 8693, nested) the actor chain, and every other claim `metadata` but those the mode
+ * verified (`aud`, `exp`, `nbf`, `iat`). The caller then
  * goes through the one caller checker: a token whose caller it refuses is a 401.
  */
 import { frozenCallerCopy } from '../../callers/caller-check.js';
@@ -19,6 +20,12 @@ export const DEFAULT_JWT_CLAIMS: JwtClaimNames = Object.freeze({
   tenant: 'tenant',
   scopes: 'scope',
 });
+
+/**
+ * Claims of the subject's level that the mode checked when it verified the token (the audience,
+ * and times): not metadata, which would then differ token by token for one caller.
+ */
+const VERIFIED_CLAIMS: ReadonlySet<string> = new Set(['aud', 'exp', 'nbf', 'iat']);
 
 /** Claims a claim name option may not name: they are read as themselves. */
 export const RESERVED_JWT_CLAIMS: readonly string[] = Object.freeze(['sub', 'act', 'roles']);
@@ -58,7 +65,7 @@ function fieldsOf(
   const usedScp = depth === 0 && names.scopes === 'scope' && claims.scope === undefined;
   for (const key of Object.keys(claims)) {
     const value = claims[key];
-    if (key === 'sub') continue;
+    if (key === 'sub' || (depth === 0 && VERIFIED_CLAIMS.has(key))) continue;
     if (key === names.scopes || (usedScp && key === 'scp')) continue;
     if (key === names.tenant) {
       if (typeof value !== 'string') return REFUSED;

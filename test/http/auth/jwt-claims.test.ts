@@ -6,11 +6,16 @@ import { callerOfClaims, DEFAULT_JWT_CLAIMS } from '../../../src/http/auth/jwt-c
 import { parseJson } from '../../../src/json/parse-json.js';
 
 describe('callerOfClaims', () => {
-  it('maps sub, scope, tenant, roles and act; every other claim is metadata', () => {
+  it('maps sub, scope, tenant, roles and act; every other claim but the verified ones is metadata', () => {
     assert.deepEqual(
       callerOfClaims({
         sub: 'ada',
         iss: 'https://id',
+        aud: 'warrant-api',
+        exp: 2_000_000_000,
+        iat: 1_900_000_000,
+        nbf: 1_900_000_000,
+        jti: 'token-1',
         scope: 'a b',
         tenant: 't',
         roles: ['ops'],
@@ -22,7 +27,7 @@ describe('callerOfClaims', () => {
         roles: ['ops'],
         actor: { id: 'bot', tenant: 't', scopes: ['a'], metadata: { iss: 'https://agents' } },
         scopes: ['a', 'b'],
-        metadata: { iss: 'https://id' },
+        metadata: { iss: 'https://id', jti: 'token-1' },
       },
     );
   });
