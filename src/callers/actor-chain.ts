@@ -90,7 +90,9 @@ export function currentActor(caller: ExecutionCaller | undefined): ExecutionActo
 export function effectiveScopes(caller: ExecutionCaller | undefined): string[] {
   const own = caller?.scopes;
   if (!isStrings(own)) return [];
-  const held = actorsOf(caller).map((actor) => new Set(isStrings(actor.scopes) ? actor.scopes : []));
+  const held = actorsOf(caller).map(
+    (actor) => new Set(isStrings(actor.scopes) ? actor.scopes : []),
+  );
   const scopes = new Set<string>();
   for (const scope of own) if (held.every((set) => set.has(scope))) scopes.add(scope);
   return [...scopes];

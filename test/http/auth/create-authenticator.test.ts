@@ -128,8 +128,9 @@ describe('createAuthenticator', () => {
       key: new TextEncoder().encode(SECRET),
       claims: { org: 'acme', permissions: 'a b' },
     });
+    assert.ok(configured !== undefined);
     const caller = assertCaller(
-      await configured?.authenticator.authenticate(request(bearer(token))),
+      await configured.authenticator.authenticate(request(bearer(token))),
     );
     assert.equal(caller.tenant, 'acme');
     assert.deepEqual(caller.scopes, ['a', 'b']);
