@@ -101,7 +101,8 @@ export type {
   ApprovalGrant,
 } from './authorization/authorizer.js';
 export { isCapabilityStep, type CapabilityStepContext } from './authorization/capability-step.js';
-export type { ExecutionCaller } from './callers/execution-caller.js';
+export type { ExecutionActor, ExecutionCaller } from './callers/execution-caller.js';
+export { effectiveScopes } from './callers/actor-chain.js';
 export { cedarAuthorizer } from './policy/cedar-authorizer.js';
 export type { CedarAuthorizerOptions } from './policy/cedar-authorizer.js';
 export { cedarSchema, validateCedarPolicies } from './policy/cedar-schema.js';

@@ -3,11 +3,14 @@
  * checked and copied once, by the same checker as the runtime's snapshot, so a caller an edge
  * admits is one the runtime admits: JSON data only, at most MAX_CALLER_DEPTH levels and
  * MAX_CALLER_VALUES values, no `"__proto__"` key, a non-empty string `id`, `scopes` an array of
- * strings, `metadata` an object, `tenant` a string. The copy is deeply frozen, so nothing the source does later
+ * strings, `metadata` an object, `tenant` a string, and an `actor` chain the chain rules admit
+ * (actor-chain.ts: `CALLER_INVALID` in the runtime, docs/api.md "Callers: acting for someone").
+ * The copy is deeply frozen, so nothing the source does later
  * changes it (docs/decisions.md, "Callers"). This file only gives the edges their
  * `{ ok, reason }` shape and wording.
  */
 import { boundText } from '../errors/describe-value.js';
+import { chainProblem } from './actor-chain.js';
 import {
   copyCallerData,
   malformedField,
@@ -60,5 +63,7 @@ export function frozenCallerCopy(value: unknown, path = 'caller'): CallerCheck {
   }
   const field = malformedField(copy as Record<string, unknown>, true);
   if (field !== undefined) return { ok: false, reason: `${path}.${FIELD_REASON[field]}` };
+  const chain = chainProblem(copy as Record<string, unknown>);
+  if (chain !== undefined) return { ok: false, reason: `${path}.${chain}` };
   return { ok: true, caller: copy as ExecutionCaller };
 }

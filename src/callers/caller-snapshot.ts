@@ -1,6 +1,7 @@
 import { ErrorCode } from '../errors/error-codes.js';
 import { types } from 'node:util';
 import type { ExecutionCaller } from './execution-caller.js';
+import { chainProblem } from './actor-chain.js';
 import { createError } from '../errors/warrant-error.js';
 import { boundText, describeThrown, describeValue, quoteText } from '../errors/describe-value.js';
 
@@ -251,7 +252,8 @@ export function malformedField(
  * values in all; `id`, when present, a string; `scopes`, when present, an array of strings; `metadata` an object. Each property
  * is read once (a getter runs once); a getter or proxy trap that throws, a cycle, a sparse array
  * or any other value rejects the call (docs/decisions.md, "Callers").
- * @throws TypeError (EXECUTE_OPTIONS_INVALID) naming the path of the first offending value.
+ * @throws TypeError (EXECUTE_OPTIONS_INVALID) naming the path of the first offending value;
+ * TypeError (CALLER_INVALID) for an `actor` chain the chain rules refuse (actor-chain.ts).
  */
 export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
   if (caller === undefined) return undefined;
@@ -284,6 +286,11 @@ export function snapshotCaller(caller: unknown): ExecutionCaller | undefined {
     case 'tenant':
       throw invalid(`options.caller.tenant must be a string, got ${describeValue(fields.tenant)}`);
   }
+  // The actor chain (docs/api.md, "Callers: acting for someone"): its own code, so that a host
+  // tells a refused chain from a caller that is not data.
+  const chain = chainProblem(fields);
+  if (chain !== undefined)
+    throw createError(TypeError, ErrorCode.CALLER_INVALID, `options.caller.${chain}`);
   const snapshot = copy as ExecutionCaller;
   // A snapshot cannot change, and neither can a caller that was deeply frozen data: given again,
   // either gets this same snapshot, with nothing read or copied (docs/decisions.md, "Callers").

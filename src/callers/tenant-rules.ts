@@ -1,11 +1,13 @@
 /**
  * The rules about callers that no policy can widen (docs/api.md, "Reading and tenants"): tenants
- * never cross, and the submitter of a job is the caller with its id and tenant. Every policy
+ * never cross, and the submitter of a job is the caller with its id and tenant; the subject and
+ * the actors of a job's caller are its parties (they read it). Every policy
  * (read, cancel, approver, notifications) is asked only inside these rules, through
  * `askWithinTenant`, so a custom policy decides among the callers of the job's tenant and never
  * beyond it.
  */
 import type { ExecutionCaller } from './execution-caller.js';
+import { actorsOf } from './actor-chain.js';
 
 /** A caller's tenant: its own string `tenant` field, else none. */
 export function tenantOf(caller: ExecutionCaller | undefined): string | undefined {
@@ -31,6 +33,24 @@ export function isSubmitter(
 ): boolean {
   const id = recorded?.id;
   return id !== undefined && caller?.id === id && sameTenant(caller, recorded);
+}
+
+/**
+ * True when `caller` is a party to the job whose recorded caller is `recorded`: its submitter
+ * (`isSubmitter`: the subject), or one of the actors of its chain (docs/api.md, "Callers: acting
+ * for someone"), with the job's tenant.
+ */
+export function isParty(
+  caller: ExecutionCaller | undefined,
+  recorded: ExecutionCaller | undefined,
+): boolean {
+  if (isSubmitter(caller, recorded)) return true;
+  const id = caller?.id;
+  return (
+    typeof id === 'string' &&
+    sameTenant(caller, recorded) &&
+    actorsOf(recorded).some((actor) => actor.id === id)
+  );
 }
 
 /**

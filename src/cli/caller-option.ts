@@ -2,7 +2,8 @@
  * `--caller <json>` of `warrant run` and `warrant mcp` (docs/guide/cli.md, "Options of the commands
  * that run plans"): the caller the authorizer sees. JSON data (objects, arrays, strings, finite
  * numbers, booleans, null) with a non-empty string `id`, `scopes` an array of strings, `metadata`
- * an object; the same check as a callers file entry (docs/decisions.md "Authentication modes").
+ * an object, an `actor` chain the chain rules admit (docs/api.md, "Callers: acting for
+ * someone"); the same check as a callers file entry (docs/decisions.md "Authentication modes").
  * Anything else is a UsageError (exit 2), one line.
  */
 import { userInfo } from 'node:os';

@@ -12,6 +12,8 @@ export const THROWN_ERRORS = {
     '`executePlan` refused the plan before creating a job; `error.issues` lists every issue (codes below)',
   EXECUTE_OPTIONS_INVALID:
     '`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object',
+  CALLER_INVALID:
+    "`executePlan`, `submitPlan` or `cancelJob`: `caller.actor` is refused (more than 4 actors, an actor without a non-empty string `id`, another tenant than the caller's, an id twice in the chain, or no `caller.id`)",
   JOB_STORE_FAILED: 'the job store failed while recording a job (the original error is `cause`)',
   STORE_UNAVAILABLE:
     'a SQLite or PostgreSQL store write failed on a lost connection or a locked database through every retry (docs/api.md, "Store outages"; the driver\'s error is `cause`)',
@@ -56,7 +58,7 @@ export const THROWN_ERRORS = {
   APPROVAL_DIGEST_MISMATCH:
     '`decideApproval()`: `inputDigest` is not the digest of the request (the approver saw another input)',
   APPROVAL_SELF_APPROVAL:
-    "`decideApproval()`: the approver's `id` is the id of the caller who submitted the job",
+    "`decideApproval()`: the approver's id is an actor's in the job's caller, or the caller's own when no actor acted (checked before the approver policy)",
   APPROVAL_FORBIDDEN:
     '`decideApproval()`: the approver policy did not answer `true` (or a promise of `true`) within 5 s; a throw or a rejection is also no',
   APPROVAL_EXPIRED:

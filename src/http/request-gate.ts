@@ -16,6 +16,8 @@
  *    Without a mode, the operator token (`warrant serve` makes one at start; docs/api.md, "The
  *    operator token") is optional: a request without an `Authorization` header goes on without a
  *    caller (the server's `http`), one with a header must carry that token (else 401).
+ *    `Warrant-On-Behalf-Of` is 401 on every route but the open ones unless the mode read it
+ *    (a callers-file token whose `mayActFor` names that id, a resolver answering an actor).
  * 3. A repeated query parameter is refused with 400 before any handler reads it.
  *
  * Only step 2 can take time (a resolver, a JWKS fetch): the gate answers synchronously unless it
@@ -27,6 +29,7 @@ import type { ExecutionCaller } from '../index.js';
 import {
   CHALLENGE_INVALID_TOKEN,
   CHALLENGE_NO_CREDENTIALS,
+  ON_BEHALF_OF_HEADER,
   type AuthFailure,
   type Authenticator,
 } from './auth/index.js';
@@ -134,6 +137,13 @@ const UNAUTHORIZED: Readonly<Record<string, GateRefusal>> = Object.freeze({
   [CHALLENGE_INVALID_TOKEN]: unauthorized(CHALLENGE_INVALID_TOKEN),
 });
 
+/**
+ * `Warrant-On-Behalf-Of` on a request the mode did not read it for: only a callers-file token
+ * allowed to act for that id (or a resolver answering an actor) may send it (docs/api.md,
+ * "Callers: acting for someone").
+ */
+const ACTING_REFUSED = UNAUTHORIZED[CHALLENGE_INVALID_TOKEN] as GateRefusal;
+
 /** The 401 of a failed authentication: the mode's challenge, and its log line if any. */
 function refusalOf(failure: AuthFailure): GateRefusal {
   const refusal = UNAUTHORIZED[failure.challenge] ?? unauthorized(failure.challenge);
@@ -184,12 +194,13 @@ export function createRequestGate(
       );
       if (name === undefined || !hosts.has(name)) return HOST_REFUSED;
     }
-    if (authenticator === undefined || (optional && request.headers.authorization === undefined))
-      return queryRefusal(request.query);
     // The router takes the asterisk form (`GET *`) for `/`; it names no resource, so it is
     // never an open route.
-    if (request.url !== '*' && isOpenRoute(request.method, request.route))
-      return queryRefusal(request.query);
+    const open = request.url !== '*' && isOpenRoute(request.method, request.route);
+    const acting = request.headers[ON_BEHALF_OF_HEADER] !== undefined;
+    if (authenticator === undefined || (optional && request.headers.authorization === undefined))
+      return acting && !open ? ACTING_REFUSED : queryRefusal(request.query);
+    if (open) return queryRefusal(request.query);
     return authenticator
       .authenticate({
         method: request.method,
@@ -199,6 +210,8 @@ export function createRequestGate(
       })
       .then((result): GateDecision => {
         if (!result.ok) return refusalOf(result);
+        // Only a mode that read the header acts on it; anything else with it is a 401.
+        if (acting && result.delegated !== true) return ACTING_REFUSED;
         return queryRefusal(request.query) ?? { caller: result.caller };
       });
   };

@@ -11,6 +11,7 @@
  * record"). Both share the event objects, which hold JSON data only and are frozen.
  */
 import type { ExecutionCaller } from '../callers/execution-caller.js';
+import { actingFor } from '../callers/actor-chain.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 import {
   cancelledJobError,
@@ -645,6 +646,7 @@ export function awaitApproval(
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;
   data.expiresAt = end.expiresAt;
+  Object.assign(data, actingFor(running.record.caller));
   const event = append(running, 'approval.requested', at, data);
   return { steps: onlyStep(index), decided: index, events: [event] };
 }

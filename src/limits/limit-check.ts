@@ -9,6 +9,7 @@ import type { JobStore, LimitTake, LimitVerdict } from '../jobs/job-store.js';
 import { hasLimits } from '../jobs/store-parts.js';
 import type { CheckedLimit } from './limit-options.js';
 import { tenantOf } from '../callers/tenant-rules.js';
+import { currentActor } from '../callers/actor-chain.js';
 
 /** What the check needs of the step's capability. */
 export interface LimitedCapability {
@@ -29,14 +30,16 @@ function text(value: unknown): string | null {
 
 /**
  * The counter a limit counts a caller under (JSON, exact for any id or tenant): `[]` for a
- * global limit, `[tenant]` per tenant, `[tenant, id]` per caller; null where there is none, so
- * callers without a tenant count together per tenant, and steps without a caller id together
- * per caller.
+ * global limit, `[tenant]` per tenant, `[tenant, id]` per caller, `[tenant, id, "actor"]` per
+ * actor (the current actor's id, else the caller's own); null where there is none, so callers
+ * without a tenant count together per tenant, and steps without a caller id together per caller.
  */
 export function counterKey(limit: CheckedLimit, caller: ExecutionCaller | undefined): string {
   if (limit.per === 'global') return '[]';
   const tenant = tenantOf(caller) ?? null;
   if (limit.per === 'tenant') return JSON.stringify([tenant]);
+  if (limit.per === 'actor')
+    return JSON.stringify([tenant, text(currentActor(caller)?.id ?? caller?.id), 'actor']);
   return JSON.stringify([tenant, text(caller?.id)]);
 }
 

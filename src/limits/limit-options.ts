@@ -15,8 +15,11 @@ import {
 } from '../values/hostile-reads.js';
 import { formatWindow } from './window-text.js';
 
-/** Whose steps a limit counts together. */
-export type LimitScope = 'caller' | 'tenant' | 'global';
+/**
+ * Whose steps a limit counts together: the caller's (its id), the current actor's (docs/api.md,
+ * "Limits"; a caller without an actor under its own id), the tenant's or everyone's.
+ */
+export type LimitScope = 'caller' | 'actor' | 'tenant' | 'global';
 
 /** One limit, as given to the `limits` option or in a `--limits` file. */
 export interface LimitDefinition {
@@ -51,7 +54,7 @@ const MAX_NAME = 200;
 const MAX_WINDOW_MS = 366 * 86_400_000;
 const KEYS = new Set(['name', 'match', 'per', 'max', 'windowMs', 'cost']);
 const MATCH_KEYS = new Set(['capability', 'risk']);
-const SCOPES = new Set(['caller', 'tenant', 'global']);
+const SCOPES = new Set(['caller', 'actor', 'tenant', 'global']);
 const RISKS = new Set(['read', 'write', 'destructive']);
 
 /** True when `text` holds a C0 control character or DEL (a name is printed in one line). */
@@ -103,7 +106,9 @@ function checkLimit(entry: unknown, at: string): CheckedLimit {
     );
   const per = field('per');
   if (typeof per !== 'string' || !SCOPES.has(per))
-    throw invalid(`${at}.per must be "caller", "tenant" or "global", got ${describeValue(per)}`);
+    throw invalid(
+      `${at}.per must be "caller", "actor", "tenant" or "global", got ${describeValue(per)}`,
+    );
   const max = field('max');
   if (typeof max !== 'number' || !Number.isFinite(max) || max < 0)
     throw invalid(`${at}.max must be a finite non-negative number, got ${describeValue(max)}`);

@@ -19,7 +19,7 @@ import type {
   ToolAnnotations,
   Transport,
 } from '@modelcontextprotocol/server';
-import { createError } from '../errors/warrant-error.js';
+import { createError, isIssuedError } from '../errors/warrant-error.js';
 import { describeValue } from '../errors/describe-value.js';
 import {
   answerText,
@@ -468,6 +468,10 @@ export class McpAdapter {
     }
     // docs/decisions.md, "House rules": no inner message, no stack for anything unexpected.
     this.#options.onInternalError?.(error, toolName);
+    // A caller whose actor chain the one checker refuses (docs/api.md, "Callers: acting for
+    // someone"): said as such, nothing admitted.
+    if (isIssuedError(error, ErrorCode.CALLER_INVALID))
+      return errorResult(`${ErrorCode.CALLER_INVALID}: ${(error as Error).message}`);
     return errorResult(INTERNAL_ERROR);
   }
 

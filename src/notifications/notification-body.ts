@@ -25,7 +25,16 @@ function text(value: unknown): string | undefined {
 
 /** The fields of an event's data a notification may carry, by type. */
 const SAFE_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  'approval.requested': ['capability', 'capabilityVersion', 'risk', 'inputDigest', 'expiresAt'],
+  'approval.requested': [
+    'capability',
+    'capabilityVersion',
+    'risk',
+    'inputDigest',
+    'expiresAt',
+    // An actor acted for the subject (docs/api.md, "Callers: acting for someone"): both ids.
+    'actor',
+    'onBehalfOf',
+  ],
   'approval.granted': ['approver'],
   'approval.rejected': ['approver'],
   'job.completed': ['stepCount'],
@@ -120,6 +129,11 @@ export function slackMessage(
     );
   const reason = event.type === 'approval.requested' ? text(source.reason) : undefined;
   if (reason !== undefined) lines.push(`Reason: ${slackText(reason)}`);
+  // Who proposed it for whom, as the console says it (docs/api.md, "Callers: acting for someone").
+  const actor = event.type === 'approval.requested' ? text(source.actor) : undefined;
+  const subject = text(source.onBehalfOf);
+  if (actor !== undefined && subject !== undefined)
+    lines.push(`By: ${slackText(actor)} for ${slackText(subject)}`);
   const link = publicUrl === undefined ? undefined : consoleLink(publicUrl, job.id);
   if (link !== undefined) lines.push(`Open: ${slackText(link)}`);
   else if (event.type === 'approval.requested' && stepId !== undefined) {

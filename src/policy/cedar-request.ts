@@ -1,13 +1,14 @@
 /**
  * The request each step makes of Cedar (docs/api.md, "Policy as code: Cedar"), fixed so that
- * policies can be written against it: the caller as principal, the capability as action (a
- * member of its risk group) and as resource, and the context `{ input, inputDigest, jobId,
- * stepId, approved }`, the input whole (a decimal, a number or a null as a marker, reserved keys
- * escaped) or the step denied.
+ * policies can be written against it: the caller (the subject) as principal, the capability as
+ * action (a member of its risk group) and as resource, and the context `{ input, inputDigest,
+ * jobId, stepId, approved, actors, effectiveScopes, actor? }`, the input whole (a decimal, a
+ * number or a null as a marker, reserved keys escaped) or the step denied.
  */
 import { types } from 'node:util';
 import type { CapabilityAuthorizationContext } from '../authorization/authorizer.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
+import { actorsOf, effectiveScopes } from '../callers/actor-chain.js';
 
 export interface EntityUid {
   readonly type: string;
@@ -248,21 +249,31 @@ export function capabilityEntities(
 }
 
 /**
- * The context of one step's request: `{ input, inputDigest, jobId, stepId, approved }`, `input`
- * the value `cedarInput` gave.
+ * The context of one step's request: `{ input, inputDigest, jobId, stepId, approved, actors,
+ * effectiveScopes, actor? }`, `input` the value `cedarInput` gave; `actors` every actor's id
+ * (who acts now first; Cedar reads it as a set), `effectiveScopes` the scopes the whole chain
+ * holds, and `actor` the current actor's `{ id, scopes }` when there is one (docs/api.md,
+ * "Policy as code: Cedar").
  */
 export function cedarContext(
   asked: CapabilityAuthorizationContext,
   inputDigest: string,
   input: unknown,
 ): Record<string, unknown> {
-  return {
+  const actors = actorsOf(asked.caller);
+  const context: Record<string, unknown> = {
     input,
     inputDigest,
     jobId: asked.jobId,
     stepId: asked.stepId,
     approved: asked.approval !== undefined,
+    actors: actors.map((actor) => actor.id),
+    effectiveScopes: effectiveScopes(asked.caller),
   };
+  const current = actors[0];
+  if (current !== undefined)
+    context['actor'] = { id: current.id, scopes: strings(current.scopes) ?? [] };
+  return context;
 }
 
 /**

@@ -60,7 +60,8 @@ function cedarType(schema: unknown, depth: number): string | undefined {
 /**
  * The Cedar schema (human format) of every registered capability: the entity types of the
  * request (the null and number markers included), the risk groups, and an action per
- * capability with its context, `input` always present. A capability whose
+ * capability with its context, `input`, `actors` and `effectiveScopes` always present, `actor`
+ * when a caller has one. A capability whose
  * name starts with `risk:` is left out (the Cedar authorizer always denies it).
  */
 export function cedarSchema(): string {
@@ -86,6 +87,10 @@ export function cedarSchema(): string {
       '"jobId": String',
       '"stepId": String',
       '"approved": Bool',
+      // Acting for someone (docs/api.md, "Callers: acting for someone").
+      '"actors": Set<String>',
+      '"effectiveScopes": Set<String>',
+      '"actor"?: { "id": String, "scopes": Set<String> }',
     ];
     lines.push(
       `  action ${quote(name)} in [${quote(`risk:${risk}`)}] appliesTo {`,

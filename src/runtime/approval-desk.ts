@@ -33,6 +33,7 @@ import {
 } from '../approvals/approval-request.js';
 import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
 import { checkDecisionArguments, type CheckedDecision } from '../approvals/decision-arguments.js';
+import { selfApproval, selfApprovalText } from '../approvals/self-approval.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { askWithinTenant } from '../callers/tenant-rules.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
@@ -165,12 +166,9 @@ export class ApprovalDesk {
         `The digest ${JSON.stringify(args.inputDigest)} is not the one requested for step ${JSON.stringify(args.stepId)}`,
       );
     }
-    if (job.caller?.id !== undefined && job.caller.id === args.approver.id) {
-      throw refusal(
-        ErrorCode.APPROVAL_SELF_APPROVAL,
-        `The caller who submitted job ${JSON.stringify(args.jobId)} cannot decide its approval`,
-      );
-    }
+    const self = selfApproval(args.approver, job.caller);
+    if (self !== undefined)
+      throw refusal(ErrorCode.APPROVAL_SELF_APPROVAL, selfApprovalText(self, job));
     // Never across tenants, whatever the approver policy says (docs/api.md, "Reading and tenants").
     if (
       !(await askWithinTenant(args.approver, job.caller, () =>

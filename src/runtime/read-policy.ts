@@ -1,6 +1,6 @@
 /**
  * Who may read a job (docs/api.md, "Reading and tenants"): never across tenants; its submitter
- * (the same caller id and tenant) and every approver who decided one of its requests (recorded in
+ * (the same caller id and tenant), every actor of its caller's chain, and every approver who decided one of its requests (recorded in
  * its `approval.granted` / `approval.rejected` events); then the read policy, whose default allows a caller holding
  * the scope `warrant:audit`, and a caller the approver policy lets decide one of the job's
  * pending requests. Fails closed: a policy that throws, rejects or answers anything but `true`
@@ -8,8 +8,9 @@
  */
 import { askApprover, type ApprovalsConfig } from '../approvals/approver-policy.js';
 import { isExpired, requestOf, waitingSteps } from '../approvals/approval-request.js';
+import { selfApproval } from '../approvals/self-approval.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
-import { askWithinTenant, isSubmitter, sameTenant } from '../callers/tenant-rules.js';
+import { askWithinTenant, isParty, sameTenant } from '../callers/tenant-rules.js';
 import type { Job } from '../jobs/job.js';
 import type { ReadPolicy } from './runtime-options.js';
 
@@ -23,8 +24,8 @@ export async function mayDecideOne(
   approvals: ApprovalsConfig | undefined,
 ): Promise<boolean> {
   if (approvals === undefined || job.status !== 'awaiting_approval') return false;
-  // Self-approval is refused before the policy is asked: the submitter reads as submitter.
-  if (job.caller?.id !== undefined && job.caller.id === caller.id) return false;
+  // Self-approval is refused before the policy is asked: whoever acted reads as a party.
+  if (selfApproval(caller, job.caller) !== undefined) return false;
   const now = Date.now();
   for (const index of waitingSteps(job)) {
     const request = requestOf(job, index);
@@ -57,7 +58,8 @@ export function decidedBy(caller: ExecutionCaller, job: Job): boolean {
 }
 
 /**
- * Whether `caller` may read `job`: same tenant, then the submitter and the approvers who decided
+ * Whether `caller` may read `job`: same tenant, then the submitter, the actors of its chain and
+ * the approvers who decided
  * (docs/decisions.md, "The operator token and approvers' reads"), then `policy`.
  */
 export async function mayRead(
@@ -66,6 +68,6 @@ export async function mayRead(
   policy: ReadPolicy,
 ): Promise<boolean> {
   if (!sameTenant(caller, job.caller)) return false;
-  if (isSubmitter(caller, job.caller) || decidedBy(caller, job)) return true;
+  if (isParty(caller, job.caller) || decidedBy(caller, job)) return true;
   return askWithinTenant(caller, job.caller, () => policy(caller, job));
 }

@@ -6,7 +6,8 @@
  * one no-op span and nothing per step (docs/decisions.md, "Telemetry").
  */
 import type * as OtelApi from '@opentelemetry/api';
-import type { Context, Span, Tracer, TracerProvider } from '@opentelemetry/api';
+import type { Attributes, Context, Span, Tracer, TracerProvider } from '@opentelemetry/api';
+import { actorsOf } from '../callers/actor-chain.js';
 import type { Job, JobStep } from '../jobs/job.js';
 import type { StepEnd } from '../jobs/transitions.js';
 import type { AdmittedStep } from '../plan/admission.js';
@@ -213,6 +214,23 @@ export class JobTelemetry {
 }
 
 /**
+ * The job span's attributes at its start: the job id, and who it runs for (docs/api.md,
+ * "OpenTelemetry"): the subject's id, and when an actor acts for it the actor's id and every
+ * actor's, who acts now first.
+ */
+function jobAttributes(job: Job): Attributes {
+  const attributes: Attributes = { 'warrant.job.id': job.id };
+  const subject = job.caller?.id;
+  if (typeof subject === 'string') attributes['warrant.subject.id'] = subject;
+  const actors = actorsOf(job.caller).map((actor) => actor.id);
+  if (actors.length > 0) {
+    attributes['warrant.actor.id'] = actors[0] as string;
+    attributes['warrant.actor.chain'] = actors;
+  }
+  return attributes;
+}
+
+/**
  * Starts the span of a run of `job`, child of the active context, or returns undefined when
  * nothing records it (no provider registered: the API's no-op span; or not sampled): then the
  * run does no span work at all.
@@ -226,7 +244,7 @@ export function startJobTelemetry(job: Job): JobTelemetry | undefined {
   try {
     span = jobTracer.startSpan(
       'warrant.job',
-      { kind: KIND_INTERNAL, attributes: { 'warrant.job.id': job.id } },
+      { kind: KIND_INTERNAL, attributes: jobAttributes(job) },
       parent,
     );
   } catch {

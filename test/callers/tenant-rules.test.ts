@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   askWithinTenant,
+  isParty,
   isSubmitter,
   sameTenant,
   tenantOf,
@@ -23,6 +24,25 @@ describe('tenant rules', () => {
     assert.equal(isSubmitter({ id: 'a' }, { id: 'a', tenant: 't' }), false);
     assert.equal(isSubmitter({}, {}), false);
     assert.equal(isSubmitter({ id: 'a' }, undefined), false);
+  });
+
+  it('counts the subject and every actor of the chain as parties, within the tenant (issue 50)', () => {
+    const recorded = {
+      id: 'ada',
+      tenant: 't',
+      actor: { id: 'assistant', tenant: 't', actor: { id: 'planner' } },
+    };
+    for (const id of ['ada', 'assistant', 'planner'])
+      assert.equal(isParty({ id, tenant: 't' }, recorded), true, id);
+    assert.equal(isParty({ id: 'assistant', tenant: 'u' }, recorded), false, 'another tenant');
+    assert.equal(isParty({ id: 'assistant' }, recorded), false, 'no tenant');
+    assert.equal(isParty({ id: 'bob', tenant: 't' }, recorded), false);
+    assert.equal(isParty({ tenant: 't' }, recorded), false, 'no id');
+    assert.equal(
+      isSubmitter({ id: 'assistant', tenant: 't' }, recorded),
+      false,
+      'not the submitter',
+    );
   });
 
   it('asks a policy only within the tenant, and fails closed', async () => {

@@ -65,6 +65,23 @@ const MALFORMED: [string, RegExp][] = [
   ['{"id":"x","__proto__":{"admin":true}}', /"__proto__"/],
 ];
 
+/** Hostile actor chains (issue 50): refused like any malformed caller. */
+const HOSTILE_CHAINS: [string, RegExp][] = [
+  [
+    '{"id":"x","actor":{"id":"a","actor":{"id":"b","actor":{"id":"c","actor":{"id":"d","actor":{"id":"e"}}}}}}',
+    /--caller\.holds more than 4 actors/,
+  ],
+  [
+    '{"id":"x","actor":{"id":"a","actor":{"id":"x"}}}',
+    /--caller\.actor\.actor\.id "x" appears twice/,
+  ],
+  [
+    '{"id":"x","tenant":"t","actor":{"id":"a","tenant":"u"}}',
+    /--caller\.actor\.tenant must be the caller's tenant/,
+  ],
+  ['{"id":"x","actor":{"scopes":[]}}', /--caller\.actor\.id must be a non-empty string/],
+];
+
 describe('parseCallerOption / osUserName', () => {
   it('parses JSON data with a string id into a deeply frozen caller', () => {
     const caller = parseCallerOption('{"id":"ci","scopes":["plans:write"],"metadata":{"a":[1]}}');
@@ -78,7 +95,11 @@ describe('parseCallerOption / osUserName', () => {
   });
 
   it('refuses anything else with a one-line UsageError', () => {
-    for (const [text, message] of [...MALFORMED, ['x'.repeat(70_000), /longer than/] as const]) {
+    for (const [text, message] of [
+      ...MALFORMED,
+      ...HOSTILE_CHAINS,
+      ['x'.repeat(70_000), /longer than/] as const,
+    ]) {
       assert.throws(
         () => parseCallerOption(text),
         (error: unknown) => error instanceof UsageError && message.test(error.message),
@@ -113,8 +134,18 @@ describe('warrant run --caller', () => {
     });
   });
 
+  it('hands an actor chain to the authorizer whole', () => {
+    assert.deepEqual(
+      runCaller([
+        '--caller',
+        '{"id":"ada","scopes":["a"],"actor":{"id":"assistant","scopes":["a"]}}',
+      ]),
+      { id: 'ada', scopes: ['a'], actor: { id: 'assistant', scopes: ['a'] } },
+    );
+  });
+
   it('refuses a malformed caller with exit 2 and one line, before running anything', () => {
-    for (const [text, message] of MALFORMED) {
+    for (const [text, message] of [...MALFORMED, ...HOSTILE_CHAINS]) {
       const { code, stderr, stdout } = warrant([
         'run',
         plan,
@@ -168,8 +199,15 @@ describe('warrant mcp --caller', () => {
     });
   });
 
+  it('takes an actor chain inside --caller', async () => {
+    assert.deepEqual(await mcpCaller(['--caller', '{"id":"ada","actor":{"id":"ide-agent"}}']), {
+      id: 'ada',
+      actor: { id: 'ide-agent' },
+    });
+  });
+
   it('refuses a malformed caller with exit 2 and one line', () => {
-    for (const [text, message] of MALFORMED.slice(0, 4)) {
+    for (const [text, message] of [...MALFORMED.slice(0, 4), ...HOSTILE_CHAINS.slice(0, 2)]) {
       const { code, stderr, stdout } = warrant(['mcp', '--store', 'memory', '--caller', text]);
       assert.equal(code, 2, stderr);
       assert.equal(stdout, '');

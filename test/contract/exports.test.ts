@@ -29,6 +29,7 @@ const API_VALUES = [
   'cedarSchema',
   'validateCedarPolicies',
   'verifyEvidence',
+  'effectiveScopes',
 ];
 // Listed in docs/api.md but not built yet. Asserted ABSENT, so this test fails when one lands: then
 // delete it from this set.

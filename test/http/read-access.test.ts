@@ -255,12 +255,14 @@ describe('HTTP reads follow the read policy', () => {
     assert.deepEqual((await as(undefined, 'GET', '/api/caller')).body, {
       id: 'http',
       tenant: null,
+      actor: null,
       scopes: 0,
       authenticated: false,
     });
     assert.deepEqual((await as(operator, 'GET', '/api/caller')).body, {
       id: 'operator',
       tenant: null,
+      actor: null,
       scopes: 1,
       authenticated: true,
     });
@@ -297,12 +299,14 @@ describe('HTTP reads follow the read policy', () => {
     assert.deepEqual(auditor.body, {
       id: 'auditor',
       tenant: 'acme',
+      actor: null,
       scopes: 1,
       authenticated: true,
     });
     assert.deepEqual((await call(server.url, 'GET', '/api/caller', 'alice')).body, {
       id: 'alice',
       tenant: null,
+      actor: null,
       scopes: 0,
       authenticated: true,
     });
@@ -310,6 +314,7 @@ describe('HTTP reads follow the read policy', () => {
     assert.deepEqual((await call(open.url, 'GET', '/api/caller')).body, {
       id: 'http',
       tenant: null,
+      actor: null,
       scopes: 0,
       authenticated: false,
     });

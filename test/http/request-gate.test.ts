@@ -506,6 +506,50 @@ describe('the gate runs the authentication mode (issue 17 item 1)', () => {
     );
   });
 
+  it('refuses Warrant-On-Behalf-Of (401) unless the mode read it: no mode, the operator token, a plain success (issue 50)', async () => {
+    const request = {
+      method: 'POST',
+      route: '/api/plans',
+      url: '/api/plans',
+      headers: { host: '127.0.0.1', 'warrant-on-behalf-of': 'ada' } as Record<string, string>,
+      ip: '127.0.0.1',
+      query: {},
+    };
+    const refused = {
+      status: 401,
+      error: 'Unauthorized',
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    };
+    const open = createRequestGate({ loopbackBound: () => true });
+    assert.deepEqual(await open(request), refused, 'no mode');
+    assert.equal(open({ ...request, route: '/health', url: '/health', method: 'GET' }), undefined);
+    const operator = createRequestGate({
+      loopbackBound: () => true,
+      operator: createTokenAuthenticator('op-token', 'operator'),
+    });
+    assert.deepEqual(await operator(request), refused, 'no mode, no token');
+    assert.deepEqual(
+      await operator({
+        ...request,
+        headers: { ...request.headers, authorization: 'Bearer op-token' },
+      }),
+      refused,
+      'the operator token does not act for anyone',
+    );
+    const caller = { id: 'ada', actor: { id: 'assistant' } };
+    const plain = createRequestGate({
+      loopbackBound: () => true,
+      authenticator: { authenticate: async () => ({ ok: true, caller }) },
+    });
+    assert.deepEqual(await plain(request), refused, 'a success that did not read it');
+    assert.deepEqual(await plain({ ...request, headers: { host: '127.0.0.1' } }), { caller });
+    const delegated = createRequestGate({
+      loopbackBound: () => true,
+      authenticator: { authenticate: async () => ({ ok: true, caller, delegated: true }) },
+    });
+    assert.deepEqual(await delegated(request), { caller });
+  });
+
   it('refuses a token together with an authenticator', () => {
     assert.throws(
       () =>

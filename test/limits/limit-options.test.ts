@@ -47,7 +47,7 @@ describe('limits option', () => {
     refused([valid, valid], 'options.limits[1].name "l" is taken');
     refused(
       [{ ...valid, per: 'user' }],
-      'options.limits[0].per must be "caller", "tenant" or "global", got "user"',
+      'options.limits[0].per must be "caller", "actor", "tenant" or "global", got "user"',
     );
     refused(
       [{ ...valid, max: -1 }],

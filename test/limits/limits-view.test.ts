@@ -23,6 +23,51 @@ const names = (view: ReturnType<typeof limitsView>) =>
     (counter) => `${counter.limit}:${counter.tenant ?? '-'}:${counter.caller ?? '-'}`,
   );
 
+describe('limits view of per-actor counters (docs/api.md, "Limits")', () => {
+  const perActor =
+    checkLimitsOption([{ name: 'agent', per: 'actor', max: 3, windowMs: 1_000 }]) ?? [];
+  const actorCounters = [
+    { name: 'agent', key: '["t1","assistant","actor"]', used: 2, windowMs: 1_000 },
+    { name: 'agent', key: '["t1","alice","actor"]', used: 1, windowMs: 1_000 },
+    { name: 'agent', key: '["t1","other","actor"]', used: 1, windowMs: 1_000 },
+    { name: 'agent', key: '["t1","x","not-actor"]', used: 1, windowMs: 1_000 },
+  ];
+  const ids = (view: ReturnType<typeof limitsView>) =>
+    view.counters.map((counter) => `${counter.per}:${counter.actor ?? '-'}`);
+
+  it('decodes the counted id as actor, and leaves out a key it cannot read', () => {
+    const view = limitsView(perActor, actorCounters, undefined);
+    assert.deepEqual(view.limits[0]?.per, 'actor');
+    assert.deepEqual(view.counters[0], {
+      limit: 'agent',
+      per: 'actor',
+      tenant: 't1',
+      actor: 'assistant',
+      used: 2,
+      max: 3,
+      windowMs: 1_000,
+    });
+    assert.deepEqual(ids(view), ['actor:assistant', 'actor:alice', 'actor:other']);
+  });
+
+  it("shows a caller the counter of its own id and of its current actor; an auditor all of its tenant's", () => {
+    const acting = { id: 'alice', tenant: 't1', actor: { id: 'assistant', tenant: 't1' } };
+    assert.deepEqual(ids(limitsView(perActor, actorCounters, acting)), [
+      'actor:assistant',
+      'actor:alice',
+    ]);
+    assert.deepEqual(ids(limitsView(perActor, actorCounters, { id: 'alice', tenant: 't1' })), [
+      'actor:alice',
+    ]);
+    assert.deepEqual(ids(limitsView(perActor, actorCounters, { id: 'eve', tenant: 't1' }, true)), [
+      'actor:assistant',
+      'actor:alice',
+      'actor:other',
+    ]);
+    assert.deepEqual(ids(limitsView(perActor, actorCounters, { id: 'alice', tenant: 't2' })), []);
+  });
+});
+
 describe('limits view', () => {
   it('shows the limits and every counter, decoded, to the host', () => {
     const view = limitsView(limits, counters, undefined);

@@ -192,6 +192,16 @@ describe('new McpAdapter(runtime, options?)', () => {
       [runtime, { caller: 'ops' }, /options.caller must be an object/],
       [runtime, { caller: { id: 7 } }, /options.caller.id must be a non-empty string/],
       [runtime, { caller: { id: 'a', tenant: 1 } }, /options.caller.tenant must be a string/],
+      [
+        runtime,
+        { caller: { id: 'a', actor: { id: 'b', actor: { id: 'a' } } } },
+        /options.caller.actor.actor.id "a" appears twice in the chain/,
+      ],
+      [
+        runtime,
+        { caller: { id: 'a', tenant: 't', actor: { id: 'b', tenant: 'u' } } },
+        /options.caller.actor.tenant must be the caller's tenant/,
+      ],
       [runtime, { name: 7 }, /options.name must be a string, got 7/],
       [runtime, { jobTools: 'yes' }, /options.jobTools must be a boolean, got "yes"/],
       [runtime, { waitMs: -1 }, /options.waitMs must be a non-negative integer, got -1/],
@@ -352,6 +362,45 @@ describe('McpAdapter callers', () => {
     await client.callTool({ name: toolOf(tool), arguments: {} });
     assert.deepEqual(requests, [{ clientId: 'agent-7', name: toolOf(tool) }]);
     assert.deepEqual(seen.at(-1)?.caller, { id: 'agent-7', scopes: ['notes:write'] });
+  });
+
+  it('passes an actor chain from resolveCaller, and refuses a hostile one with CALLER_INVALID, nothing admitted (issue 50)', async () => {
+    let answer: ExecutionCaller = {
+      id: 'ada',
+      scopes: ['notes:write'],
+      actor: { id: 'agent-7', scopes: ['notes:write'] },
+    };
+    const reported: unknown[] = [];
+    const { client } = await connect(
+      new McpAdapter(runtime, {
+        resolveCaller: () => answer,
+        onInternalError: (error) => reported.push(error),
+      }),
+    );
+    await client.callTool({ name: toolOf(tool), arguments: {} });
+    assert.deepEqual(seen.at(-1)?.caller, answer);
+    const calls = authorizer.calls.length;
+    const jobs = (await runtime.listJobs()).length;
+    for (const hostile of [
+      {
+        id: 'ada',
+        actor: {
+          id: 'a',
+          actor: { id: 'b', actor: { id: 'c', actor: { id: 'd', actor: { id: 'e' } } } },
+        },
+      },
+      { id: 'ada', actor: { id: 'agent-7', actor: { id: 'ada' } } },
+      { id: 'ada', tenant: 't', actor: { id: 'agent-7', tenant: 'u' } },
+      { id: 'ada', scopes: ['x'], actor: { id: '' } },
+    ]) {
+      answer = hostile;
+      const result = await client.callTool({ name: toolOf(tool), arguments: {} });
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /^CALLER_INVALID: options\.caller\./);
+    }
+    assert.equal(authorizer.calls.length, calls, 'no authorizer call');
+    assert.equal((await runtime.listJobs()).length, jobs, 'no job');
+    assert.equal(reported.length, 4, 'the host is told: its resolver answered a refused chain');
   });
 
   it('answers "Internal error" (no inner message) when resolveCaller throws, and tells onInternalError', async () => {

@@ -62,6 +62,23 @@ describe('notificationBody', () => {
     });
   });
 
+  it('names the actor and the subject (onBehalfOf) of a request made by an agent for someone', () => {
+    const acting = {
+      ...job,
+      caller: { id: 'alice', scopes: ['admin'], actor: { id: 'assistant', scopes: [] } },
+    } as unknown as Job;
+    const made = {
+      ...requested,
+      data: { ...requested.data, actor: 'assistant', onBehalfOf: 'alice' },
+    };
+    const body = notificationBody(acting, made);
+    assert.equal(body.data.actor, 'assistant');
+    assert.equal(body.data.onBehalfOf, 'alice');
+    assert.equal(body.data.callerId, 'alice');
+    assert.match(slackMessage(acting, made, undefined).text, /^By: assistant for alice$/m);
+    assert.doesNotMatch(slackMessage(job, requested, undefined).text, /^By: /m);
+  });
+
   it('tells how to decide a request: the approve command with the flags it needs, or the console link (issue 47 item 2)', () => {
     const flags = ['--module', './my ledger.mjs', '--store', 'sqlite:./jobs.db'];
     const body = notificationBody(job, requested, { approveFlags: flags });

@@ -165,6 +165,8 @@ describe('cedarRequest', () => {
         jobId: 'j',
         stepId: 's',
         approved: false,
+        actors: [],
+        effectiveScopes: ['a'],
       },
       entities: [
         { uid: { type: 'Warrant::Caller', id: 'u' }, attrs: { scopes: ['a'] }, parents: [] },
@@ -181,6 +183,46 @@ describe('cedarRequest', () => {
         },
       ],
     });
+  });
+});
+
+describe('cedarContext of a caller acting through agents (docs/api.md, "Callers: acting for someone")', () => {
+  const capability = { name: 'c', version: '1', risk: 'write' } as const;
+  const contextOf = (caller: Record<string, unknown>) =>
+    cedarContext(
+      { jobId: 'j', stepId: 's', capability, input: {}, caller },
+      'sha256:1',
+      carried({}),
+    );
+
+  it('keeps the subject as principal and gives the current actor, every actor and the effective scopes', () => {
+    const caller = {
+      id: 'ada',
+      scopes: ['mail:send', 'files:read', 'calendar'],
+      actor: {
+        id: 'assistant',
+        scopes: ['mail:send', 'calendar'],
+        actor: { id: 'planner', scopes: ['mail:send', 'files:read'] },
+      },
+    };
+    assert.deepEqual(principalOf(caller).uid, { type: 'Warrant::Caller', id: 'ada' });
+    const context = contextOf(caller);
+    assert.deepEqual(context.actor, { id: 'assistant', scopes: ['mail:send', 'calendar'] });
+    assert.deepEqual(context.actors, ['assistant', 'planner']);
+    assert.deepEqual(context.effectiveScopes, ['mail:send']);
+  });
+
+  it('gives an actor without scopes an empty set, and the chain none', () => {
+    const context = contextOf({ id: 'ada', scopes: ['mail:send'], actor: { id: 'bot' } });
+    assert.deepEqual(context.actor, { id: 'bot', scopes: [] });
+    assert.deepEqual(context.effectiveScopes, []);
+  });
+
+  it("without an actor: no actor, no actors, the caller's own scopes", () => {
+    const context = contextOf({ id: 'ada', scopes: ['x'] });
+    assert.equal('actor' in context, false);
+    assert.deepEqual(context.actors, []);
+    assert.deepEqual(context.effectiveScopes, ['x']);
   });
 });
 

@@ -32,7 +32,7 @@ describe('cedarSchema', () => {
     );
     assert.ok(
       schema.includes(
-        `action "${mail}" in ["risk:write"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input": { "to": String, "urgent"?: Bool, "___entity"?: String }, "inputDigest": String, "jobId": String, "stepId": String, "approved": Bool }\n  };`,
+        `action "${mail}" in ["risk:write"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input": { "to": String, "urgent"?: Bool, "___entity"?: String }, "inputDigest": String, "jobId": String, "stepId": String, "approved": Bool, "actors": Set<String>, "effectiveScopes": Set<String>, "actor"?: { "id": String, "scopes": Set<String> } }\n  };`,
       ),
       schema,
     );

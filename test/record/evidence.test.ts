@@ -36,6 +36,8 @@ describe('evidence bundles', () => {
   let signed: EvidenceBundle;
   let unsigned: EvidenceBundle;
   let keyedBundle: EvidenceBundle;
+  /** A job run by an agent for a person (docs/api.md, "Callers: acting for someone"). */
+  let actingBundle: EvidenceBundle;
   const auditKey = 'evidence audit key';
 
   before(async () => {
@@ -61,6 +63,10 @@ describe('evidence bundles', () => {
     keyedBundle = (await keyed.exportJob((await keyed.executePlan(plan(4))).id, {
       signingKey: signer.privateKey,
     })) as EvidenceBundle;
+    const acting = await runtime.executePlan(plan(5), {
+      caller: { id: 'ada', actor: { id: 'assistant', actor: { id: 'planner' } } },
+    });
+    actingBundle = (await runtime.exportJob(acting.id)) as EvidenceBundle;
   });
   after(async () => {
     for (const runtime of runtimes) await runtime.close();
@@ -113,6 +119,24 @@ describe('evidence bundles', () => {
     () => ({}),
   );
   changed('the goal is changed', (b) => (b.job.goal = 'steal'), ['job']);
+  it('verifies a bundle whose caller has an actor chain', () => {
+    assert.equal(verifyEvidence(copy(actingBundle)).ok, true);
+    assert.deepEqual(actingBundle.job.caller?.actor?.actor, { id: 'planner' });
+  });
+  changed(
+    'an actor id of the chain is changed (unsigned)',
+    (b) => (b.job.caller.actor.actor.id = 'mallory'),
+    ['job'],
+    () => actingBundle,
+    () => ({}),
+  );
+  changed(
+    'the actor chain is removed (unsigned)',
+    (b) => delete b.job.caller.actor,
+    ['job'],
+    () => actingBundle,
+    () => ({}),
+  );
   changed('the status is changed', (b) => (b.job.status = 'failed'), ['job']);
   changed(
     'an event is changed (unsigned)',

@@ -410,6 +410,22 @@ export function runVerifyContract(store: StoreUnderTest): void {
         /^the job's plan id, idempotency key, metadata or steps .* do not match its events/,
       ],
     ];
+    it('reports an actor id of the caller\'s chain changed in the store (docs/api.md, "Callers: acting for someone")', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan(denied, {
+        caller: { id: 'alice', actor: { id: 'assistant', actor: { id: 'planner' } } },
+      });
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+      const fixed = await row(option, 'jobs', 'fixed', job.id);
+      const caller = fixed.value.caller as { actor: { actor: { id: string } } };
+      caller.actor.actor.id = 'mallory';
+      await fixed.write(fixed.value);
+      assert.match(
+        broken(await runtime.verifyJob(job.id)).reason,
+        /^the job's caller does not match its events/,
+      );
+    });
+
     for (const [edit, apply, reported] of tampering) {
       for (const key of [undefined, 'an audit key']) {
         it(`reports ${edit}${key === undefined ? '' : ', with an audit key'}`, async () => {

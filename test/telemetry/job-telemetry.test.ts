@@ -145,6 +145,33 @@ describe('telemetry with a tracer provider', () => {
     assert.doesNotMatch(everything, /SECRET/);
   });
 
+  it('the job span names who the job runs for: the subject, and the actor and chain when an agent acts for it', async () => {
+    const runtime = new OperatorRuntime({ authorizer: allowAll });
+    try {
+      const [read] = register(runtime, { execute: () => 1 }) as [string];
+      const plan = { version: '1.0' as const, steps: [{ id: 's', capability: read }] };
+      const acting = await runtime.executePlan(plan, {
+        caller: { id: 'ada', actor: { id: 'assistant', actor: { id: 'planner' } } },
+      });
+      assert.deepEqual(only('warrant.job').attributes, {
+        'warrant.job.id': acting.id,
+        'warrant.subject.id': 'ada',
+        'warrant.actor.id': 'assistant',
+        'warrant.actor.chain': ['assistant', 'planner'],
+        'warrant.job.status': 'completed',
+      });
+      exporter.reset();
+      const alone = await runtime.executePlan(plan, { caller: { id: 'ada' } });
+      assert.deepEqual(only('warrant.job').attributes, {
+        'warrant.job.id': alone.id,
+        'warrant.subject.id': 'ada',
+        'warrant.job.status': 'completed',
+      });
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it('a denied step: ERROR with error.type denied and the reason; the job span fails with it; steps never run have no span', async () => {
     const runtime = new OperatorRuntime({
       authorizer: {

@@ -32,7 +32,8 @@ function listLines(view: LimitsView): string {
       shownText(counter.limit),
       counter.per,
       shownText(counter.tenant ?? ''),
-      shownText(counter.caller ?? ''),
+      // A per-actor counter's id (the actor's, or a caller's that acted alone) in the same column.
+      shownText(counter.caller ?? counter.actor ?? ''),
       String(counter.used),
       counter.max === undefined ? '' : String(counter.max),
       // The format of a limit denial's reason (`1m`, `90s`), so the two read alike.

@@ -24,6 +24,12 @@ export type AuthResult = AuthSuccess | AuthFailure;
 export interface AuthSuccess {
   readonly ok: true;
   readonly caller: ExecutionCaller;
+  /**
+   * The mode read the request's `Warrant-On-Behalf-Of` header (a callers-file token allowed to
+   * act for that id, or a resolver that answered an actor): without it, a request carrying the
+   * header is refused (docs/api.md, "Callers: acting for someone").
+   */
+  readonly delegated?: true;
 }
 export interface AuthFailure {
   readonly ok: false;
@@ -33,6 +39,19 @@ export interface AuthFailure {
 
 export interface Authenticator {
   authenticate(request: AuthRequest): Promise<AuthResult>;
+}
+
+/**
+ * The header naming, in a callers file, the entry a token acts for (docs/api.md, "Callers: acting
+ * for someone"), as Node names it (lower case).
+ */
+export const ON_BEHALF_OF_HEADER = 'warrant-on-behalf-of';
+
+/** The request's `Warrant-On-Behalf-Of` value; undefined without one. */
+export function onBehalfOf(headers: IncomingHttpHeaders): string | undefined {
+  const value = headers[ON_BEHALF_OF_HEADER];
+  // Node joins a repeated header of this kind with ", "; an array is never a single id.
+  return typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : undefined;
 }
 
 /** No credentials, or credentials of another scheme (RFC 6750 section 3.1: no error code). */

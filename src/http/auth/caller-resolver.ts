@@ -1,8 +1,9 @@
 /**
  * `--caller-resolver <module>`: the module's default export decides who the caller of a request
  * is. `undefined`, a throw, no answer within 5 s, or a caller that is not JSON data with a
- * string `id` answer 401 (`WWW-Authenticate: Bearer`); all but `undefined` also give one line
- * for stderr (docs/decisions.md "Authentication modes").
+ * string `id` (or with an `actor` chain the caller checker refuses) answer 401
+ * (`WWW-Authenticate: Bearer`); all but `undefined` also give one line for stderr
+ * (docs/decisions.md "Authentication modes"). It may answer an `actor`.
  */
 import { resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -121,7 +122,11 @@ export function createResolverAuthenticator(
           ...NO_CREDENTIALS,
           log: `caller resolver returned a malformed caller: ${checked.reason}`,
         };
-      return { ok: true, caller: checked.caller };
+      // A resolver answering an actor decided who acts (it sees every header, the
+      // Warrant-On-Behalf-Of one included): the request may carry that header.
+      return checked.caller.actor === undefined
+        ? { ok: true, caller: checked.caller }
+        : { ok: true, caller: checked.caller, delegated: true };
     },
   };
 }

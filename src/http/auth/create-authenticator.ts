@@ -25,6 +25,10 @@ export interface AuthOptions {
   readonly jwtIssuer?: string;
   /** `--jwt-audience`, required with a JWT key. */
   readonly jwtAudience?: string;
+  /** `--jwt-tenant-claim` (default `tenant`), with a JWT key. */
+  readonly jwtTenantClaim?: string;
+  /** `--jwt-scopes-claim` (default `scope`), with a JWT key. */
+  readonly jwtScopesClaim?: string;
   /** `--caller-resolver <module>`. */
   readonly callerResolver?: string;
   /** Not a flag: how long a resolver may take (default 5000 ms). */
@@ -86,8 +90,15 @@ export async function createAuthenticator(
       `choose one authentication mode, got ${modes.map((mode) => MODE_FLAGS[mode]).join(' and ')}`,
     );
   if (modes[0] !== 'jwt') {
-    const stray = options.jwtIssuer !== undefined ? '--jwt-issuer' : '--jwt-audience';
-    if (options.jwtIssuer !== undefined || options.jwtAudience !== undefined)
+    const stray = (
+      [
+        ['--jwt-issuer', options.jwtIssuer],
+        ['--jwt-audience', options.jwtAudience],
+        ['--jwt-tenant-claim', options.jwtTenantClaim],
+        ['--jwt-scopes-claim', options.jwtScopesClaim],
+      ] as const
+    ).find(([, value]) => value !== undefined)?.[0];
+    if (stray !== undefined)
       throw authOptionsError(`${stray} needs --jwt-secret, --jwt-public-key or --jwks`);
   }
   switch (modes[0]) {
@@ -126,6 +137,8 @@ export async function createAuthenticator(
         issuer,
         audience,
         ...(options.jwksTimeoutMs !== undefined && { jwksTimeoutMs: options.jwksTimeoutMs }),
+        ...(options.jwtTenantClaim !== undefined && { tenantClaim: options.jwtTenantClaim }),
+        ...(options.jwtScopesClaim !== undefined && { scopesClaim: options.jwtScopesClaim }),
       });
       return {
         mode: 'jwt',

@@ -3,6 +3,7 @@ export {
   AuthOptionsError,
   CHALLENGE_INVALID_TOKEN,
   CHALLENGE_NO_CREDENTIALS,
+  ON_BEHALF_OF_HEADER,
   bearerToken,
   isAuthOptionsError,
 } from './authenticator.js';

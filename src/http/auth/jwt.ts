@@ -4,9 +4,8 @@
  * issuer and audience. Signature, `exp` (required), `nbf`, `iss` and `aud` are checked with a
  * 30 s clock tolerance; the algorithms accepted are pinned to the key, so `alg: none` and a token
  * signed with another algorithm (an HMAC keyed with the public key's bytes) are refused. The
- * caller is `{ id: sub, scopes, metadata: { iss } }` (docs/decisions.md "Authentication modes").
+ * caller is mapped from the claims by jwt-claims.ts (docs/api.md, "JWT authentication").
  */
-import { frozenCallerCopy } from '../../callers/caller-check.js';
 import { createPublicKey, webcrypto, type JsonWebKey, type KeyObject } from 'node:crypto';
 import {
   createLocalJWKSet,
@@ -17,7 +16,6 @@ import {
   type JWTVerifyGetKey,
   type JWSAlgorithm,
 } from 'jose';
-import type { ExecutionCaller } from '../../index.js';
 import {
   INVALID_TOKEN,
   NO_CREDENTIALS,
@@ -30,6 +28,12 @@ import {
 } from './authenticator.js';
 import { parseJson } from '../../json/parse-json.js';
 import { readOptionFile } from './read-option-file.js';
+import {
+  callerOfClaims,
+  DEFAULT_JWT_CLAIMS,
+  RESERVED_JWT_CLAIMS,
+  type JwtClaimNames,
+} from './jwt-claims.js';
 import { VerifiedTokens } from './verified-tokens.js';
 
 export interface JwtOptions {
@@ -47,6 +51,30 @@ export interface JwtOptions {
   readonly jwksTimeoutMs?: number;
   /** How long fetched keys are used before they are fetched again. Default 10 minutes. */
   readonly jwksCacheMaxAgeMs?: number;
+  /** The claim holding the caller's tenant (`--jwt-tenant-claim`). Default `tenant`. */
+  readonly tenantClaim?: string;
+  /** The claim holding the scopes (`--jwt-scopes-claim`). Default `scope`. */
+  readonly scopesClaim?: string;
+}
+
+/** The claim names of the options, checked: non-empty, distinct, none of `sub`, `act`, `roles`. */
+function claimNames(options: JwtOptions): JwtClaimNames {
+  const names = {
+    tenant: options.tenantClaim ?? DEFAULT_JWT_CLAIMS.tenant,
+    scopes: options.scopesClaim ?? DEFAULT_JWT_CLAIMS.scopes,
+  };
+  for (const [flag, name] of [
+    ['--jwt-tenant-claim', names.tenant],
+    ['--jwt-scopes-claim', names.scopes],
+  ] as const) {
+    if (typeof name !== 'string' || name === '')
+      throw authOptionsError(`${flag} must not be empty`);
+    if (RESERVED_JWT_CLAIMS.includes(name))
+      throw authOptionsError(`${flag} cannot be "${name}": that claim is read as itself`);
+  }
+  if (names.tenant === names.scopes)
+    throw authOptionsError('--jwt-tenant-claim and --jwt-scopes-claim must name two claims');
+  return names;
 }
 
 /** Seconds of clock skew allowed on `exp` and `nbf`. */
@@ -230,26 +258,6 @@ async function createVerifier(options: JwtOptions): Promise<Verifier> {
   return isUrl(jwks) ? jwksUrlVerifier(jwks, options) : jwksFileVerifier(jwks);
 }
 
-/** The `scope` claim split on spaces, else the `scp` claim (array or string); `[]` when neither. */
-function scopesOf(payload: JWTPayload): string[] | undefined {
-  const { scope, scp } = payload as { scope?: unknown; scp?: unknown };
-  const split = (text: string) => text.split(' ').filter((part) => part !== '');
-  if (scope !== undefined) return typeof scope === 'string' ? split(scope) : undefined;
-  if (scp === undefined) return [];
-  if (typeof scp === 'string') return split(scp);
-  if (Array.isArray(scp) && scp.every((item) => typeof item === 'string')) return [...scp];
-  return undefined;
-}
-
-function callerOf(payload: JWTPayload): ExecutionCaller | undefined {
-  const { sub, iss } = payload;
-  const scopes = scopesOf(payload);
-  if (typeof sub !== 'string' || sub === '' || scopes === undefined) return undefined;
-  // The one checker of callers from outside: a caller the runtime would refuse is a 401 here.
-  const checked = frozenCallerCopy({ id: sub, scopes, metadata: iss === undefined ? {} : { iss } });
-  return checked.ok ? checked.caller : undefined;
-}
-
 /**
  * Errors that say a remote key set could not be fetched (the operator should know), not that
  * the token is bad.
@@ -272,6 +280,7 @@ export async function createJwtAuthenticator(options: JwtOptions): Promise<Authe
     throw authOptionsError('JWT authentication needs --jwt-issuer');
   if (typeof options.audience !== 'string' || options.audience === '')
     throw authOptionsError('JWT authentication needs --jwt-audience');
+  const names = claimNames(options);
   const verifier = await createVerifier(options);
   const verifyOptions = {
     algorithms: [...verifier.algorithms],
@@ -303,7 +312,7 @@ export async function createJwtAuthenticator(options: JwtOptions): Promise<Authe
         if (problem === undefined) return INVALID_TOKEN;
         return { ...INVALID_TOKEN, log: `JWT keys from ${verifier.source}: ${problem}` };
       }
-      const caller = callerOf(payload);
+      const caller = callerOfClaims(payload, names);
       if (caller === undefined) return INVALID_TOKEN;
       const accepted: AuthSuccess = Object.freeze({ ok: true, caller });
       // jose has checked that exp is a number; the token is good until exp + tolerance.

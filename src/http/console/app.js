@@ -275,7 +275,18 @@
     if (typeof who.id !== 'string') return 'No caller';
     const tenant = typeof who.tenant === 'string' ? ` · tenant ${who.tenant}` : '';
     const count = typeof who.scopes === 'number' ? who.scopes : 0;
-    return `Signed in as ${who.id}${tenant} · ${count} ${count === 1 ? 'scope' : 'scopes'}`;
+    const as = typeof who.actor === 'string' ? `${who.actor} for ${who.id}` : who.id;
+    return `Signed in as ${as}${tenant} · ${count} ${count === 1 ? 'scope' : 'scopes'}`;
+  }
+
+  /**
+   * Who a job runs for, as the console shows it (docs/api.md, "Callers: acting for someone"):
+   * "<actor> for <subject>" when an actor acts for the caller, else the caller's id; '—' for none.
+   */
+  function whoText(caller) {
+    if (typeof caller?.id !== 'string') return '—';
+    const actor = caller.actor?.id;
+    return typeof actor === 'string' ? `${actor} for ${caller.id}` : caller.id;
   }
 
   async function updateApprovalCount() {
@@ -360,7 +371,7 @@
         h('div', { class: 'muted small' }, job.id),
       ),
       h('td', {}, stepDots(steps)),
-      h('td', {}, job.caller?.id === undefined ? '—' : String(job.caller.id)),
+      h('td', {}, whoText(job.caller)),
       h(
         'td',
         { class: 'nowrap' },
@@ -495,7 +506,7 @@
       { class: 'approval', 'data-step': request.stepId },
       h('p', {}, 'Decide exactly the input with digest ', h('code', {}, request.inputDigest)),
       fields([
-        ['Requested by', request.caller?.id === undefined ? '—' : String(request.caller.id)],
+        ['Requested by', whoText(request.caller)],
         ['Reason', request.reason],
         ['Requested', time(request.requestedAt)],
         ['Expires', time(request.expiresAt)],
@@ -659,6 +670,7 @@
       verification(verified.ok ? verified.body : undefined),
       fields([
         ['Job', h('code', {}, job.id)],
+        ['Acting', job.caller?.actor === undefined ? undefined : whoText(job.caller)],
         ['Caller', job.caller === undefined ? undefined : block(job.caller, 'caller')],
         ['Plan', job.planId],
         // Absent on a 1.0 job's record (docs/api.md, "Plan version 2.0").
@@ -813,7 +825,9 @@
                   {},
                   counter.per === 'global'
                     ? 'everyone'
-                    : [counter.tenant, counter.caller].filter(Boolean).join(' / ') || 'no tenant',
+                    : [counter.tenant, counter.caller ?? counter.actor]
+                        .filter(Boolean)
+                        .join(' / ') || 'no tenant',
                 ),
                 h(
                   'td',

@@ -73,7 +73,7 @@ describe('warrant --limits and warrant limits', () => {
     assert.equal(refused.code, 2);
     assert.match(
       refused.stderr,
-      /--limits .*bad\.json: limits\[0\]\.per must be "caller", "tenant" or "global", got "everyone"/,
+      /--limits .*bad\.json: limits\[0\]\.per must be "caller", "actor", "tenant" or "global", got "everyone"/,
     );
     writeFileSync(bad, '[{');
     const notJson = await warrant('serve', '--store', store, '--limits', bad);

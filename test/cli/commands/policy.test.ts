@@ -34,6 +34,23 @@ describe('warrant policy schema', () => {
       /action "fixture\.count" in \["risk:read"\] appliesTo \{[^}]*context: \{ "input": \{ "text": String \}/,
     );
   });
+
+  it('declares who acts for the caller in every context: actors, effectiveScopes, an optional actor', () => {
+    const printed = warrant(['policy', 'schema', '--module', modules]);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.ok(
+      printed.stdout.includes(
+        '"actors": Set<String>, "effectiveScopes": Set<String>, "actor"?: { "id": String, "scopes": Set<String> } }',
+      ),
+      printed.stdout,
+    );
+    const acting = file(
+      'acting.cedar',
+      'permit(principal is Warrant::Caller, action == Warrant::Action::"fixture.count", resource) when { context.effectiveScopes.contains("count") && !context.actors.contains("intruder") && (context has actor && context.actor.scopes.contains("count")) };',
+    );
+    const checked = warrant(['policy', 'validate', acting, '--module', modules]);
+    assert.equal(checked.code, 0, checked.stderr);
+  });
 });
 
 describe('warrant policy validate', () => {

@@ -54,6 +54,39 @@ describe('--caller-resolver: what the resolver answers', () => {
     assert.deepEqual(caller.scopes, ['plans:write'], 'later edits by the resolver change nothing');
   });
 
+  it('may answer an actor chain: checked by the one checker, marked as having read who acts (issue 50)', async () => {
+    const chain = { id: 'ada', tenant: 't', actor: { id: 'assistant', tenant: 't', scopes: [] } };
+    const result = await createResolverAuthenticator(() => chain).authenticate(request());
+    assert.deepEqual(assertCaller(result), chain);
+    assert.equal(result.ok && result.delegated, true);
+    const plain = await createResolverAuthenticator(() => ({ id: 'ada' })).authenticate(request());
+    assert.equal(plain.ok && plain.delegated, undefined);
+    const hostile: [unknown, RegExp][] = [
+      [
+        {
+          id: 'ada',
+          actor: {
+            id: 'a',
+            actor: { id: 'b', actor: { id: 'c', actor: { id: 'd', actor: { id: 'e' } } } },
+          },
+        },
+        /caller\.holds more than 4 actors/,
+      ],
+      [{ id: 'ada', actor: { id: 'bot', actor: { id: 'ada' } } }, /appears twice in the chain/],
+      [
+        { id: 'ada', tenant: 't', actor: { id: 'bot', tenant: 'u' } },
+        /actor\.tenant must be the caller's tenant/,
+      ],
+      [{ id: 'ada', actor: { scopes: [] } }, /actor\.id must be a non-empty string/],
+    ];
+    for (const [answer, reason] of hostile)
+      assertRefused(
+        await createResolverAuthenticator(() => answer as ExecutionCaller).authenticate(request()),
+        CHALLENGE_NO_CREDENTIALS,
+        reason,
+      );
+  });
+
   it('accepts an async resolver', async () => {
     const auth = createResolverAuthenticator(async () => ({ id: 'async' }));
     assert.equal(assertCaller(await auth.authenticate(request())).id, 'async');

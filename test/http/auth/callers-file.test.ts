@@ -107,6 +107,105 @@ describe('--callers', () => {
     assert.deepEqual((await loadCallersFile(callersFile(entries, 0o400))).warnings, []);
   });
 
+  describe('mayActFor and Warrant-On-Behalf-Of (issue 50)', () => {
+    const acting = [
+      {
+        tokenSha256: sha('assistant-token'),
+        caller: { id: 'assistant', scopes: ['mail:send'], tenant: 'acme' },
+        mayActFor: ['ada'],
+      },
+      {
+        tokenSha256: sha('ada-token'),
+        caller: {
+          id: 'ada',
+          scopes: ['mail:send', 'files:read'],
+          tenant: 'acme',
+          metadata: { a: 1 },
+        },
+      },
+      {
+        tokenSha256: sha('bob-token'),
+        caller: { id: 'bob', scopes: ['mail:send'], tenant: 'acme' },
+      },
+    ];
+    const onBehalf = (token: string, id: string) => ({
+      ...request(bearer(token)),
+      headers: { authorization: bearer(token), 'warrant-on-behalf-of': id },
+    });
+
+    it("makes the named entry the caller, with the token's entry as its actor", async () => {
+      const { authenticator } = await loadCallersFile(callersFile(acting));
+      const result = await authenticator.authenticate(onBehalf('assistant-token', 'ada'));
+      const caller = assertCaller(result);
+      assert.deepEqual(caller, { ...acting[1]?.caller, actor: acting[0]?.caller });
+      assert.equal(result.ok && result.delegated, true);
+      assert.ok(Object.isFrozen(caller.actor));
+      // Without the header the token is itself, not delegated.
+      const itself = await authenticator.authenticate(request(bearer('assistant-token')));
+      assert.deepEqual(assertCaller(itself), acting[0]?.caller);
+      assert.equal(itself.ok && itself.delegated, undefined);
+    });
+
+    it('refuses (401) the header naming an id not in mayActFor, not in the file, or from a token without mayActFor', async () => {
+      const { authenticator } = await loadCallersFile(callersFile(acting));
+      for (const [token, id] of [
+        ['assistant-token', 'bob'],
+        ['assistant-token', 'nobody'],
+        ['assistant-token', 'assistant'],
+        ['assistant-token', ''],
+        ['ada-token', 'bob'],
+        ['bob-token', 'ada'],
+        ['unknown-token', 'ada'],
+      ] as const)
+        assertRefused(
+          await authenticator.authenticate(onBehalf(token, id)),
+          CHALLENGE_INVALID_TOKEN,
+        );
+    });
+
+    const startCases: [string, unknown[], RegExp][] = [
+      [
+        'an id no entry has',
+        [{ ...acting[0], mayActFor: ['nobody'] }, acting[1]],
+        /callers\[0\]\.mayActFor\[0\] "nobody" must name the caller id of exactly one entry \(0 have it\)/,
+      ],
+      [
+        'an id two entries have',
+        [acting[0], acting[1], { ...acting[1], tokenSha256: sha('ada-2') }],
+        /must name the caller id of exactly one entry \(2 have it\)/,
+      ],
+      [
+        'its own id',
+        [{ ...acting[0], mayActFor: ['assistant'] }],
+        /names the entry's own caller id/,
+      ],
+      [
+        'not an array',
+        [{ ...acting[0], mayActFor: 'ada' }, acting[1]],
+        /mayActFor must be an array/,
+      ],
+      ['an empty id', [{ ...acting[0], mayActFor: [''] }, acting[1]], /mayActFor must be an array/],
+      [
+        'a subject of another tenant',
+        [acting[0], { ...acting[1], caller: { id: 'ada', tenant: 'globex' } }],
+        /callers\[0\]\.mayActFor\[0\] \("ada"\)\.actor\.tenant must be the caller's tenant/,
+      ],
+      [
+        'a subject with an actor of its own',
+        [
+          acting[0],
+          {
+            ...acting[1],
+            caller: { id: 'ada', tenant: 'acme', actor: { id: 'x', tenant: 'acme' } },
+          },
+        ],
+        /names a caller that has an actor of its own/,
+      ],
+    ];
+    for (const [name, callers, message] of startCases)
+      it(`refuses at start: ${name}`, () => refusedAtStart(callersFile(callers), message));
+  });
+
   describe('refuses a malformed file at start with one coded line naming the entry', () => {
     const cases: [string, unknown, RegExp][] = [
       ['an array at the top', [], /must be a JSON object \{ "callers": \[\.\.\.\] \}/],

@@ -31,6 +31,10 @@ describe('authOptionsFromValues', () => {
       't',
       '--jwt-secret',
       's',
+      '--jwt-tenant-claim',
+      'org',
+      '--jwt-scopes-claim',
+      'permissions',
     ]);
     assert.deepEqual(authOptionsFromValues(values, {}), {
       token: 't',
@@ -40,6 +44,8 @@ describe('authOptionsFromValues', () => {
       jwks: 'j.json',
       jwtIssuer: 'i',
       jwtAudience: 'a',
+      jwtTenantClaim: 'org',
+      jwtScopesClaim: 'permissions',
       callerResolver: 'r.mjs',
     });
   });

@@ -111,6 +111,29 @@ describe('createAuthenticator', () => {
       /--jwt-issuer needs --jwt-secret, --jwt-public-key or --jwks/,
     );
     await refused({ token: 't', jwtAudience: AUDIENCE }, /--jwt-audience needs/);
+    await refused({ token: 't', jwtTenantClaim: 'org' }, /--jwt-tenant-claim needs --jwt-secret/);
+    await refused({ jwtScopesClaim: 'perm' }, /--jwt-scopes-claim needs --jwt-secret/);
+  });
+
+  it('hands the claim names to JWT mode (issue 50)', async () => {
+    const configured = await createAuthenticator({
+      jwtSecret: SECRET,
+      jwtIssuer: ISSUER,
+      jwtAudience: AUDIENCE,
+      jwtTenantClaim: 'org',
+      jwtScopesClaim: 'permissions',
+    });
+    const token = await signToken({
+      alg: 'HS256',
+      key: new TextEncoder().encode(SECRET),
+      claims: { org: 'acme', permissions: 'a b' },
+    });
+    assert.ok(configured !== undefined);
+    const caller = assertCaller(
+      await configured.authenticator.authenticate(request(bearer(token))),
+    );
+    assert.equal(caller.tenant, 'acme');
+    assert.deepEqual(caller.scopes, ['a', 'b']);
   });
 
   it('refuses empty values', async () => {

@@ -13,6 +13,7 @@ describe('src/http/auth/index.ts', () => {
       'CALLER_RESOLVER_TIMEOUT_MS',
       'CHALLENGE_INVALID_TOKEN',
       'CHALLENGE_NO_CREDENTIALS',
+      'ON_BEHALF_OF_HEADER',
       'OPERATOR_ID',
       'authCliOptions',
       'authOptionsFromValues',
@@ -31,5 +32,6 @@ describe('src/http/auth/index.ts', () => {
     assert.equal(auth.CHALLENGE_NO_CREDENTIALS, 'Bearer');
     assert.equal(auth.CHALLENGE_INVALID_TOKEN, 'Bearer error="invalid_token"');
     assert.equal(auth.CALLER_RESOLVER_TIMEOUT_MS, 5000);
+    assert.equal(auth.ON_BEHALF_OF_HEADER, 'warrant-on-behalf-of');
   });
 });

@@ -11,6 +11,9 @@ import {
   type JwtOptions,
 } from '../../../src/http/auth/index.js';
 import { createJwtAuthenticator } from '../../../src/http/auth/jwt.js';
+import { effectiveScopes } from '../../../src/index.js';
+
+type Claims = Record<string, unknown>;
 import {
   AUDIENCE,
   ISSUER,
@@ -70,12 +73,16 @@ describe('JWT with --jwt-secret (HS256)', () => {
     ...spec,
   });
 
-  it('accepts a valid token: caller { id: sub, scopes, metadata: { iss } }, deeply frozen', async () => {
-    const caller = await accepted(auth, hs({ claims: { scope: 'plans:read  plans:write' } }));
+  it('accepts a valid token: caller { id: sub, scopes, metadata: the claims not verified nor mapped }, deeply frozen', async () => {
+    const exp = now() + 600;
+    const caller = await accepted(
+      auth,
+      hs({ claims: { scope: 'plans:read  plans:write', exp, client_id: 'cli' } }),
+    );
     assert.deepEqual(caller, {
       id: 'alice',
       scopes: ['plans:read', 'plans:write'],
-      metadata: { iss: ISSUER },
+      metadata: { iss: ISSUER, client_id: 'cli' },
     });
     assert.ok(
       Object.isFrozen(caller) && Object.isFrozen(caller.scopes) && Object.isFrozen(caller.metadata),
@@ -89,6 +96,95 @@ describe('JWT with --jwt-secret (HS256)', () => {
     ]);
     assert.deepEqual((await accepted(auth, hs({ claims: { scp: 'a b' } }))).scopes, ['a', 'b']);
     assert.deepEqual((await accepted(auth, hs())).scopes, []);
+  });
+
+  it('reads a tenant claim, a scope array, roles and a nested act claim as the actor chain (issue 50)', async () => {
+    const caller = await accepted(
+      auth,
+      hs({
+        claims: {
+          sub: 'ada',
+          tenant: 'acme',
+          scope: ['mail:send', 'files:read'],
+          roles: ['ops'],
+          act: { sub: 'assistant', scope: 'mail:send', act: { sub: 'planner', client_id: 'p' } },
+        },
+      }),
+    );
+    assert.equal(caller.id, 'ada');
+    assert.equal(caller.tenant, 'acme');
+    assert.deepEqual(caller.scopes, ['mail:send', 'files:read']);
+    assert.deepEqual(caller.roles, ['ops']);
+    assert.deepEqual(caller.actor, {
+      id: 'assistant',
+      scopes: ['mail:send'],
+      actor: { id: 'planner', metadata: { client_id: 'p' } },
+    });
+    assert.ok(Object.isFrozen((caller.actor as { actor: object }).actor));
+    assert.deepEqual(effectiveScopes(caller), []);
+    assert.equal('act' in (caller.metadata as object), false);
+    assert.equal('tenant' in (caller.metadata as object), false);
+  });
+
+  it('refuses hostile act chains with a 401: five deep, a cycle, an actor of another tenant, an act without sub', async () => {
+    let act: Record<string, unknown> | undefined;
+    for (let depth = 5; depth >= 1; depth--)
+      act = { sub: `agent-${depth}`, ...(act === undefined ? {} : { act }) };
+    await refused(auth, hs({ claims: { act } }));
+    await refused(auth, hs({ claims: { act: { sub: 'bot', act: { sub: 'alice' } } } }));
+    await refused(auth, hs({ claims: { act: { sub: 'bot', act: { sub: 'bot' } } } }));
+    await refused(auth, hs({ claims: { tenant: 'acme', act: { sub: 'bot', tenant: 'globex' } } }));
+    await refused(auth, hs({ claims: { act: { scope: 'x' } } }));
+    await refused(auth, hs({ claims: { act: 'bot' } }));
+    await refused(auth, hs({ claims: { tenant: 7 } }));
+    // Four deep is the most: accepted.
+    let four: Record<string, unknown> | undefined;
+    for (let depth = 4; depth >= 1; depth--)
+      four = { sub: `agent-${depth}`, ...(four === undefined ? {} : { act: four }) };
+    await accepted(auth, hs({ claims: { act: four } }));
+  });
+
+  it('reads the tenant and the scopes from the claims the options name', async () => {
+    const named = await createJwtAuthenticator({
+      secret: SECRET,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      tenantClaim: 'org',
+      scopesClaim: 'permissions',
+    });
+    const caller = await accepted(
+      named,
+      hs({
+        claims: {
+          org: 'acme',
+          permissions: ['a', 'b'],
+          tenant: 'ignored',
+          scope: 'kept',
+          act: { sub: 'bot', permissions: 'a', org: 'acme' },
+        },
+      }),
+    );
+    assert.equal(caller.tenant, 'acme');
+    assert.deepEqual(caller.scopes, ['a', 'b']);
+    assert.deepEqual(caller.actor, { id: 'bot', scopes: ['a'], tenant: 'acme' });
+    assert.deepEqual(
+      { tenant: (caller.metadata as Claims).tenant, scope: (caller.metadata as Claims).scope },
+      { tenant: 'ignored', scope: 'kept' },
+    );
+    // No scp fallback once the scopes claim is named.
+    assert.deepEqual((await accepted(named, hs({ claims: { scp: 'x' } }))).scopes, []);
+    await refusedAtStart(
+      { secret: SECRET, tenantClaim: '' },
+      /--jwt-tenant-claim must not be empty/,
+    );
+    await refusedAtStart(
+      { secret: SECRET, scopesClaim: 'act' },
+      /--jwt-scopes-claim cannot be "act"/,
+    );
+    await refusedAtStart(
+      { secret: SECRET, scopesClaim: 'x', tenantClaim: 'x' },
+      /must name two claims/,
+    );
   });
 
   it('accepts an audience array holding the audience, and exp/nbf within the 30 s tolerance', async () => {
@@ -127,7 +223,8 @@ describe('JWT with --jwt-secret (HS256)', () => {
     await refused(auth, hs({ omit: ['sub'] }));
     await refused(auth, hs({ claims: { sub: 42 as unknown as string } }));
     await refused(auth, hs({ claims: { sub: '' } }));
-    await refused(auth, hs({ claims: { scope: ['a'] } }));
+    await refused(auth, hs({ claims: { scope: [1] as unknown as string } }));
+    await refused(auth, hs({ claims: { scope: { a: 1 } as unknown as string } }));
     await refused(auth, hs({ claims: { scp: [1] } }));
   });
 

@@ -10,7 +10,9 @@ const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-limits-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
 
 describe('SQLite store: limit counters', () => {
-  runLimitContract(() => new SqliteJobStore(join(directory, 'window.db')));
+  // A file per test: each starts with no counters.
+  let files = 0;
+  runLimitContract(() => new SqliteJobStore(join(directory, `window-${++files}.db`)));
 
   it(
     'four processes on one file never exceed the limit in any window',
