@@ -14,6 +14,10 @@ import {
   storeFailureAnswer,
 } from '../json/answer.js';
 import { JsonBodyError } from './parse-json-body.js';
+import { ErrorCode } from '../errors/error-codes.js';
+
+/** A request's caller the caller checker refused (a host's resolveCaller answering a bad chain). */
+export class CallerRefused extends Error {}
 
 /** A fixed message per kind of bad request: never the parser's or a driver's own text. */
 function clientErrorMessage(error: FastifyError): string {
@@ -27,6 +31,10 @@ export function setErrorReplies(
   reportInternalError: (error: unknown, request: FastifyRequest) => void,
 ): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A caller the checker refused (a host's resolveCaller answering a bad chain): who is asking
+    // is not known, as with a bad token (docs/api.md, "Callers: acting for someone").
+    if (error instanceof CallerRefused || error.code === ErrorCode.CALLER_INVALID)
+      return reply.code(401).send({ error: `${ErrorCode.CALLER_INVALID}: ${error.message}` });
     const status = error.statusCode;
     if (status === 413) return reply.code(413).send({ error: 'Request body is too large' });
     if (status === 415)

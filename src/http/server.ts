@@ -15,7 +15,7 @@ import { parseJsonBody } from './parse-json-body.js';
 import { createTokenAuthenticator, OPERATOR_ID, type Authenticator } from './auth/index.js';
 import { registerMcpRoute } from './mcp-route.js';
 import { registerConsole } from './console/routes.js';
-import { setErrorReplies } from './error-replies.js';
+import { CallerRefused, setErrorReplies } from './error-replies.js';
 import { createGateHook } from './gate-hook.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callerRoute } from './routes/caller.js';
@@ -26,6 +26,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { planRoutes } from './routes/plans.js';
 import type { RequestCaller, RequestIdentified } from './routes/request-caller.js';
+import { frozenCallerCopy } from '../callers/caller-check.js';
 
 export interface HttpServerOptions {
   /** The authentication mode (`createAuthenticator` of `src/http/auth/`): every route but
@@ -175,9 +176,10 @@ export function createHttpServer(
   // the caller of each plan anyway), no promise per request. With a mode, the gate has
   // authenticated every request that reaches a governed route.
   const defaultCaller: ExecutionCaller = Object.freeze({ id: 'http' });
+  const resolve = options.resolveCaller;
   const caller: RequestCaller = (request) =>
-    options.resolveCaller
-      ? options.resolveCaller(request)
+    resolve
+      ? checkedResolved(resolve(request))
       : authenticator === undefined
         ? // Without a mode: `http`, or the operator on a request carrying its token.
           (gate.authenticated(request) ?? defaultCaller)
@@ -188,6 +190,19 @@ export function createHttpServer(
     if (found === undefined) throw new Error('a governed route was reached unauthenticated');
     return found;
   };
+
+  // The host's resolver goes through the one caller checker, as every edge's caller does: a
+  // chain it refuses is a 401 CALLER_INVALID (docs/api.md, "Callers: acting for someone").
+  function checkedResolved(
+    resolved: ExecutionCaller | undefined | Promise<ExecutionCaller | undefined>,
+  ): Promise<ExecutionCaller | undefined> {
+    return Promise.resolve(resolved).then((found) => {
+      if (found === undefined) return undefined;
+      const checked = frozenCallerCopy(found, 'resolveCaller()');
+      if (!checked.ok) throw new CallerRefused(checked.reason);
+      return checked.caller;
+    });
+  }
 
   // A callback hook, not an async one: without a mode, no promise and no extra tick per request
   // (bench/http/execute.bench.ts measures it).

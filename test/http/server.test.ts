@@ -344,6 +344,47 @@ describe('warrant serve HTTP routes', () => {
 });
 
 describe('warrant serve authentication', () => {
+  it("answers 401 CALLER_INVALID, admitting nothing, when a host's resolveCaller answers a chain the checker refuses", async () => {
+    let authorized = 0;
+    const authorizer = {
+      authorize: () => {
+        authorized += 1;
+        return { decision: 'allow' as const };
+      },
+    };
+    const deep = {
+      id: 'a1',
+      actor: { id: 'a2', actor: { id: 'a3', actor: { id: 'a4', actor: { id: 'a5' } } } },
+    };
+    const server = await start(
+      {
+        resolveCaller: (request) =>
+          request.headers['x-chain'] === 'cycle'
+            ? { id: 'ada', actor: { id: 'bot', actor: { id: 'ada' } } }
+            : { id: 'ada', actor: deep },
+      },
+      { authorizer },
+    );
+    try {
+      for (const chain of ['cycle', 'deep']) {
+        const refused = await call(
+          server.url,
+          'POST',
+          '/api/capabilities/system.echo/execute',
+          { message: 'hi' },
+          { 'x-chain': chain },
+        );
+        assert.equal(refused.status, 401, chain);
+        assert.match(String(refused.json.error), /^CALLER_INVALID: /, chain);
+      }
+      assert.equal(authorized, 0);
+      const jobs = await call(server.url, 'GET', '/api/jobs');
+      assert.equal(jobs.status, 401);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('rejects every /api route without the bearer token (401) and resolves the caller otherwise', async () => {
     const callers: unknown[] = [];
     const authorizer = {
