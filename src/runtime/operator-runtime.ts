@@ -48,11 +48,7 @@ import {
 import type { WaitingJob } from './waiting-jobs.js';
 import { RuntimeStore } from './runtime-store.js';
 import { startWorkerOf } from './worker-runs.js';
-import {
-  DbosQueue,
-  type StartWorkerOptions,
-  type Worker,
-} from './dbos-queue.js';
+import { DbosQueue, type StartWorkerOptions, type Worker } from './dbos-queue.js';
 import { StrandedJobs } from './stranded-jobs.js';
 import {
   readCancelOptions,
