@@ -9,6 +9,7 @@ import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
+import { captureEditedInput } from './edited-input.js';
 
 /** Arguments of `runtime.decideApproval()`. */
 export interface ApprovalDecision {
@@ -20,6 +21,11 @@ export interface ApprovalDecision {
   approver: ExecutionCaller;
   decision: 'approve' | 'reject';
   comment?: string;
+  /**
+   * Approve with edits (docs/api.md, "Approve with edits"): the input the step runs with instead
+   * of the proposed one; only with `decision: 'approve'`.
+   */
+  input?: unknown;
 }
 
 /** The arguments of `decideApproval()`, read once and checked. */
@@ -30,6 +36,8 @@ export interface CheckedDecision {
   readonly approver: ExecutionCaller & { readonly id: string };
   readonly decision: 'approve' | 'reject';
   readonly comment: string | undefined;
+  /** The approver's input, captured (approvals/edited-input.ts); undefined when none. */
+  readonly input: unknown;
 }
 
 function invalid(message: string): TypeError {
@@ -49,6 +57,7 @@ export function checkDecisionArguments(value: unknown): CheckedDecision {
   const approver = field('approver');
   const decision = field('decision');
   const comment = field('comment');
+  const input = field('input');
   for (const [name, text] of [
     ['jobId', jobId],
     ['stepId', stepId],
@@ -64,6 +73,8 @@ export function checkDecisionArguments(value: unknown): CheckedDecision {
   }
   if (comment !== undefined && typeof comment !== 'string')
     throw invalid(`decideApproval() comment must be a string, got ${describeValue(comment)}`);
+  if (input !== undefined && decision !== 'approve')
+    throw invalid("decideApproval() input is an approver's edit: only with decision 'approve'");
   let snapshot: ExecutionCaller | undefined;
   try {
     snapshot = snapshotCaller(approver);
@@ -79,5 +90,6 @@ export function checkDecisionArguments(value: unknown): CheckedDecision {
     approver: snapshot as ExecutionCaller & { readonly id: string },
     decision,
     comment: comment as string | undefined,
+    input: input === undefined ? undefined : captureEditedInput(input),
   };
 }

@@ -26,7 +26,12 @@ export interface ApprovalGrant {
   readonly approver: ExecutionCaller;
   /** ISO 8601. */
   readonly grantedAt: string;
+  /** The digest of the input approved: the approver's own when it edited it. */
   readonly inputDigest: string;
+  /** True when the approver approved its own input (docs/api.md, "Approve with edits"). */
+  readonly edited?: true;
+  /** With `edited`: the digest of the input the request proposed. */
+  readonly proposedDigest?: string;
 }
 
 /** Only an own `decision: 'allow'` lets a step run; anything else fails closed (docs/api.md, "new OperatorRuntime"). */

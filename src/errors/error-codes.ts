@@ -50,7 +50,7 @@ export const THROWN_ERRORS = {
   EVIDENCE_KEY_INVALID:
     '`exportJob(id, { signingKey })` or `verifyEvidence(bundle, { publicKey })` got a key that is not an Ed25519 key in PEM',
   APPROVAL_DECISION_INVALID:
-    "`decideApproval()` got arguments that are not an object, a non-string `jobId`/`stepId`/`inputDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, or an `approver` that is not a caller (JSON data) with a non-empty string `id`",
+    "`decideApproval()` got a non-object, a non-string `jobId`/`stepId`/`inputDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, an `input` with `'reject'`, or an `approver` not a caller (JSON data) with a non-empty string `id`",
   APPROVAL_NOT_FOUND:
     '`decideApproval()`: no such job, no such step in it, or the runtime has no `approvals` option',
   APPROVAL_NOT_PENDING:
@@ -65,6 +65,8 @@ export const THROWN_ERRORS = {
     '`decideApproval()`: the request is past its `expiresAt` (also when found so inside the write that consumes it); its step fails with `Approval expired` and the job fails',
   APPROVAL_CANNOT_RUN:
     '`decideApproval()` approving: this runtime does not register a capability the job needs at the version recorded for it; nothing is consumed, the request stays pending (HTTP `409`)',
+  APPROVAL_INPUT_INVALID:
+    "`decideApproval()` with `input`: it is not plain JSON data within a 2.0 plan's bounds, the capability's input contract refuses it (in a 2.0 plan, also an undeclared field), or the step was interrupted; nothing is consumed (HTTP `400`)",
   MCP_ADAPTER_OPTIONS_INVALID:
     '`new McpAdapter(runtime, options)` without an `OperatorRuntime`, or with options that are not an object, a non-string `name`/`version`, a non-function `resolveCaller`/`onInternalError`/`toolName`/`include` or a non-object `caller`',
   MCP_TOOL_NAME_INVALID:

@@ -51,6 +51,7 @@ export function approvalRefusalStatus(code: unknown): 400 | 403 | 404 | 409 | 41
     case ErrorCode.APPROVAL_EXPIRED:
       return 410;
     case ErrorCode.APPROVAL_DECISION_INVALID:
+    case ErrorCode.APPROVAL_INPUT_INVALID:
       return 400;
     default:
       return undefined;

@@ -115,6 +115,14 @@ export interface JobStep {
   decision?: StepDecision;
   /** The input as authorized, references resolved: for steps with result references. */
   resolvedInput?: unknown;
+  /**
+   * Approved with edits (docs/api.md, "Approve with edits"): the input the request proposed (its
+   * input as authorized then) and the approver's input, which the step then runs with. Present
+   * only on a step an approver edited; `approval.granted { edited, inputDigest, proposedDigest }`
+   * carries their digests.
+   */
+  proposedInput?: unknown;
+  approvedInput?: unknown;
 }
 
 export interface Job {

@@ -656,7 +656,7 @@ export function awaitApproval(
  * `approval.granted` (and the approver's comment). The step then runs through the executor like
  * any other. With `queued` (a runtime with a queue engine, docs/api.md, "Workers") the job goes
  * back on the queue instead: `queued`, with `approval.granted { queued: true }`, and a worker
- * starts it again from that step.
+ * starts it again from that step. With `edit`, the approver's input: the step runs with it.
  */
 export function grantApproval(
   running: RunningJob,
@@ -665,16 +665,51 @@ export function grantApproval(
   approverId: string,
   comment?: string,
   queued = false,
+  edit?: ApprovedEdit,
 ): JobChange {
   setStatus(running, index, 'pending');
   running.job.status = running.record.status = queued ? 'queued' : 'executing';
   touch(running, at);
   const step = running.record.steps[index] as JobStep;
   const data: Record<string, unknown> = { stepId: step.id, approver: approverId };
+  if (edit !== undefined) keepEdit(running, index, edit, data);
   if (comment !== undefined) data.comment = comment;
   if (queued) data.queued = true;
   const event = append(running, 'approval.granted', at, data);
-  return { steps: onlyStep(index), claims: index, events: [event] };
+  // An edit is written with the step's decision (its column in SQL), so it lasts until the step runs.
+  return edit === undefined
+    ? { steps: onlyStep(index), claims: index, events: [event] }
+    : { steps: onlyStep(index), claims: index, decided: index, events: [event] };
+}
+
+/** The approver's input for a step (docs/api.md, "Approve with edits"), as checked. */
+export interface ApprovedEdit {
+  /** The input the step runs with: the capability contract's output, as checked. */
+  readonly input: unknown;
+  /** ...recorded (encoded and digested). */
+  readonly recorded: RecordedValue;
+}
+
+/**
+ * Keeps the proposed and the approved input on the step and their digests in the grant's data:
+ * the step's decision stays the request's until the step is authorized again with the approved one.
+ */
+function keepEdit(
+  running: RunningJob,
+  index: number,
+  edit: ApprovedEdit,
+  data: Record<string, unknown>,
+): void {
+  const live = running.job.steps[index] as JobStep;
+  const recorded = running.record.steps[index] as JobStep;
+  live.proposedInput = Object.hasOwn(live, 'resolvedInput') ? live.resolvedInput : live.input;
+  recorded.proposedInput =
+    (Object.hasOwn(recorded, 'resolvedInput') ? recorded.resolvedInput : recorded.input) ?? null;
+  live.approvedInput = edit.input;
+  recorded.approvedInput = edit.recorded.value ?? null;
+  data.edited = true;
+  data.inputDigest = edit.recorded.digest;
+  data.proposedDigest = recorded.decision?.inputDigest;
 }
 
 /**

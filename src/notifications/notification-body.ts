@@ -35,7 +35,8 @@ const SAFE_FIELDS: Readonly<Record<string, readonly string[]>> = {
     'actor',
     'onBehalfOf',
   ],
-  'approval.granted': ['approver'],
+  // An approver's edit: the flag and both digests (docs/api.md, "Approve with edits").
+  'approval.granted': ['approver', 'edited', 'inputDigest', 'proposedDigest'],
   'approval.rejected': ['approver'],
   'job.completed': ['stepCount'],
   'job.failed': [],
@@ -69,7 +70,8 @@ export function notificationBody(
   const data: Record<string, unknown> = {};
   for (const field of SAFE_FIELDS[event.type] ?? []) {
     const value = source[field];
-    if (typeof value === 'string' || typeof value === 'number') data[field] = value;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      data[field] = value;
   }
   const caller = job.caller?.id;
   if (caller !== undefined) data.callerId = caller;

@@ -8,6 +8,7 @@ import { describeThrown } from '../errors/describe-value.js';
 import { chainHash, KEYED_PREFIX } from './event-chain.js';
 import { KEYED_WITHOUT_KEY } from './missing-key.js';
 import { checkFields, provesFields } from '../jobs/record-fields.js';
+import { checkApprovalEdit } from './approval-edits.js';
 import type { Job, JobEvent, JobStep } from '../jobs/job.js';
 import type { ConsumedApproval } from '../jobs/job-store.js';
 import { digestRecorded, sameRecordedValue } from '../jobs/recorded-value.js';
@@ -177,6 +178,12 @@ function checkStep(step: JobStep, events: readonly JobEvent[]): Failure | undefi
   return undefined;
 }
 
+/** An approval with edits checked against its events (record/approval-edits.ts). */
+function editOf(step: JobStep, events: readonly JobEvent[]): Failure | undefined {
+  const found = checkApprovalEdit(step, events);
+  return found === undefined ? undefined : broken(found.reason, found.eventIndex, step.id);
+}
+
 function checkJobResult(job: Job): Failure | undefined {
   if (job.status !== 'completed') return undefined;
   const { steps } = job;
@@ -253,7 +260,7 @@ export function verifyRecord(
       (hashes === undefined ? undefined : checkChain(job.events, hashes, auditKey)) ??
       checkPlaces(job) ??
       job.steps.reduce<Failure | undefined>(
-        (first, step) => first ?? checkStep(step, job.events),
+        (first, step) => first ?? checkStep(step, job.events) ?? editOf(step, job.events),
         undefined,
       ) ??
       checkJobResult(job) ??

@@ -8,7 +8,6 @@
  * with `context.approval`, bound to the recorded version and input digest.
  */
 import { ErrorCode } from '../errors/error-codes.js';
-import type { ApprovalGrant } from '../authorization/authorizer.js';
 import { describeThrown } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
@@ -21,6 +20,7 @@ import {
   grantApproval,
   joinChanges,
   rejectApproval,
+  type ApprovedEdit,
   type RunningJob,
 } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
@@ -37,6 +37,7 @@ import { selfApproval, selfApprovalText } from '../approvals/self-approval.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { askWithinTenant } from '../callers/tenant-rules.js';
 import { commitChange, resumeApprovedJob, type ExecutorDependencies } from './executor.js';
+import { decidedGrant, editOfDecision } from './approval-edits.js';
 import { admitRecorded, loadRunningJob, type CapabilityLookup } from './stored-job.js';
 import { queueEntryId } from './queued-grants.js';
 import { missingCapabilities } from './waiting-jobs.js';
@@ -190,7 +191,12 @@ export class ApprovalDesk {
           `This runtime cannot run job ${JSON.stringify(args.jobId)}: it does not register ${needs.join(', ')}; approve it from a process that does (the same --module flags as the one that ran it), nothing was decided`,
         );
     }
-    const consumed = await this.#consume(host, args);
+    // An approver's input is checked before anything is consumed (docs/api.md, "Approve with edits").
+    const edit =
+      args.input === undefined
+        ? undefined
+        : await editOfDecision(job, index, args.input, host.lookup);
+    const consumed = await this.#consume(host, args, edit);
     if (consumed === 'expired') {
       // The approver policy (or the store) took until past expiresAt: no decision lands late.
       await this.#expire(host, request);
@@ -201,7 +207,7 @@ export class ApprovalDesk {
     }
     if (args.decision === 'reject') return consumed.running.job;
     if (host.requeue !== undefined) return requeueGranted(host, consumed.running);
-    return this.#resume(host, consumed.running, consumed.index, args, consumed.grantedAt);
+    return this.#resume(host, consumed.running, consumed.index, args, consumed.grantedAt, edit);
   }
 
   #notPending(args: CheckedDecision): Error {
@@ -247,6 +253,7 @@ export class ApprovalDesk {
   async #consume(
     host: ApprovalHost,
     args: CheckedDecision,
+    edit: ApprovedEdit | undefined,
   ): Promise<{ running: RunningJob; index: number; grantedAt: string } | 'expired'> {
     const consumed = await this.#withClaim(args.jobId, args.stepId, async () => {
       const running = await loadRunningJob(host.deps, args.jobId);
@@ -265,6 +272,7 @@ export class ApprovalDesk {
               args.approver.id,
               args.comment,
               host.requeue !== undefined,
+              edit,
             )
           : rejectApproval(running, index, at, args.approver.id, args.comment);
       try {
@@ -287,6 +295,7 @@ export class ApprovalDesk {
     index: number,
     args: CheckedDecision,
     grantedAt: string,
+    edit: ApprovedEdit | undefined,
   ): Promise<Job> {
     const { record } = running;
     const step = record.steps[index] as JobStep;
@@ -306,14 +315,12 @@ export class ApprovalDesk {
     }
     const results = record.steps.slice(0, index).map((done) => done.result);
     const caller = snapshotCaller(record.caller);
-    const grant: ApprovalGrant = Object.freeze({
-      approver: args.approver,
-      grantedAt,
-      inputDigest: args.inputDigest,
-    });
+    const grant = decidedGrant(args.approver, grantedAt, args.inputDigest, edit);
     return resumeApprovedJob(running, plan, index, results, caller, host.deps, {
       grant,
       capabilityVersion,
+      // The step runs with a copy of the approved input as recorded, as after a restart.
+      ...(edit === undefined ? {} : { input: structuredClone(edit.recorded.value) }),
     });
   }
 }

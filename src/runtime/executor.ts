@@ -112,6 +112,8 @@ export interface StepApproval {
   readonly grant: ApprovalGrant;
   /** The registered version the request was made for. */
   readonly capabilityVersion: string;
+  /** With `grant.edited`: the approved input, which the step runs with (docs/api.md, "Approve with edits"). */
+  readonly input?: unknown;
 }
 
 const NOT_PERMITTED = 'Capability not permitted: ';
@@ -311,7 +313,11 @@ async function runStep(
   const jobId = running.job.id;
   let input: unknown;
   try {
-    input = resolveInput(step.input, step.references, results);
+    // An approver's edit replaces the step's own input, references and all.
+    input =
+      approval?.grant.edited === true
+        ? approval.input
+        : resolveInput(step.input, step.references, results);
   } catch (error) {
     return { status: 'failed', error: describeThrown(error) };
   }

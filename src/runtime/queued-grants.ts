@@ -4,16 +4,15 @@
  * the process that decided. The worker (or a runtime recovering it) starts it again from the
  * approved step, with the recorded grant as `context.approval`, through the one step path.
  */
-import type { ApprovalGrant, ExecutionCaller } from '../authorization/authorizer.js';
-import { snapshotCaller } from '../callers/caller-snapshot.js';
 import type { Job, JobEvent, JobStep } from '../jobs/job.js';
+import { recordedApproval, type RecordedApproval } from './approval-edits.js';
 
 /** Where a queued job starts: from `from`, the steps before it completed with `results`. */
 export interface QueuedResume {
   readonly from: number;
   readonly results: unknown[];
   /** The approval granted to step `from` (as the executor's `StepApproval`). */
-  readonly approval: { readonly grant: ApprovalGrant; readonly capabilityVersion: string };
+  readonly approval: RecordedApproval;
 }
 
 /** The index in `record.events` of its last `approval.granted { queued: true }`, or -1. */
@@ -41,16 +40,10 @@ export function queuedResume(record: Job): QueuedResume | undefined {
   const later = record.events.slice(at + 1).some((event) => event.data?.stepId === step?.id);
   if (step === undefined || decision === undefined || later || step.status !== 'pending')
     return undefined;
-  const approver = snapshotCaller({ id: String(granted.data?.approver) }) as ExecutionCaller;
-  const grant: ApprovalGrant = Object.freeze({
-    approver,
-    grantedAt: granted.timestamp,
-    inputDigest: decision.inputDigest,
-  });
   return {
     from,
     results: record.steps.slice(0, from).map((done) => done.result),
-    approval: { grant, capabilityVersion: decision.capabilityVersion },
+    approval: recordedApproval(record, from, granted),
   };
 }
 

@@ -8,7 +8,7 @@
  * STEP_INTERRUPTED. A job with a recorded cancel never starts a step again. A plan that can no
  * longer be admitted (a capability gone or at another version) fails the job, with why.
  */
-import type { ApprovalGrant, ExecutionCaller } from '../authorization/authorizer.js';
+import type { ExecutionCaller } from '../authorization/authorizer.js';
 import type { RegisteredCapability } from '../capabilities/inventory.js';
 import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { describeThrown } from '../errors/describe-value.js';
@@ -27,6 +27,7 @@ import {
   type RunningJob,
 } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
+import { recordedApproval } from './approval-edits.js';
 import { admitRecorded, loadRunningJob } from './stored-job.js';
 import { commitChange, type ExecutorDependencies, type StepApproval } from './executor.js';
 
@@ -112,21 +113,15 @@ export function recoverable(record: Job, lookup: RecoveryHost['lookup']): boolea
 
 /**
  * The grant recorded for a step approved and never started (its last event `approval.granted`):
- * only `context.approval` for the new decision. The approver is known by id only.
+ * only `context.approval` for the new decision (and an approver's edit). The approver is known
+ * by id only.
  */
 function grantBefore(record: Job, index: number): StepApproval | undefined {
   const step = record.steps[index] as JobStep;
   let last: JobEvent | undefined;
   for (const event of record.events) if (event.data?.stepId === step.id) last = event;
-  const decision = step.decision;
-  if (last?.type !== 'approval.granted' || decision === undefined) return undefined;
-  const approver = snapshotCaller({ id: String(last.data?.approver) }) as ExecutionCaller;
-  const grant: ApprovalGrant = Object.freeze({
-    approver,
-    grantedAt: last.timestamp,
-    inputDigest: decision.inputDigest,
-  });
-  return { grant, capabilityVersion: decision.capabilityVersion };
+  if (last?.type !== 'approval.granted' || step.decision === undefined) return undefined;
+  return recordedApproval(record, index, last);
 }
 
 /**

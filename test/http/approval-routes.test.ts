@@ -128,6 +128,66 @@ describe('HTTP approvals', () => {
   });
 });
 
+describe('HTTP approve with edits (docs/api.md, "Approve with edits")', () => {
+  it('runs the approved input; refuses a bad one with 400, leaving the request pending; the body limits hold', async () => {
+    const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+    const received: unknown[] = [];
+    const [pay] = register(runtime, {
+      risk: 'write',
+      inputSchema: { amount: { type: 'number', required: true, description: 'cents' } },
+      execute: ({ input }: { input: unknown }) => {
+        received.push(input);
+        return { ok: true };
+      },
+    }) as [string];
+    const app = createHttpServer(runtime, {
+      resolveCaller: (request) => ({ id: String(request.headers['x-test-caller'] ?? 'anonymous') }),
+    });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(async () => (await app.close(), await runtime.close()));
+    const plan = { version: '1.0', steps: [{ id: 'pay', capability: pay, input: { amount: 5 } }] };
+    const submitted = await call(url, 'POST', '/api/plans', 'alice', plan);
+    assert.equal(submitted.status, 202);
+    const jobId = submitted.body.id as string;
+    const [request] = (await call(url, 'GET', '/api/approvals', 'bob'))
+      .body as unknown as ApprovalRequest[];
+    const inputDigest = request?.inputDigest;
+    const path = `/api/jobs/${jobId}/steps/pay/approval`;
+    const decide = (body: unknown) => call(url, 'POST', path, 'bob', body);
+    const refused = await decide({ decision: 'approve', inputDigest, input: { amount: 'ten' } });
+    assert.equal(refused.status, 400);
+    assert.match(String(refused.body.error), /input\.amount must be a finite number/);
+    let deep: unknown = 1;
+    for (let level = 0; level < 200; level++) deep = { a: deep };
+    const tooDeep = await decide({ decision: 'approve', inputDigest, input: deep });
+    assert.equal(tooDeep.status, 400);
+    assert.match(String(tooDeep.body.error), /VALUE_TOO_DEEP/);
+    let deeper: unknown = 1;
+    for (let level = 0; level < 1001; level++) deeper = [deeper];
+    const body = await decide({ decision: 'approve', inputDigest, input: deeper });
+    assert.equal(body.status, 400);
+    assert.match(String(body.body.error), /nested deeper than 1000 levels/);
+    const large = await decide({ decision: 'approve', inputDigest, input: 'x'.repeat(1_100_000) });
+    assert.equal(large.status, 413);
+    const rejecting = await decide({ decision: 'reject', inputDigest, input: { amount: 1 } });
+    assert.equal(rejecting.status, 400);
+    assert.deepEqual(received, []);
+    assert.equal(
+      (await call(url, 'GET', `/api/jobs/${jobId}`, 'alice')).body.status,
+      'awaiting_approval',
+    );
+    const approved = await decide({ decision: 'approve', inputDigest, input: { amount: 50 } });
+    assert.equal(approved.status, 200);
+    assert.equal(approved.body.status, 'completed');
+    assert.deepEqual(received, [{ amount: 50 }]);
+    const steps = approved.body.steps as { approvedInput?: unknown; proposedInput?: unknown }[];
+    assert.deepEqual(steps[0]?.approvedInput, { amount: 50 });
+    assert.deepEqual(steps[0]?.proposedInput, { amount: 5 });
+    const events = approved.body.events as { type: string; data?: Record<string, unknown> }[];
+    assert.equal(events.find((event) => event.type === 'approval.granted')?.data?.edited, true);
+  });
+});
+
 describe('approval refusals as HTTP statuses (docs/api.md, "runtime.decideApproval")', () => {
   it('answers APPROVAL_CANNOT_RUN with 409: the request stays pending, another process may decide', async () => {
     const { approvalRefusalStatus } = await import('../../src/http/status-codes.js');
@@ -135,5 +195,6 @@ describe('approval refusals as HTTP statuses (docs/api.md, "runtime.decideApprov
     assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_CANNOT_RUN), 409);
     assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_NOT_PENDING), 409);
     assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_EXPIRED), 410);
+    assert.equal(approvalRefusalStatus(ErrorCode.APPROVAL_INPUT_INVALID), 400);
   });
 });

@@ -98,6 +98,31 @@ describe('notificationBody', () => {
     assert.equal(granted.data.approveCommand, undefined);
   });
 
+  it('an approval with edits says so: edited, with both digests, never the inputs (docs/api.md, "Approve with edits")', () => {
+    const approved = `sha256:${'b'.repeat(64)}`;
+    const body = notificationBody(job, {
+      ...requested,
+      type: 'approval.granted',
+      data: {
+        stepId: 'w',
+        approver: 'bob',
+        edited: true,
+        inputDigest: approved,
+        proposedDigest: `sha256:${'a'.repeat(64)}`,
+        comment: 'halved it',
+      },
+    });
+    assert.deepEqual(body.data, {
+      approver: 'bob',
+      edited: true,
+      inputDigest: approved,
+      proposedDigest: `sha256:${'a'.repeat(64)}`,
+      callerId: 'alice',
+      status: 'awaiting_approval',
+      eventId: 'e1',
+    });
+  });
+
   it('leaves out the error text of job.failed, naming the failed step instead', () => {
     const failedJob = {
       ...job,

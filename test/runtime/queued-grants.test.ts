@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import { isoNow } from '../../src/jobs/clock.js';
+import { recordValue } from '../../src/jobs/recorded-value.js';
 import { grantApproval } from '../../src/jobs/transitions.js';
 import { queuedResume, queueEntryId } from '../../src/runtime/queued-grants.js';
 import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
@@ -21,6 +22,8 @@ after(() => rmSync(directory, { recursive: true, force: true }));
 
 /** Every invocation of the test's capabilities, in order: `<stepId>`. */
 const invoked: string[] = [];
+/** The inputs the write was invoked with. */
+const written: unknown[] = [];
 const approvals = { approver: { canApprove: () => true } };
 const [note, write] = register(
   new OperatorRuntime(),
@@ -32,8 +35,9 @@ const [note, write] = register(
   },
   {
     risk: 'write',
-    execute: ({ context }) => {
+    execute: ({ input, context }) => {
       invoked.push(context.stepId);
+      written.push(input);
       return { written: true };
     },
   },
@@ -111,6 +115,44 @@ describe('jobs an approval put back on the queue', () => {
         1,
         'the grant was given to the decision: no second request',
       );
+      assert.equal((await second.verifyJob(waiting.id))?.ok, true);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a grant with edits put back on the queue runs the approved input on the runtime that takes it up (docs/api.md, "Approve with edits")', async () => {
+    const file = join(directory, 'edited.db');
+    invoked.length = 0;
+    written.length = 0;
+    const first = new OperatorRuntime({ store: `sqlite:${file}`, approvals });
+    let waiting: Job;
+    try {
+      waiting = await first.executePlan(plan, { caller: { id: 'alice' } });
+    } finally {
+      await first.close();
+    }
+    const approved = { amount: 70 };
+    const store = new SqliteJobStore(file);
+    try {
+      const record = (await store.get(waiting.id)) as Job;
+      const running = { record, job: structuredClone(record) };
+      const edit = { input: approved, recorded: recordValue(approved, 'input') };
+      await store.update(record, grantApproval(running, 1, isoNow(), 'bob', undefined, true, edit));
+      const resume = queuedResume((await store.get(waiting.id)) as Job);
+      assert.equal(resume?.approval.grant.inputDigest, edit.recorded.digest);
+      assert.equal(resume.approval.grant.edited, true);
+      assert.equal(resume.approval.grant.proposedDigest, waiting.steps[1]?.decision?.inputDigest);
+      assert.deepEqual(resume.approval.input, approved);
+    } finally {
+      store.close();
+    }
+    const second = new OperatorRuntime({ store: `sqlite:${file}`, approvals });
+    try {
+      const done = await second.waitForJob(waiting.id, { timeoutMs: 20_000 });
+      assert.equal(done?.status, 'completed', JSON.stringify(done?.events));
+      assert.deepEqual(written, [approved]);
+      assert.deepEqual(done.steps[1]?.resolvedInput, approved);
       assert.equal((await second.verifyJob(waiting.id))?.ok, true);
     } finally {
       await second.close();

@@ -221,6 +221,19 @@ function scenarios(storeOf: () => Promise<string>): void {
       assert.ok(lines.includes(`authorize ${gated} gate approved-by bob`), lines.join('\n'));
       assert.equal(runsOf(lines, gated, 'gate').length, 1);
       assert.equal(runsOf(lines, hung, 'h1').length, 1);
+      // It may have run as it was: it cannot be approved with another input; nothing is decided.
+      await assert.rejects(
+        runtime.decideApproval({
+          jobId: hung,
+          stepId: 'h1',
+          decision: 'approve',
+          approver: { id: 'carol' },
+          inputDigest: request?.inputDigest as string,
+          input: { hang: false },
+        }),
+        { code: 'APPROVAL_INPUT_INVALID', message: /started before and may have run/ },
+      );
+      assert.equal((await runtime.listApprovals({ jobId: hung })).length, 1);
       // Approved by a person who knows it may have run: it runs again, decided again.
       const done = await runtime.decideApproval({
         jobId: hung,
@@ -234,6 +247,66 @@ function scenarios(storeOf: () => Promise<string>): void {
       assert.equal(runsOf(after, hung, 'h1').length, 2);
       assert.ok(after.includes(`authorize ${hung} h1 approved-by carol`));
       for (const id of jobIds) assert.equal((await runtime.verifyJob(id))?.ok, true);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('an edited grant recorded before a crash: the step runs with the approved input, bound to its digest', async () => {
+    const store = await storeOf();
+    const ledger = newLedger();
+    const { jobIds } = await runAndKill(
+      store,
+      [plan(step('g0', 'recovery.append'), step('gate', 'recovery.append', { note: 'proposed' }))],
+      'approve-edit',
+    );
+    const [gated] = jobIds as [string];
+    const asked: { input: unknown; digest: unknown; approval: unknown }[] = [];
+    const runtime = new OperatorRuntime({
+      store,
+      recover: true,
+      authorizer: {
+        name: 'ledger',
+        authorize(context) {
+          if (context.stepId === 'gate') {
+            const approval = { ...context.approval, approver: context.approval?.approver.id };
+            asked.push({ input: context.input, digest: context.inputDigest, approval });
+          }
+          return ledgerAuthorizer.authorize(context);
+        },
+      },
+      approvals: { approver: { canApprove: () => true } },
+    });
+    try {
+      const [done] = (await ended(runtime, jobIds)) as [Job];
+      assert.equal(done.status, 'completed', done.error);
+      const gate = done.steps[1];
+      assert.deepEqual(gate?.result, { appended: 'gate', note: 'approved' });
+      assert.deepEqual(gate?.proposedInput, { note: 'proposed' });
+      assert.deepEqual(gate?.approvedInput, { note: 'approved' });
+      const granted = done.events.find((event) => event.type === 'approval.granted');
+      assert.equal(granted?.data?.edited, true);
+      assert.deepEqual(
+        asked.map(({ approval, ...rest }) => ({
+          ...rest,
+          approval: { ...(approval as object), grantedAt: 'time' },
+        })),
+        [
+          {
+            input: { note: 'approved' },
+            digest: granted?.data?.inputDigest,
+            approval: {
+              approver: 'bob',
+              grantedAt: 'time',
+              inputDigest: granted?.data?.inputDigest,
+              edited: true,
+              proposedDigest: granted?.data?.proposedDigest,
+            },
+          },
+        ],
+      );
+      assert.equal(runsOf(ledgerLines(ledger), gated, 'gate').length, 1);
+      assert.deepEqual(await runtime.verifyJob(gated), { ok: true, events: done.events.length });
     } finally {
       await runtime.close();
     }

@@ -2,13 +2,17 @@
  * `warrant approvals [list]` and `warrant approvals approve|reject <jobId> <stepId> --digest <d>`:
  * pending approval requests of a store, and deciding one as the caller of `--caller`
  * (docs/guide/approvals.md, "From the program"). The runtime runs with approvals on; `--approvers`
- * names the policy.
+ * names the policy. `approve --input <file>` approves with the input of a JSON file instead of
+ * the proposed one (docs/api.md, "Approve with edits").
  */
 import type { ApprovalRequest, Job } from '../../index.js';
 import { answerText, CLI_ANSWER, jobAnswer, valueAnswer } from '../../json/answer.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../http/json-depth.js';
+import { parseJson } from '../../json/parse-json.js';
 import { formatTable } from '../format-table.js';
+import { readInputFile } from '../input-file.js';
 import { parseCommand, text } from '../parse.js';
 import {
   approveCommand,
@@ -18,18 +22,21 @@ import {
   type RuntimeFlags,
 } from '../program-runtime.js';
 import { shownText } from '../terminal-text.js';
-import { UsageError } from '../usage-error.js';
+import { firstLine, UsageError } from '../usage-error.js';
 import { writeErr, writeOut } from '../output.js';
 
 export const approvalsHelp = `Usage: warrant approvals [list] [options] [--json]
        warrant approvals approve|reject <jobId> <stepId> --digest <d> [--comment <c>] [options]
+       warrant approvals approve <jobId> <stepId> --digest <d> --input <file.json> [options]
 
 Lists the pending approval requests of the store (with --caller, only those the read policy
 lets that caller read: of its tenant, submitted by it, or that it may decide; without, all of
 them), or decides one as the caller of --caller (the approver; never the caller who submitted
 the plan, nor one of another tenant). --digest is the request's inputDigest:
-you approve exactly that input. An approved step runs here, so give the same --module,
---authorizer and --store as the run that stopped. Approvals are on (--approvals is implied).
+you approve exactly that input, or with --input the JSON input of a file instead (your
+edit: checked against the capability's input contract and authorized again; refused, it
+exits 1 with APPROVAL_INPUT_INVALID and decides nothing). An approved step runs here, so
+give the same --module, --authorizer and --store as the run that stopped. Approvals are on (--approvals is implied).
 Exit codes: 0 listed, or decided and the job completed (or rejected as asked); 1 the decision
 was refused (the line names the code) or the job failed; 2 bad usage; 3 the job stopped at the
 next approval.
@@ -40,6 +47,7 @@ ${callerOptionHelp}
                         (default { "id": "cli:<os user name>" })
   --digest <d>          the inputDigest of the request (approve, reject)
   --comment <c>         a comment recorded with the decision
+  --input <file>        approve: run the step with this JSON input instead (at most 10 MiB)
   --json                print the requests, or the job, as JSON on stdout
   -h, --help            show this help`;
 
@@ -59,6 +67,22 @@ function listLines(requests: readonly ApprovalRequest[]): string {
   );
 }
 
+/**
+ * The JSON of `--input <file>`: a regular file of at most 10 MiB, nested at most as deep as an
+ * HTTP body may be; the runtime then checks it as any approver's input.
+ */
+async function readEditedInput(file: string): Promise<{ value: unknown }> {
+  const label = `--input ${file}`;
+  const source = (await readInputFile(file, label)).toString('utf8');
+  if (exceedsJsonDepth(source))
+    throw new UsageError(`${label}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  try {
+    return { value: parseJson(source) };
+  } catch (error) {
+    throw new UsageError(`${label} is not valid JSON: ${firstLine(error)}`);
+  }
+}
+
 /** The exit code of a decided job: 0 completed (or a rejection, as asked), 3 waiting, else 1. */
 function decidedExit(job: Job, decision: 'approve' | 'reject'): number {
   if (job.status === 'awaiting_approval') return 3;
@@ -72,6 +96,7 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     caller: { type: 'string' },
     digest: { type: 'string' },
     comment: { type: 'string' },
+    input: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (values.help) {
@@ -86,6 +111,11 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
   const digest = text(values, 'digest');
   if (action !== 'list' && (jobId === undefined || stepId === undefined || digest === undefined))
     throw new UsageError(`warrant approvals ${action} <jobId> <stepId> --digest <d>`);
+  const inputFile = text(values, 'input');
+  if (inputFile !== undefined && action !== 'approve')
+    throw new UsageError("--input is an approver's edit: only with warrant approvals approve");
+  // Read before the runtime opens: a file that is not JSON is bad usage, nothing is decided.
+  const edited = inputFile === undefined ? undefined : await readEditedInput(inputFile);
   const given = text(values, 'caller');
   const approver = callerOf(given, () => ({ id: `cli:${osUserName()}` }));
   const flags: RuntimeFlags = { ...(values as RuntimeFlags), approvals: true };
@@ -109,6 +139,7 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
         approver,
         decision,
         ...(comment === undefined ? {} : { comment }),
+        ...(edited === undefined ? {} : { input: edited.value }),
       });
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;

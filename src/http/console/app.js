@@ -458,7 +458,105 @@
     );
   }
 
-  /** Approve or reject one pending request: the approver is whoever the token says. */
+  /** True when two JSON values are the same data (object keys in any order). */
+  function sameJson(a, b) {
+    if (a === b) return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    return keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
+  }
+
+  const isRecord = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+  /**
+   * What an edit changes, field by field: `{ path, kind: 'changed' | 'added' | 'removed',
+   * before?, after? }`, paths as `input.a.0.b` (docs/api.md, "Approve with edits").
+   */
+  function differences(before, after, path = 'input', found = []) {
+    if (sameJson(before, after)) return found;
+    const both =
+      (isRecord(before) && isRecord(after)) || (Array.isArray(before) && Array.isArray(after));
+    if (!both) {
+      found.push({ path, kind: 'changed', before, after });
+      return found;
+    }
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+    if (isRecord(before)) keys.sort();
+    else keys.sort((a, b) => Number(a) - Number(b));
+    for (const key of keys) {
+      const at = `${path}.${key}`;
+      if (!Object.hasOwn(after, key))
+        found.push({ path: at, kind: 'removed', before: before[key] });
+      else if (!Object.hasOwn(before, key))
+        found.push({ path: at, kind: 'added', after: after[key] });
+      else differences(before[key], after[key], at, found);
+    }
+    return found;
+  }
+
+  /** One change as a line of text: `input.amount: 7 → 70`, `+ input.note: "x"`, `− input.a: 1`. */
+  function changeLine(change) {
+    const shown = (value) => JSON.stringify(value);
+    const text =
+      change.kind === 'added'
+        ? `+ ${change.path}: ${shown(change.after)}`
+        : change.kind === 'removed'
+          ? `\u2212 ${change.path}: ${shown(change.before)}`
+          : `${change.path}: ${shown(change.before)} \u2192 ${shown(change.after)}`;
+    return h('li', { class: `change change-${change.kind}`, 'data-change': change.kind }, text);
+  }
+
+  /**
+   * The editor of an approval with edits: the proposed input as JSON text, and under it what the
+   * edit changes, kept up to date as it is typed. `edited()` is `{ value }` for an edit that
+   * parses and changes something, `{ error }` for text that is not JSON, else undefined.
+   */
+  function inputEditor(request, onChange) {
+    const proposed = request.input;
+    const text = h(
+      'textarea',
+      {
+        class: 'input-editor',
+        rows: 8,
+        spellcheck: 'false',
+        'aria-label': 'approved input',
+      },
+      JSON.stringify(proposed ?? null, null, 2),
+    );
+    const changes = h('div', { class: 'diff', 'aria-live': 'polite' });
+    let state;
+    const update = () => {
+      let value;
+      try {
+        value = JSON.parse(text.value);
+      } catch (error) {
+        state = { error: `Not JSON: ${error.message}` };
+        changes.replaceChildren(h('p', { class: 'error', role: 'alert' }, state.error));
+        onChange();
+        return;
+      }
+      const found = differences(proposed, value);
+      state = found.length === 0 ? undefined : { value };
+      if (found.length === 0)
+        changes.replaceChildren(h('p', { class: 'muted' }, 'No change from the proposed input.'));
+      else
+        changes.replaceChildren(
+          h('p', { class: 'small' }, 'Changes from the proposed input:'),
+          h('ul', { class: 'changes', 'aria-label': 'changes' }, found.map(changeLine)),
+        );
+      onChange();
+    };
+    text.addEventListener('input', update);
+    update();
+    return { node: h('div', { class: 'editor' }, text, changes), edited: () => state };
+  }
+
+  /**
+   * Approve or reject one pending request: the approver is whoever the token says. "Edit input"
+   * opens an editor: the approval then carries the edited input, shown as changes first.
+   */
   function approvalPanel(request, onDecided) {
     const comment = h('input', {
       type: 'text',
@@ -468,19 +566,55 @@
     });
     const outcome = h('p', { class: 'outcome', role: 'status' });
     const buttons = [];
+    let editor;
+    const approveButton = h(
+      'button',
+      { type: 'button', class: 'approve', onclick: () => decide('approve') },
+      'Approve',
+    );
+    /** The approve button says what it sends; an edit that is not JSON cannot be sent. */
+    const showEdit = () => {
+      const edited = editor?.edited();
+      approveButton.textContent = edited?.value === undefined ? 'Approve' : 'Approve with edits';
+      approveButton.disabled = edited?.error !== undefined;
+    };
+    const editSlot = h('div', { class: 'edit-slot' });
+    const editButton = h(
+      'button',
+      {
+        type: 'button',
+        class: 'edit-input',
+        onclick: () => {
+          if (editor === undefined) {
+            editor = inputEditor(request, showEdit);
+            editSlot.replaceChildren(editor.node);
+            editButton.textContent = 'Discard edits';
+          } else {
+            editor = undefined;
+            editSlot.replaceChildren();
+            editButton.textContent = 'Edit input';
+          }
+          showEdit();
+        },
+      },
+      'Edit input',
+    );
     const decide = async (decision) => {
+      const edited = decision === 'approve' ? editor?.edited() : undefined;
+      if (edited?.error !== undefined) return;
       for (const button of buttons) button.disabled = true;
       outcome.className = 'outcome';
       outcome.textContent = decision === 'approve' ? 'Approving…' : 'Rejecting…';
       const body = { decision, inputDigest: request.inputDigest };
       if (comment.value.trim() !== '') body.comment = comment.value.trim();
+      if (edited?.value !== undefined) body.input = edited.value;
       try {
         const answer = await api(
           `api/jobs/${encodeURIComponent(request.jobId)}/steps/${encodeURIComponent(request.stepId)}/approval`,
           { method: 'POST', body },
         );
         if (answer.ok) {
-          outcome.textContent = `${decision === 'approve' ? 'Approved' : 'Rejected'}; the job is ${answer.body?.status}.`;
+          outcome.textContent = `${decision === 'approve' ? (body.input === undefined ? 'Approved' : 'Approved with edits') : 'Rejected'}; the job is ${answer.body?.status}.`;
           onDecided();
           return;
         }
@@ -492,14 +626,12 @@
         outcome.textContent = `Request failed: ${error.message}`;
       }
       for (const button of buttons) button.disabled = false;
+      showEdit();
     };
     buttons.push(
-      h(
-        'button',
-        { type: 'button', class: 'approve', onclick: () => decide('approve') },
-        'Approve',
-      ),
+      approveButton,
       h('button', { type: 'button', class: 'reject', onclick: () => decide('reject') }, 'Reject'),
+      editButton,
     );
     return h(
       'div',
@@ -512,6 +644,7 @@
         ['Expires', time(request.expiresAt)],
       ]),
       h('div', { class: 'actions' }, comment, buttons),
+      editSlot,
       outcome,
     );
   }
@@ -574,6 +707,15 @@
           step.resolvedInput === undefined
             ? undefined
             : block(step.resolvedInput, 'resolved input'),
+        ],
+        // Approved with edits (docs/api.md, "Approve with edits"): what was proposed, what ran.
+        [
+          'Proposed input',
+          'proposedInput' in step ? block(step.proposedInput, 'proposed input') : undefined,
+        ],
+        [
+          'Approved input',
+          'approvedInput' in step ? block(step.approvedInput, 'approved input') : undefined,
         ],
         ['Result', 'result' in step ? block(step.result, 'result') : undefined],
         ['Error', step.error === undefined ? undefined : h('span', { class: 'error' }, step.error)],
@@ -751,8 +893,8 @@
           ),
     );
     refreshLater(current, IDLE_MS * 3, function again() {
-      // Never throw away a comment being written: try again later.
-      const typing = [...view.querySelectorAll('input')].some(
+      // Never throw away a comment or an edit being written: try again later.
+      const typing = [...view.querySelectorAll('input, textarea')].some(
         (input) => input.value !== '' || input === document.activeElement,
       );
       if (typing) refreshLater(current, IDLE_MS * 3, again);

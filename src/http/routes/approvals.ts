@@ -2,7 +2,9 @@
  * `GET /api/approvals` (pending requests the caller may read, oldest first, paged: `?limit=`
  * 1..1000 default 50, `?cursor=` from the `warrant-next-cursor` header, `?jobId=` one job's),
  * `GET /api/approvals/count` (`{ count }`) and
- * `POST /api/jobs/:id/steps/:stepId/approval` `{ decision, inputDigest, comment? }`, decided by
+ * `POST /api/jobs/:id/steps/:stepId/approval` `{ decision, inputDigest, comment?, input? }`
+ * (`input`: approve with edits, docs/api.md "Approve with edits"; the body's JSON depth and size
+ * limits hold for it, then the runtime's bounds of a plan's inputs), decided by
  * the request's caller as approver: 200 with the job at its next stop, or the refusal's status
  * (approvalRefusalStatus). Nothing in the body names the approver. Without an authentication
  * mode (nor a `resolveCaller`) every approval route is 403: nobody approves as `http`
@@ -69,9 +71,9 @@ export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
       if (!identified(request)) return noApprover(reply);
       const body: unknown = request.body;
       if (!isJsonObject(body))
-        return reply
-          .code(400)
-          .send({ error: 'Body must be a JSON object { decision, inputDigest, comment? }' });
+        return reply.code(400).send({
+          error: 'Body must be a JSON object { decision, inputDigest, comment?, input? }',
+        });
       const approver = await callerOf(request);
       if (approver === undefined)
         return reply.code(403).send({ error: 'An approval needs an identified approver' });
@@ -84,6 +86,7 @@ export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
             approver,
             decision: body.decision as 'approve' | 'reject',
             ...(body.comment === undefined ? {} : { comment: body.comment as string }),
+            ...(body.input === undefined ? {} : { input: body.input }),
           }),
         );
         return jobAnswer(job, REMOTE_ANSWER);

@@ -86,11 +86,17 @@ export function stepState(step: JobStep): string {
 }
 
 /**
- * Written once, by the change that records the step's decision: the decision and the input as
- * authorized (NULL until then).
+ * Written by each change that records the step's decision: the decision and the input as
+ * authorized (NULL until then), and an approver's edit (docs/api.md, "Approve with edits"),
+ * written by its grant.
  */
 export function stepDecision(step: JobStep): string {
-  return encode({ decision: step.decision, resolvedInput: step.resolvedInput });
+  return encode({
+    decision: step.decision,
+    resolvedInput: step.resolvedInput,
+    proposedInput: step.proposedInput,
+    approvedInput: step.approvedInput,
+  });
 }
 
 /** A column's JSON; one edited into something else is reported as such (verifyJob says so). */

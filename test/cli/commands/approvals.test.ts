@@ -3,7 +3,7 @@
 // approves; the list shows the request; that command, as another caller, runs the write.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -214,6 +214,64 @@ describe('warrant approvals', () => {
     const within = decide({ id: 'carol', tenant: 'a' });
     assert.equal(within.code, 0, within.stderr);
     assert.ok(existsSync(join(cwd, 'examples/data/copy.txt')));
+  });
+
+  it('approve --input <file> runs the write with the edited input; a refused one exits 1 and decides nothing (docs/api.md, "Approve with edits")', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warrant-approvals-edit-'));
+    copyExamples(cwd);
+    const run = warrant(
+      ['run', 'examples/plans/hello.json', '--fs-root', 'examples/data', '--approvals'],
+      cwd,
+    );
+    assert.equal(run.code, 3, run.stderr);
+    const jobId = run.stdout.trim();
+    const args = printedCommand(run.stderr)
+      .slice(1)
+      .map((word) => word.replace('<approver>', 'reviewer'));
+    const file = (name: string, text: string) => {
+      writeFileSync(join(cwd, name), text);
+      return name;
+    };
+    const refused = warrant([...args, '--input', file('bad.json', '{"path":"edited.txt"}')], cwd);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /^warrant: APPROVAL_INPUT_INVALID: .*content/m);
+    const notJson = warrant([...args, '--input', file('broken.json', '{"path":')], cwd);
+    assert.equal(notJson.code, 2);
+    assert.match(notJson.stderr, /--input broken\.json is not valid JSON/);
+    const deep = warrant([...args, '--input', file('deep.json', '['.repeat(1001))], cwd);
+    assert.equal(deep.code, 2);
+    assert.match(deep.stderr, /nested deeper than 1000 levels/);
+    const rejecting = warrant(
+      [...args.map((word) => (word === 'approve' ? 'reject' : word)), '--input', 'bad.json'],
+      cwd,
+    );
+    assert.equal(rejecting.code, 2);
+    const pending = JSON.parse(warrant(['jobs', 'show', jobId, '--json'], cwd).stdout) as {
+      status: string;
+    };
+    assert.equal(pending.status, 'awaiting_approval', 'nothing was decided');
+
+    const edited = { path: 'edited.txt', content: 'written as the reviewer edited it' };
+    const approved = warrant(
+      [...args, '--input', file('edit.json', JSON.stringify(edited)), '--json'],
+      cwd,
+    );
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal(existsSync(join(cwd, 'examples/data/copy.txt')), false);
+    assert.equal(
+      readFileSync(join(cwd, 'examples/data/edited.txt'), 'utf8'),
+      'written as the reviewer edited it',
+    );
+    const job = JSON.parse(approved.stdout) as {
+      steps: { approvedInput?: unknown; proposedInput?: { path?: string } }[];
+      events: { type: string; data?: Record<string, unknown> }[];
+    };
+    assert.deepEqual(job.steps[2]?.approvedInput, edited);
+    assert.equal(job.steps[2]?.proposedInput?.path, 'copy.txt');
+    const granted = job.events.find((event) => event.type === 'approval.granted');
+    assert.equal(granted?.data?.approver, 'reviewer');
+    assert.equal(granted?.data?.edited, true);
+    assert.equal(warrant(['jobs', 'verify', jobId], cwd).code, 0);
   });
 
   it('refuses bad usage with exit 2', () => {
