@@ -93,6 +93,7 @@ export type {
   ExecutionContext,
   ExecutionLogger,
   FieldsFirstLogger,
+  PrepareContext,
 } from './capabilities/capability.js';
 export type {
   ExecutionAuthorizer,

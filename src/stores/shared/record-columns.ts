@@ -86,11 +86,15 @@ export function stepState(step: JobStep): string {
 }
 
 /**
- * Written once, by the change that records the step's decision: the decision and the input as
- * authorized (NULL until then).
+ * Written once, by the change that records the step's decision: the decision, the input as
+ * authorized and the effect as authorized (NULL until then).
  */
 export function stepDecision(step: JobStep): string {
-  return encode({ decision: step.decision, resolvedInput: step.resolvedInput });
+  return encode({
+    decision: step.decision,
+    resolvedInput: step.resolvedInput,
+    effect: step.effect,
+  });
 }
 
 /** A column's JSON; one edited into something else is reported as such (verifyJob says so). */
