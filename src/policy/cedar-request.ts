@@ -249,20 +249,27 @@ export function capabilityEntities(
 
 /**
  * The context of one step's request: `{ input, inputDigest, jobId, stepId, approved }`, `input`
- * the value `cedarInput` gave.
+ * the value `cedarInput` gave; with a prepared effect (docs/api.md, "Prepared effects"), also
+ * `effect` (as `cedarInput` gave it) and `effectDigest`.
  */
 export function cedarContext(
   asked: CapabilityAuthorizationContext,
   inputDigest: string,
   input: unknown,
+  effect?: unknown,
 ): Record<string, unknown> {
-  return {
+  const context: Record<string, unknown> = {
     input,
     inputDigest,
     jobId: asked.jobId,
     stepId: asked.stepId,
     approved: asked.approval !== undefined,
   };
+  if (effect !== undefined) {
+    context.effect = effect;
+    context.effectDigest = asked.effectDigest;
+  }
+  return context;
 }
 
 /**

@@ -183,13 +183,15 @@ describe('prepared effects', () => {
   it('calls a plain capability object`s prepare with the object as this, and refuses one that is not a function', async () => {
     await withRuntime({}, async (runtime) => {
       const name = uniqueName('plain');
-      const capability = rawCapability(name, {
-        base: 'https://example.test',
-        prepare(this: { base: string }, input: { path: string }) {
-          return { url: `${this.base}${input.path}` };
-        },
-        execute: (_input: unknown, context: ExecutionContext) => context.effect,
-      });
+      const capability = Object.assign(
+        rawCapability(name, {
+          prepare(this: { base: string }, input: { path: string }) {
+            return { url: `${this.base}${input.path}` };
+          },
+          execute: (_input: unknown, context: ExecutionContext) => context.effect,
+        }),
+        { base: 'https://example.test' },
+      );
       runtime.use(rawModule([capability]));
       const job = await runtime.executePlan(
         planOf({ id: 's', capability: name, input: { path: '/a' } }),
