@@ -87,6 +87,8 @@ export function refusal(
   addresses: readonly string[],
   rule: AddressRule,
   effect: unknown,
+  /** What allows them, named in the message. */
+  allowedBy = 'allowPrivate, --http-allow-private',
 ): Error | undefined {
   if (rule.allowPrivate === true) return undefined;
   for (const address of addresses) {
@@ -97,7 +99,7 @@ export function refusal(
     const error = createError(
       Error,
       ErrorCode.EFFECT_REFUSED,
-      `${where} is a ${range} address; internal addresses are refused unless allowed (allowPrivate, --http-allow-private)`,
+      `${where} is a ${range} address; internal addresses are refused unless allowed (${allowedBy})`,
     );
     Object.defineProperty(error, 'effect', { value: effect, enumerable: false });
     return error;
@@ -150,10 +152,14 @@ export function sendPinned(
   sent: SentRequest,
 ): Promise<IncomingMessage> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const headers =
+    sent.body === undefined || 'content-length' in sent.headers
+      ? sent.headers
+      : { ...sent.headers, 'content-length': String(Buffer.byteLength(sent.body)) };
   return new Promise<IncomingMessage>((resolve, reject) => {
     const request = send(url, {
       method: sent.method,
-      headers: sent.headers,
+      headers,
       lookup: pinnedLookup(addresses),
       agent: false,
       ...(sent.signal !== undefined && { signal: sent.signal }),
