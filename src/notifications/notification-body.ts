@@ -24,7 +24,14 @@ function text(value: unknown): string | undefined {
 
 /** The fields of an event's data a notification may carry, by type. */
 const SAFE_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  'approval.requested': ['capability', 'capabilityVersion', 'risk', 'inputDigest', 'expiresAt'],
+  'approval.requested': [
+    'capability',
+    'capabilityVersion',
+    'risk',
+    'inputDigest',
+    'effectDigest',
+    'expiresAt',
+  ],
   'approval.granted': ['approver'],
   'approval.rejected': ['approver'],
   'job.completed': ['stepCount'],
