@@ -9,19 +9,21 @@
 import type { IncomingMessage } from 'node:http';
 import type {
   Capability,
+  CapabilityInputSchema,
   CapabilityInputSchemaFor,
   CapabilityRisk,
+  InferCapabilityInput,
 } from '../capabilities/capability.js';
 import { createCapability } from '../capabilities/create-capability.js';
-import {
-  checkPrepared,
-  prepareHttp,
-  sendPinned,
-  normalizeHeaders,
-  type AddressRule,
-  type HostResolver,
-  type HttpRequestSpec,
-} from './guarded-http.js';
+import type * as GuardedHttp from './guarded-http.js';
+import type { AddressRule, HostResolver, HttpRequestSpec } from './guarded-http.js';
+
+/**
+ * The HTTP stack (node:http, node:https, node:dns) loads with the first request prepared, never
+ * at import (docs/decisions.md, "Light import").
+ */
+let loading: Promise<typeof GuardedHttp> | undefined;
+const guarded = () => (loading ??= import('./guarded-http.js'));
 
 /** The response a capability of `createHttpCapability` gets (and returns without `respond`). */
 export interface HttpCapabilityResponse {
@@ -104,7 +106,21 @@ function headersOf(response: IncomingMessage): Record<string, string> {
  * A capability that makes one HTTP request, governed by its effect (docs/api.md,
  * "createHttpCapability"). Throws CAPABILITY_DEFINITION_INVALID as `createCapability` does.
  */
+export function createHttpCapability<
+  const Schema extends CapabilityInputSchema,
+  Output = HttpCapabilityResponse,
+>(
+  definition: Omit<
+    HttpCapabilityDefinition<InferCapabilityInput<Schema>, Output>,
+    'inputSchema'
+  > & {
+    readonly inputSchema: Schema;
+  },
+): Capability<InferCapabilityInput<Schema>, Output>;
 export function createHttpCapability<Input = unknown, Output = HttpCapabilityResponse>(
+  definition: HttpCapabilityDefinition<Input, Output>,
+): Capability<Input, Output>;
+export function createHttpCapability<Input, Output>(
   definition: HttpCapabilityDefinition<Input, Output>,
 ): Capability<Input, Output> {
   const {
@@ -127,9 +143,10 @@ export function createHttpCapability<Input = unknown, Output = HttpCapabilityRes
     ...(rest as Omit<typeof rest, 'inputSchema'>),
     ...(rest.inputSchema !== undefined && { inputSchema: rest.inputSchema as never }),
     timeoutMs: requestMs + 1_000,
-    prepare: (input) => prepareHttp(ask(input), rule),
+    prepare: async (input) => (await guarded()).prepareHttp(ask(input), rule),
     execute: async ({ input, context }) => {
       const spec = ask(input);
+      const { checkPrepared, normalizeHeaders, prepareHttp, sendPinned } = await guarded();
       // Called by hand, without the runtime's effect: prepared now, with the same guarantees.
       const effect =
         context.effect === undefined

@@ -9,7 +9,6 @@
 import type { JobStoreOutbox, OutboxRecord } from '../jobs/job-store.js';
 import type { CheckedDestination, NotificationsConfig } from './notification-options.js';
 import { ErrorCode } from '../errors/error-codes.js';
-import { refusal, resolveHost, sendPinned } from '../net/guarded-http.js';
 import { webhookHeaders } from './webhook-signature.js';
 
 /** Requests in flight at most per destination (rows claimed for it at once included). */
@@ -192,6 +191,8 @@ export class NotificationDeliverer {
     // A timer held until the answer arrives (AbortSignal.timeout alone may never fire).
     const timer = setTimeout(() => controller.abort(), this.#config.delivery.timeoutMs);
     try {
+      // The HTTP stack loads with the first delivery (docs/decisions.md, "Light import").
+      const { refusal, resolveHost, sendPinned } = await import('../net/guarded-http.js');
       const url = new URL(destination.url);
       const addresses = await resolveHost(url);
       const rule = { allowPrivate: destination.allowPrivate };
