@@ -360,8 +360,16 @@ async function runStep(
   // The effect is prepared (and held to the approved one) before the authorizer is asked
   // (docs/api.md, "Prepared effects").
   if (capability.prepare !== undefined || approval !== undefined) {
-    const signal = run.control === undefined ? deps.signal : controlSignal(run.control);
-    const prepared = await prepareEffect(running, step, asked, recordedInput, signal, !!approval);
+    const { control } = run;
+    const prepared = await prepareEffect(
+      running,
+      step,
+      asked,
+      recordedInput,
+      deps.signal,
+      control,
+      !!approval,
+    );
     if ('status' in prepared) return prepared;
     recordedInput = prepared;
   }

@@ -21,6 +21,7 @@ import type { RecordedAsk, RunningJob, StepEnd } from '../jobs/transitions.js';
 import { canonicalJson, sha256Digest } from '../json/canonical-json.js';
 import type { AdmittedStep } from '../plan/admission.js';
 import { copyGoverned, type GovernedCopy } from '../plan/governed-value.js';
+import { lazyField, setLazyField } from '../values/lazy-field.js';
 
 /** The largest effect: 64 KiB of canonical JSON (UTF-8). */
 export const MAX_EFFECT_BYTES = 64 * 1024;
@@ -63,22 +64,41 @@ export function checkEffect(value: unknown): Checked {
 /** What a settled `prepare` gave: its value, or what it threw. */
 type Settled = { readonly value: unknown } | { readonly thrown: unknown };
 
+/** A job the runtime may cancel: its controller, made on first use (as the executor's). */
+export interface CancelHolder {
+  controller: AbortController | undefined;
+}
+
+const jobSignal = (control: CancelHolder): AbortSignal =>
+  (control.controller ??= new AbortController()).signal;
+
+/** A context's `signal`: the job's, made when first read (src/values/lazy-field.ts). */
+const SIGNAL_FIELD = lazyField(jobSignal);
+
 /** Runs `prepare`, bounded by `timeoutMs` when the capability has one; never rejects. */
 function runPrepare(
   step: AdmittedStep,
-  input: unknown,
-  context: Omit<PrepareContext, 'signal'>,
-  outer: AbortSignal,
+  asked: CapabilityAuthorizationContext,
+  runtimeSignal: AbortSignal,
+  control: CancelHolder | undefined,
 ): Promise<Settled> {
   const { capability } = step;
   const prepare = capability.prepare as NonNullable<typeof capability.prepare>;
   const timeoutMs = capability.timeoutMs;
   const controller = timeoutMs === undefined ? undefined : new AbortController();
-  const signal = controller === undefined ? outer : AbortSignal.any([outer, controller.signal]);
+  const context = { jobId: asked.jobId, stepId: asked.stepId, caller: asked.caller } as {
+    -readonly [K in keyof PrepareContext]: PrepareContext[K];
+  };
+  // Without a time-out, the job's AbortController is made only for a prepare that reads it.
+  if (controller !== undefined) {
+    const outer = control === undefined ? runtimeSignal : jobSignal(control);
+    context.signal = AbortSignal.any([outer, controller.signal]);
+  } else if (control === undefined) context.signal = runtimeSignal;
+  else setLazyField(context, 'signal', SIGNAL_FIELD, control);
   let pending: Promise<unknown>;
   try {
     pending = Promise.resolve(
-      Reflect.apply(prepare, capability.target, [input, { ...context, signal }]) as unknown,
+      Reflect.apply(prepare, capability.target, [asked.input, context]) as unknown,
     );
   } catch (error) {
     return Promise.resolve({ thrown: error });
@@ -162,12 +182,12 @@ export async function prepareEffect(
   asked: CapabilityAuthorizationContext,
   recorded: RecordedValue,
   signal: AbortSignal,
+  control: CancelHolder | undefined,
   approved: boolean,
 ): Promise<RecordedAsk | StepEnd> {
   let effect: RecordedValue | undefined;
   if (step.capability.prepare !== undefined) {
-    const { jobId, stepId, caller } = asked;
-    const settled = await runPrepare(step, asked.input, { jobId, stepId, caller }, signal);
+    const settled = await runPrepare(step, asked, signal, control);
     if ('thrown' in settled) {
       if (isIssuedError(settled.thrown, ErrorCode.EFFECT_REFUSED))
         return refused(settled.thrown, step, asked.input, recorded);
