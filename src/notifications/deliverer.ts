@@ -187,12 +187,13 @@ export class NotificationDeliverer {
    * request goes to those addresses only, following no redirect.
    */
   async #post(destination: CheckedDestination, row: OutboxRecord): Promise<string | undefined> {
+    // The HTTP stack loads with the first delivery (docs/decisions.md, "Light import"), before
+    // the request's time-out starts: loading it is not the receiver's time.
+    const { refusal, resolveHost, sendPinned } = await import('../net/guarded-http.js');
     const controller = new AbortController();
     // A timer held until the answer arrives (AbortSignal.timeout alone may never fire).
     const timer = setTimeout(() => controller.abort(), this.#config.delivery.timeoutMs);
     try {
-      // The HTTP stack loads with the first delivery (docs/decisions.md, "Light import").
-      const { refusal, resolveHost, sendPinned } = await import('../net/guarded-http.js');
       const url = new URL(destination.url);
       const addresses = await resolveHost(url);
       const rule = { allowPrivate: destination.allowPrivate };
