@@ -70,10 +70,7 @@ export type { ApprovalRequest } from './approvals/approval-request.js';
 export type { ApprovalDecision } from './approvals/decision-arguments.js';
 export { createCapability } from './capabilities/create-capability.js';
 export { createHttpCapability } from './net/http-capability.js';
-export type {
-  HttpCapabilityDefinition,
-  HttpCapabilityResponse,
-} from './net/http-capability.js';
+export type { HttpCapabilityDefinition, HttpCapabilityResponse } from './net/http-capability.js';
 export type {
   HostResolver,
   HttpEffect,
