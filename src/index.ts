@@ -69,6 +69,14 @@ export type { LimitCounterShown, LimitShown, LimitsView } from './limits/limits-
 export type { ApprovalRequest } from './approvals/approval-request.js';
 export type { ApprovalDecision } from './approvals/decision-arguments.js';
 export { createCapability } from './capabilities/create-capability.js';
+export { createHttpCapability } from './net/http-capability.js';
+export type { HttpCapabilityDefinition, HttpCapabilityResponse } from './net/http-capability.js';
+export type {
+  HostResolver,
+  HttpEffect,
+  HttpRequestSpec,
+  ResolvedAddress,
+} from './net/guarded-http.js';
 export { defineModule } from './capabilities/define-module.js';
 export type { CapabilityInputSchema, InferCapabilityInput } from './capabilities/capability.js';
 export { TimeoutMiddleware } from './capabilities/timeout-middleware.js';
@@ -93,6 +101,7 @@ export type {
   ExecutionContext,
   ExecutionLogger,
   FieldsFirstLogger,
+  PrepareContext,
 } from './capabilities/capability.js';
 export type {
   ExecutionAuthorizer,

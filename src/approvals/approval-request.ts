@@ -18,6 +18,10 @@ export interface ApprovalRequest {
   /** The input as authorized, as recorded. */
   readonly input: unknown;
   readonly inputDigest: string;
+  /** The effect as authorized, when the capability prepares one (docs/api.md, "Prepared effects"). */
+  readonly effect?: unknown;
+  /** Its digest: the approval covers this effect only. */
+  readonly effectDigest?: string;
   readonly reason?: string;
   /** The caller who submitted the plan. */
   readonly caller?: ExecutionCaller;
@@ -63,6 +67,10 @@ export function requestOf(job: Job, index: number): ApprovalRequest | undefined 
     input: structuredClone(input),
     inputDigest: step.decision.inputDigest,
   };
+  if (step.decision.effectDigest !== undefined) {
+    request.effect = structuredClone(step.effect);
+    request.effectDigest = step.decision.effectDigest;
+  }
   if (step.decision.reason !== undefined) request.reason = step.decision.reason;
   if (job.caller !== undefined) request.caller = structuredClone(job.caller);
   request.requestedAt = requestedAt;

@@ -16,6 +16,13 @@ export interface CapabilityAuthorizationContext {
   readonly approval?: ApprovalGrant;
   /** The digest of `input` as recorded: the decision's `inputDigest` (docs/api.md). */
   readonly inputDigest?: string;
+  /**
+   * The effect the capability's `prepare` returned, deep-frozen: what the step will do, decided
+   * on here (docs/api.md, "Prepared effects"). Absent for a capability without `prepare`.
+   */
+  readonly effect?: unknown;
+  /** `'sha256:'` + hex of the effect's RFC 8785 JSON: the decision's `effectDigest`. */
+  readonly effectDigest?: string;
   /** Present (true) only when `runtime.previewPlan` asks: nothing will run (docs/api.md). */
   readonly preview?: true;
 }

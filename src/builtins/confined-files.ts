@@ -166,8 +166,13 @@ class Walk {
     return { handle, path: join(this.#current.path, name) };
   }
 
-  /** Descends into the directories `parts`, creating missing ones when asked. */
-  async descend(parts: readonly string[], create: boolean): Promise<void> {
+  /**
+   * Descends into the directories `parts`, creating missing ones when asked. With `anchor`, the
+   * directory at its depth must be the one prepared (the same device and inode), or nothing
+   * below it is opened.
+   */
+  async descend(parts: readonly string[], create: boolean, anchor?: Anchor): Promise<void> {
+    if (anchor?.depth === 0) await this.#checkAnchor(anchor, parts.slice(0, 0));
     for (let index = 1; index <= parts.length; index += 1) {
       const prefix = parts.slice(0, index);
       const entry = this.#entry(prefix[index - 1] as string);
@@ -180,8 +185,43 @@ class Walk {
       } catch (error) {
         throw await refusalFor(error, entry, prefix);
       }
+      if (anchor?.depth === index) await this.#checkAnchor(anchor, prefix);
     }
     await this.#checkInside(this.#current, parts);
+  }
+
+  /**
+   * Descends into as many of the directories `parts` as exist (creating none): how many were
+   * entered. A component that is a link or not a directory is refused as `descend` refuses it.
+   */
+  async descendExisting(parts: readonly string[]): Promise<number> {
+    for (let index = 1; index <= parts.length; index += 1) {
+      const prefix = parts.slice(0, index);
+      const entry = this.#entry(prefix[index - 1] as string);
+      try {
+        this.#opened.push(await this.#open(prefix, O_RDONLY | (O_DIRECTORY as number)));
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') return index - 1;
+        throw await refusalFor(error, entry, prefix);
+      }
+    }
+    return parts.length;
+  }
+
+  /** The current directory: its real path (checked under the root) and its identity. */
+  async current(parts: readonly string[]): Promise<{ real: string; dev: string; ino: string }> {
+    await this.#checkInside(this.#current, parts);
+    const real = await realPathOf(this.#lookup, this.#current);
+    const info = await this.#current.handle.stat({ bigint: true });
+    return { real, dev: String(info.dev), ino: String(info.ino) };
+  }
+
+  async #checkAnchor(anchor: Anchor, parts: readonly string[]): Promise<void> {
+    const info = await this.#current.handle.stat({ bigint: true });
+    if (String(info.dev) !== anchor.dev || String(info.ino) !== anchor.ino)
+      throw new FsRefusal(
+        `${quoted(parts)} is no longer the directory it was when the step was prepared`,
+      );
   }
 
   /** Opens the file `parts` (its parents already descended into) and checks the descriptor. */
@@ -225,6 +265,45 @@ class Walk {
   }
 }
 
+/**
+ * The deepest directory of a path that existed when its step was prepared (docs/api.md,
+ * "Prepared effects"): how many components under the root it is, and its device and inode
+ * (decimal text), which the walk that opens the file must find again.
+ */
+export interface Anchor {
+  readonly depth: number;
+  readonly dev: string;
+  readonly ino: string;
+}
+
+/** A path prepared under the root: its host path (parents' real paths) and its anchor. */
+export interface PreparedPath {
+  readonly real: string;
+  readonly anchor: Anchor;
+}
+
+/**
+ * Prepares `path` (a `rootPath`) without changing anything: its existing parent directories are
+ * entered as the open would enter them (never through a link), and the deepest one is the
+ * anchor; the path shown is its real path followed by the components still to be created.
+ */
+export async function prepareUnderRoot(
+  lookup: DirectoryLookup,
+  root: string,
+  path: RootPath,
+): Promise<PreparedPath> {
+  if (path.parts.length === 0) throw new FsRefusal(`"." is not a regular file`);
+  const walk = await Walk.start(lookup, root);
+  try {
+    const parents = path.parts.slice(0, -1);
+    const depth = await walk.descendExisting(parents);
+    const { real, dev, ino } = await walk.current(parents.slice(0, depth));
+    return { real: join(real, ...path.parts.slice(depth)), anchor: { depth, dev, ino } };
+  } finally {
+    await walk.close();
+  }
+}
+
 /** Removes a file a walk created and then refused, if `entry` still names that file. */
 async function removeIfSame(entry: string, handle: FileHandle): Promise<void> {
   const [held, found] = await Promise.all([handle.stat(), lstat(entry).catch(() => undefined)]);
@@ -234,18 +313,21 @@ async function removeIfSame(entry: string, handle: FileHandle): Promise<void> {
 
 /**
  * Opens the regular file `path` (a `rootPath`) under `root` for reading or writing (created if
- * missing, with its parent directories when writing; never truncated here).
+ * missing, with its parent directories when writing; never truncated here); the final component
+ * is opened with O_NOFOLLOW, as every other.
  */
 export async function openUnderRoot(
   lookup: DirectoryLookup,
   root: string,
   path: RootPath,
   forWriting: boolean,
+  /** The directory prepared (`prepareUnderRoot`): the walk refuses to go on from another one. */
+  anchor?: Anchor,
 ): Promise<FileHandle> {
   if (path.parts.length === 0) throw new FsRefusal(`"." is not a regular file`);
   const walk = await Walk.start(lookup, root);
   try {
-    await walk.descend(path.parts.slice(0, -1), forWriting);
+    await walk.descend(path.parts.slice(0, -1), forWriting, anchor);
     return await walk.openFile(path.parts, forWriting);
   } finally {
     await walk.close();

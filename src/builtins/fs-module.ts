@@ -3,8 +3,11 @@
  * resolved against the root and refused when they leave it (`..`, absolute paths elsewhere), go
  * through a symbolic link (inside the root or not), or name a file with more than one hard link;
  * the check and the open are one operation (src/builtins/confined-files.ts, docs/decisions.md
- * "Built-in capabilities"). Messages show paths relative to the root.
+ * "Built-in capabilities"). Both prepare their effect (docs/api.md, "Prepared effects"): the
+ * path as resolved, and the directory the open must find again. Messages show paths relative
+ * to the root.
  */
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createCapability, type CapabilityModule } from '../index.js';
@@ -12,10 +15,44 @@ import {
   defaultLookup,
   FsRefusal,
   openUnderRoot,
+  prepareUnderRoot,
   rootPath,
+  type Anchor,
   type DirectoryLookup,
   type RootPath,
 } from './confined-files.js';
+
+/**
+ * The effect of `fs.read` and `fs.write` (docs/api.md, "Prepared effects"): the operation, the
+ * path resolved under the root (the real path of its deepest existing directory, then the rest),
+ * for a write the bytes and `sha256:` of the content, and the directory the walk must find again.
+ */
+interface FsEffect {
+  readonly op: 'read' | 'write';
+  readonly path: string;
+  readonly bytes?: number;
+  readonly contentDigest?: string;
+  readonly directory: Anchor;
+}
+
+const contentDigest = (content: string): string =>
+  `sha256:${createHash('sha256').update(content, 'utf8').digest('hex')}`;
+
+/** The directory a prepared effect names, when it is one a walk can compare. */
+function anchorOf(effect: unknown, op: FsEffect['op'], content?: string): Anchor {
+  const prepared = effect as Partial<FsEffect> | null;
+  const directory = prepared?.directory;
+  if (
+    prepared?.op !== op ||
+    typeof directory?.depth !== 'number' ||
+    typeof directory.dev !== 'string' ||
+    typeof directory.ino !== 'string'
+  )
+    throw new FsRefusal('The prepared effect is not one of this capability');
+  if (content !== undefined && prepared.contentDigest !== contentDigest(content))
+    throw new FsRefusal('The content is not the one prepared');
+  return directory;
+}
 
 export interface FsModuleOptions {
   /** The only directory the capabilities may touch. */
@@ -44,8 +81,30 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
   if (lookup !== 'proc' && lookup !== 'path')
     throw new TypeError(`createFsModule: lookup must be 'proc' or 'path'`);
 
-  async function readText(path: RootPath): Promise<{ size: number; content: string }> {
-    const handle = await openUnderRoot(lookup, root, path, false);
+  async function prepare(op: FsEffect['op'], path: RootPath, content?: string): Promise<FsEffect> {
+    const { real, anchor } = await prepareUnderRoot(lookup, root, path);
+    if (content === undefined) return { op, path: real, directory: anchor };
+    const bytes = Buffer.byteLength(content);
+    return { op, path: real, bytes, contentDigest: contentDigest(content), directory: anchor };
+  }
+
+  /** The directory prepared: from the runtime's effect, or prepared now for a direct call. */
+  async function anchorFor(
+    effect: unknown,
+    op: FsEffect['op'],
+    path: RootPath,
+    content?: string,
+  ): Promise<Anchor> {
+    return effect === undefined
+      ? (await prepare(op, path, content)).directory
+      : anchorOf(effect, op, content);
+  }
+
+  async function readText(
+    path: RootPath,
+    anchor: Anchor,
+  ): Promise<{ size: number; content: string }> {
+    const handle = await openUnderRoot(lookup, root, path, false, anchor);
     try {
       const tooLarge = () =>
         new FsRefusal(`${JSON.stringify(path.shown)} is larger than ${maxBytes} bytes`);
@@ -69,8 +128,8 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
     }
   }
 
-  async function writeText(path: RootPath, content: string): Promise<void> {
-    const handle = await openUnderRoot(lookup, root, path, true);
+  async function writeText(path: RootPath, content: string, anchor: Anchor): Promise<void> {
+    const handle = await openUnderRoot(lookup, root, path, true, anchor);
     try {
       // Truncated only now: a refused file (a hard link, say) is left as it was.
       await handle.truncate(0);
@@ -109,9 +168,11 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
           },
           required: ['path', 'size', 'content'],
         },
-        execute: async ({ input }) => {
+        prepare: (input) => prepare('read', rootPath(root, input.path)),
+        execute: async ({ input, context }) => {
           const path = rootPath(root, input.path);
-          return { path: path.shown, ...(await readText(path)) };
+          const anchor = await anchorFor(context.effect, 'read', path);
+          return { path: path.shown, ...(await readText(path, anchor)) };
         },
       }),
       createCapability<{ path: string; content: string }, { path: string; bytes: number }>({
@@ -128,9 +189,11 @@ export function createFsModule(options: FsModuleOptions): CapabilityModule {
           properties: { path: { type: 'string' }, bytes: { type: 'number' } },
           required: ['path', 'bytes'],
         },
-        execute: async ({ input }) => {
+        prepare: (input) => prepare('write', rootPath(root, input.path), input.content),
+        execute: async ({ input, context }) => {
           const path = rootPath(root, input.path);
-          await writeText(path, input.content);
+          const anchor = await anchorFor(context.effect, 'write', path, input.content);
+          await writeText(path, input.content, anchor);
           return { path: path.shown, bytes: Buffer.byteLength(input.content) };
         },
       }),

@@ -1,10 +1,18 @@
 /**
  * `http.get` (read) and `http.status`: GET requests to allow-listed hosts only, with a timeout
  * and a cap on the body read. An empty allow-list refuses every request. A host-only entry
- * allows ports 80 and 443; `host:port` allows that port only. The body is read as a stream and
- * the connection is closed once the cap is reached, so a huge body costs no more than the cap.
+ * allows ports 80 and 443; `host:port` allows that port only. `http.get` is made with
+ * `createHttpCapability` (docs/api.md, "Prepared effects"): the host is resolved before the
+ * decision, internal addresses are refused unless `allowPrivate` (`--http-allow-private`), and
+ * the request goes to the prepared addresses only, following no redirect. The body is read as a
+ * stream and the connection is closed once the cap is reached.
  */
-import { createCapability, type CapabilityModule } from '../index.js';
+import {
+  createCapability,
+  createHttpCapability,
+  type CapabilityModule,
+  type HostResolver,
+} from '../index.js';
 
 export interface HttpModuleOptions {
   /** Host names or addresses (`example.com`, `[::1]`), each optionally with `:port`. */
@@ -12,6 +20,10 @@ export interface HttpModuleOptions {
   readonly timeoutMs?: number;
   /** Largest body returned, in bytes; the rest is not read. Default 1 MiB. */
   readonly maxBytes?: number;
+  /** Reach loopback, private, link-local, unique-local and metadata addresses too (default false). */
+  readonly allowPrivate?: boolean;
+  /** Resolves host names (default `dns.lookup`): for tests. */
+  readonly resolve?: HostResolver;
 }
 
 /** One allow-list entry: a host as the URL parser writes it, and a port, or none for 80/443. */
@@ -58,43 +70,6 @@ export function allowsUrl(entries: readonly AllowEntry[], url: URL): boolean {
 const show = (entry: AllowEntry) =>
   entry.port === undefined ? entry.host : `${entry.host}:${entry.port}`;
 
-/**
- * Reads at most `maxBytes` of a body, then cancels the stream (which closes the connection).
- * A character cut at the cap is dropped rather than shown as U+FFFD.
- */
-async function readCapped(
-  body: ReadableStream<Uint8Array> | null,
-  maxBytes: number,
-): Promise<{ text: string; truncated: boolean }> {
-  if (body === null) return { text: '', truncated: false };
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const room = maxBytes - size;
-      if (value.byteLength > room) {
-        chunks.push(value.subarray(0, room));
-        size += room;
-        truncated = true;
-        break;
-      }
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    if (truncated) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
-  }
-  return {
-    text: new TextDecoder().decode(Buffer.concat(chunks, size), { stream: truncated }),
-    truncated,
-  };
-}
-
 export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
   const allowed = options.allowHosts.map(parseAllowEntry);
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -102,7 +77,7 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
   return {
     manifest: { name: 'builtin-http', version: '1.0.0', capabilities: ['http.get', 'http.status'] },
     capabilities: [
-      createCapability<
+      createHttpCapability<
         { url: string },
         {
           url: string;
@@ -117,7 +92,10 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
         description:
           'GETs a URL on an allow-listed host and returns its status and text body (up to a cap)',
         risk: 'read',
-        timeoutMs: timeoutMs + 1_000,
+        timeoutMs,
+        maxBytes,
+        allowPrivate: options.allowPrivate === true,
+        ...(options.resolve !== undefined && { resolve: options.resolve }),
         inputSchema: { url: { type: 'string', required: true, description: 'http(s) URL' } },
         outputSchema: {
           type: 'object',
@@ -130,7 +108,7 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
           },
           required: ['url', 'status', 'contentType', 'body', 'truncated'],
         },
-        execute: async ({ input, context }) => {
+        request: (input) => {
           let url: URL;
           try {
             url = new URL(input.url);
@@ -144,35 +122,15 @@ export function createHttpModule(options: HttpModuleOptions): CapabilityModule {
               `Host ${JSON.stringify(url.host)} is not in the allow-list (an entry without a port allows 80 and 443)`,
             );
           }
-          // The time-out is a timer of our own, held until the body is read: a signal from
-          // AbortSignal.timeout() that only AbortSignal.any() refers to was seen never to fire.
-          const done = new AbortController();
-          const timer = setTimeout(
-            () =>
-              done.abort(
-                new DOMException(`The request timed out after ${timeoutMs} ms`, 'TimeoutError'),
-              ),
-            timeoutMs,
-          );
-          try {
-            const response = await fetch(url, {
-              redirect: 'manual',
-              signal: AbortSignal.any([context.signal, done.signal]),
-            });
-            const { text, truncated } = await readCapped(response.body, maxBytes);
-            return {
-              url: url.href,
-              status: response.status,
-              contentType: response.headers.get('content-type'),
-              body: text,
-              truncated,
-            };
-          } finally {
-            clearTimeout(timer);
-            // Whatever was not read is dropped with its connection, never drained.
-            done.abort();
-          }
+          return { url: input.url, headers: { accept: '*/*' } };
         },
+        respond: (response) => ({
+          url: response.url,
+          status: response.status,
+          contentType: response.headers['content-type'] ?? null,
+          body: response.body,
+          truncated: response.truncated,
+        }),
       }),
       createCapability<unknown, { provider: string; ready: boolean; allowHosts: string[] }>({
         name: 'http.status',

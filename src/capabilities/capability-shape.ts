@@ -238,6 +238,7 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
   const risk = field(candidate, 'risk', DEFINITION, label);
   const inputSchema = field(candidate, 'inputSchema', DEFINITION, label);
   const execute = field(candidate, 'execute', DEFINITION, label);
+  const prepare = field(candidate, 'prepare', DEFINITION, label);
   const outputSchema = copyOutputSchema(field(candidate, 'outputSchema', DEFINITION, label), label);
   if (typeof version !== 'string') {
     throw shapeError(
@@ -260,6 +261,12 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
   if (typeof execute !== 'function') {
     throw shapeError(DEFINITION, `${label}: execute must be a function`);
   }
+  if (prepare !== undefined && typeof prepare !== 'function') {
+    throw shapeError(
+      DEFINITION,
+      `${label}: prepare must be a function, got ${describeValue(prepare)}`,
+    );
+  }
   const { fields, standard } = checkInputSchema(inputSchema, label);
   return {
     name,
@@ -273,6 +280,8 @@ export function checkCapabilityShape(candidate: unknown, where: string) {
     cost: costOf(candidate),
     ...(outputSchema !== undefined && { outputSchema }),
     execute: execute as Capability['execute'],
+    /** docs/api.md, "Prepared effects": called as `prepare(input, context)`, or absent. */
+    prepare: prepare as Capability['prepare'],
     /** `execute` is written in createCapability's `({ input, context })` form (a best guess). */
     destructures: destructuresExecution(execute),
   };

@@ -130,6 +130,20 @@ export interface ExecutionContext {
    * the runtime on every invocation (optional only for contexts built by hand).
    */
   readonly idempotencyKey?: string;
+  /**
+   * The effect the capability's `prepare` returned and the step was authorized for: a fresh
+   * copy (docs/api.md, "Prepared effects"). Absent for a capability without `prepare`.
+   */
+  readonly effect?: unknown;
+}
+
+/** What a capability's `prepare` receives besides its input (docs/api.md, "Prepared effects"). */
+export interface PrepareContext {
+  readonly jobId: string;
+  readonly stepId: string;
+  readonly caller: ExecutionCaller | undefined;
+  /** Aborted when the step's `timeoutMs` passes, or when its job is cancelled. */
+  readonly signal: AbortSignal;
 }
 
 /** A registered unit of work. Prefer `createCapability` over writing this by hand. */
@@ -147,6 +161,11 @@ export interface Capability<Input = unknown, Output = unknown> {
    * it can be told (docs/api.md, "Calling conventions").
    */
   execute(input: Input, context: ExecutionContext): Output | Promise<Output>;
+  /**
+   * Optional: the effect the invocation will cause, as plain JSON data (docs/api.md, "Prepared
+   * effects"), computed after the input check and before the authorizer, which decides on it.
+   */
+  prepare?(input: Input, context: PrepareContext): unknown;
 }
 
 /** Public, detached description of a registered capability (docs/api.md, "runtime.listCapabilities"). */
@@ -212,6 +231,12 @@ export interface CapabilityDefinitionBase<Input = unknown, Output = unknown> {
   middleware?: readonly CapabilityMiddleware[];
   /** Logs start, completion and failure through `context.logger`. Default `true`. */
   lifecycleLogging?: boolean;
+  /**
+   * The effect the invocation will cause, as plain JSON data of at most 64 KiB (docs/api.md,
+   * "Prepared effects"): the authorizer decides on it, the record keeps it and `execute` gets a
+   * copy as `context.effect`. Called as `prepare(input, context)`, bounded by `timeoutMs`.
+   */
+  prepare?(input: Input, context: PrepareContext): unknown;
   execute(execution: { input: Input; context: ExecutionContext }): Output | Promise<Output>;
 }
 

@@ -168,6 +168,12 @@ export function createCapability<Input, Output>(
             return dispatch(0, { input, context, capability: identity }) as Promise<Output>;
           },
   };
+  // Called with the definition as `this`, as execute is (docs/api.md, "Prepared effects").
+  const prepare = shape.prepare;
+  if (prepare !== undefined) {
+    (capability as { prepare?: Capability<Input, Output>['prepare'] }).prepare = (input, context) =>
+      Reflect.apply(prepare, definition, [input, context]) as unknown;
+  }
   if (timeoutMs !== undefined) {
     Object.defineProperty(capability, TIMEOUT_KEY, { value: timeoutMs, enumerable: false });
   }

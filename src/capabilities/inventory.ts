@@ -44,6 +44,8 @@ export interface RegisteredCapability {
   readonly identity: Readonly<{ name: string; version: string; risk: CapabilityRisk }>;
   readonly target: Capability;
   readonly execute: Capability['execute'];
+  /** The capability's `prepare`, taken at registration (docs/api.md, "Prepared effects"). */
+  readonly prepare: Capability['prepare'];
   readonly module: string;
 }
 
@@ -79,9 +81,15 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
     cost,
     target,
     execute,
+    prepare,
     module,
   } = record;
-  if (typeof name !== 'string' || !RISKS.has(risk) || typeof execute !== 'function') {
+  if (
+    typeof name !== 'string' ||
+    !RISKS.has(risk) ||
+    typeof execute !== 'function' ||
+    (prepare !== undefined && typeof prepare !== 'function')
+  ) {
     throw createError(
       TypeError,
       ErrorCode.CAPABILITY_DEFINITION_INVALID,
@@ -106,6 +114,7 @@ function frozenRecord(record: RegisteredCapability): RegisteredCapability {
     identity: Object.freeze({ name, version, risk }),
     target,
     execute,
+    prepare,
     module,
   });
 }

@@ -38,6 +38,7 @@ export const runtimeOptions = {
   store: { type: 'string' },
   'fs-root': { type: 'string' },
   'http-allow': { type: 'string' },
+  'http-allow-private': { type: 'boolean' },
   approvals: { type: 'boolean' },
   approvers: { type: 'string' },
   'plan-versions': { type: 'string' },
@@ -45,6 +46,7 @@ export const runtimeOptions = {
   notify: { type: 'string', multiple: true },
   'notify-secret-file': { type: 'string', multiple: true },
   'notify-format': { type: 'string', multiple: true },
+  'notify-allow-private': { type: 'boolean' },
   'public-url': { type: 'string', multiple: true },
   limits: { type: 'string' },
 } as const;
@@ -107,6 +109,11 @@ const RUNTIME_OPTIONS_HELP: readonly (readonly [keyof typeof runtimeOptions, str
     'notify-format',
     `  --notify-format slack post Slack-compatible messages instead (no secret needed)`,
   ],
+  [
+    'notify-allow-private',
+    `  --notify-allow-private
+                        let --notify reach a loopback, private or link-local address`,
+  ],
   ['public-url', `  --public-url <url>    the console's public URL, linked from Slack messages`],
   [
     'limits',
@@ -118,6 +125,11 @@ const RUNTIME_OPTIONS_HELP: readonly (readonly [keyof typeof runtimeOptions, str
     'http-allow',
     `  --http-allow <hosts>  comma-separated hosts http.get may reach (default: none); a bare
                         host allows ports 80 and 443, host:port (or [::1]:port) that port`,
+  ],
+  [
+    'http-allow-private',
+    `  --http-allow-private  let http.get reach loopback, private, link-local, unique-local
+                        and metadata addresses (refused by default, after resolution)`,
   ],
   [
     'mcp-server',
@@ -173,12 +185,14 @@ export interface RuntimeFlags {
   store?: string;
   'fs-root'?: string;
   'http-allow'?: string;
+  'http-allow-private'?: boolean;
   approvals?: boolean;
   approvers?: string;
   'plan-versions'?: string;
   notify?: string | readonly string[];
   'notify-secret-file'?: string | readonly string[];
   'notify-format'?: string | readonly string[];
+  'notify-allow-private'?: boolean;
   'public-url'?: string | readonly string[];
   limits?: string;
 }
@@ -225,6 +239,8 @@ export function decisionFlags(flags: RuntimeFlags): string[] {
   ] as const) {
     if (value !== undefined) words.push(`--${name}`, value);
   }
+  // The approved step reaches what this process may (docs/api.md, "Prepared effects").
+  if (flags['http-allow-private'] === true) words.push('--http-allow-private');
   return words;
 }
 
@@ -298,7 +314,12 @@ function notificationsOf(flags: RuntimeFlags): OperatorRuntimeOptions['notificat
   const url = once(flags, 'notify');
   const publicUrl = once(flags, 'public-url');
   if (url === undefined) {
-    for (const flag of ['notify-secret-file', 'notify-format', 'public-url'] as const)
+    for (const flag of [
+      'notify-secret-file',
+      'notify-format',
+      'public-url',
+      'notify-allow-private',
+    ] as const)
       if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --notify <url>`);
     return undefined;
   }
@@ -325,6 +346,7 @@ function notificationsOf(flags: RuntimeFlags): OperatorRuntimeOptions['notificat
       ...(secret !== undefined && { secret }),
       ...(format !== undefined && { format }),
       ...(publicUrl !== undefined && { publicUrl }),
+      ...(flags['notify-allow-private'] === true && { allowPrivate: true }),
       // A Slack message's approve command carries what the decision needs (issue 47 item 2).
       approveFlags: decisionFlags(flags),
     },
@@ -483,7 +505,10 @@ export async function createProgramRuntime(
     .filter(Boolean);
   let httpModule: CapabilityModule;
   try {
-    httpModule = createHttpModule({ allowHosts });
+    httpModule = createHttpModule({
+      allowHosts,
+      allowPrivate: flags['http-allow-private'] === true,
+    });
   } catch (error) {
     throw new UsageError(`--http-allow: ${(error as Error).message}`);
   }

@@ -94,6 +94,10 @@ export const STEP_FAILURES = {
   MIDDLEWARE_NEXT_CALLED_TWICE: 'a middleware called `next()` more than once; the step fails',
   STEP_INTERRUPTED:
     'recovery found a step started and never ended (its process was gone): it may have run; its capability is not declared `retry: { idempotent: true }` and the runtime has no approvals, so the step is `interrupted` and the job fails with an error starting `STEP_INTERRUPTED:`',
+  EFFECT_PREPARE_FAILED:
+    "a capability's `prepare` threw, rejected, outlasted its `timeoutMs`, or returned a value outside the 2.0 value domain or over 64 KiB of canonical JSON: the step fails with an error starting `EFFECT_PREPARE_FAILED:`, nothing is invoked",
+  EFFECT_REFUSED:
+    "`http.get` (or a capability of `createHttpCapability`) resolved its host to a loopback, private, link-local, unique-local, shared (CGNAT) or metadata address without `--http-allow-private` (`allowPrivate`): the step is denied with a reason starting `EFFECT_REFUSED:`, its effect recorded; a webhook destination without `allowPrivate: true` is not posted to (the delivery's error)",
 } as const;
 
 /** Outbound MCP capabilities (`createMcpCapability`, not exported): the first two thrown at definition, the rest fail the step. */

@@ -93,6 +93,11 @@ export interface StepDecision {
   readonly policies?: readonly string[];
   /** The name of the limit that denied the step (docs/api.md, "Limits"). */
   readonly limit?: string;
+  /**
+   * `'sha256:'` + 64 lowercase hex: the digest of the effect as authorized (the capability's
+   * `prepare`, docs/api.md "Prepared effects"); absent for a capability without one.
+   */
+  readonly effectDigest?: string;
 }
 
 export interface JobStep {
@@ -123,6 +128,8 @@ export interface JobStep {
    */
   proposedInput?: unknown;
   approvedInput?: unknown;
+  /** The effect as authorized (docs/api.md, "Prepared effects"), when the capability prepares one. */
+  effect?: unknown;
 }
 
 export interface Job {

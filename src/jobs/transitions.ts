@@ -68,6 +68,14 @@ export interface RunningJob {
   readonly record: Job;
 }
 
+/**
+ * What the authorizer was asked about, recorded before it answered: the input, and the effect
+ * the capability prepared when it has `prepare` (docs/api.md, "Prepared effects").
+ */
+export interface RecordedAsk extends RecordedValue {
+  readonly effect?: RecordedValue;
+}
+
 /** A decision on a step, as the executor made it. */
 export interface Decided {
   readonly outcome: DecisionOutcome;
@@ -83,8 +91,8 @@ export interface Decided {
   readonly at: string;
   /** The input as authorized: the very object the authorizer saw... */
   readonly input: unknown;
-  /** ...recorded (encoded and digested) before the authorizer was asked. */
-  readonly recorded: RecordedValue;
+  /** ...recorded (encoded and digested) before the authorizer was asked, with its effect. */
+  readonly recorded: RecordedAsk;
   /** The step had result references: its input as authorized is kept apart from the input as submitted. */
   readonly resolved: boolean;
 }
@@ -426,6 +434,8 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
   if (decided.policies !== undefined) data.policies = decided.policies;
   if (decided.limit !== undefined) data.limit = decided.limit;
   if (ended) data.decidedAt = decided.at;
+  const effect = decided.recorded.effect;
+  if (effect !== undefined) data.effectDigest = effect.digest;
 }
 
 /**
@@ -447,6 +457,15 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
   if (decided.policies !== undefined) decision.policies = decided.policies;
   if (decided.limit !== undefined) decision.limit = decided.limit;
+  const effect = decided.recorded.effect;
+  if (effect !== undefined) {
+    decision.effectDigest = effect.digest;
+    step.effect = recorded.effect = effect.value;
+  } else if (recorded.effect !== undefined) {
+    // Decided again without an effect: the one of an earlier decision is not this one's.
+    delete step.effect;
+    delete recorded.effect;
+  }
   step.decision = recorded.decision = Object.freeze(decision);
   if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
     step.resolvedInput = decided.input;
@@ -545,6 +564,9 @@ export function endStep(
       error: end.error,
     };
     if (inputDigest !== undefined) data.inputDigest = inputDigest;
+    // The effect of the decision made when it started or was requested, as its input digest.
+    const effectDigest = end.decided === undefined ? recorded.decision?.effectDigest : undefined;
+    if (effectDigest !== undefined) data.effectDigest = effectDigest;
     if (end.decided !== undefined) {
       // The decision made now (an authorizer that threw, or answered what is not a decision).
       data.outcome = end.decided.outcome;
@@ -645,6 +667,9 @@ export function awaitApproval(
   };
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;
+  // The effect the approver is asked about (docs/api.md, "Prepared effects").
+  const effect = end.decided.recorded.effect;
+  if (effect !== undefined) data.effectDigest = effect.digest;
   data.expiresAt = end.expiresAt;
   Object.assign(data, actingFor(running.record.caller));
   const event = append(running, 'approval.requested', at, data);

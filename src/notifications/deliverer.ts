@@ -8,6 +8,7 @@
  */
 import type { JobStoreOutbox, OutboxRecord } from '../jobs/job-store.js';
 import type { CheckedDestination, NotificationsConfig } from './notification-options.js';
+import { ErrorCode } from '../errors/error-codes.js';
 import { webhookHeaders } from './webhook-signature.js';
 
 /** Requests in flight at most per destination (rows claimed for it at once included). */
@@ -180,24 +181,36 @@ export class NotificationDeliverer {
     );
   }
 
-  /** One POST; resolves undefined when the receiver answered 2xx, else what went wrong. */
+  /**
+   * One POST; resolves undefined when the receiver answered 2xx, else what went wrong. The host
+   * is resolved, its addresses held to the address rule (docs/api.md, "Notifications"), and the
+   * request goes to those addresses only, following no redirect.
+   */
   async #post(destination: CheckedDestination, row: OutboxRecord): Promise<string | undefined> {
+    // The HTTP stack loads with the first delivery (docs/decisions.md, "Light import"), before
+    // the request's time-out starts: loading it is not the receiver's time.
+    const { refusal, resolveHost, sendPinned } = await import('../net/guarded-http.js');
     const controller = new AbortController();
-    // A timer held until the answer's body is read (AbortSignal.timeout alone may never fire).
+    // A timer held until the answer arrives (AbortSignal.timeout alone may never fire).
     const timer = setTimeout(() => controller.abort(), this.#config.delivery.timeoutMs);
     try {
+      const url = new URL(destination.url);
+      const addresses = await resolveHost(url);
+      const rule = { allowPrivate: destination.allowPrivate };
+      const refused = refusal(url, addresses, rule, undefined, "the destination's allowPrivate");
+      if (refused !== undefined) return `${ErrorCode.EFFECT_REFUSED}: ${refused.message}`;
       const timestamp = Math.floor(Date.now() / 1000);
-      const response = await fetch(destination.url, {
+      const response = await sendPinned(url, addresses, {
         method: 'POST',
         headers: webhookHeaders(destination.key, row.id, timestamp, row.body),
         body: row.body,
         signal: controller.signal,
-        redirect: 'manual',
       });
       // The answer's body is not read: the receiver's status is all that counts.
-      await response.body?.cancel().catch(() => {});
-      if (response.status >= 200 && response.status < 300) return undefined;
-      return `HTTP ${response.status}`;
+      response.destroy();
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) return undefined;
+      return `HTTP ${status}`;
     } catch (error) {
       return controller.signal.aborted
         ? `no answer within ${this.#config.delivery.timeoutMs} ms`

@@ -30,6 +30,7 @@ const SAFE_FIELDS: Readonly<Record<string, readonly string[]>> = {
     'capabilityVersion',
     'risk',
     'inputDigest',
+    'effectDigest',
     'expiresAt',
     // An actor acted for the subject (docs/api.md, "Callers: acting for someone"): both ids.
     'actor',

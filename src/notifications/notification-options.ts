@@ -24,8 +24,13 @@ export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
 /** One receiver of `notifications`. */
 export interface NotificationDestination {
-  /** An `http:` or `https:` URL (loopback included). */
+  /**
+   * An `http:` or `https:` URL. Its host is resolved at each delivery and the request goes to
+   * those addresses only; loopback, private, link-local and metadata ones need `allowPrivate`.
+   */
   url: string;
+  /** Let the URL reach loopback, private, link-local, unique-local and metadata addresses. */
+  allowPrivate?: boolean;
   /** A Standard Webhooks secret, `whsec_<base64>`; required unless `format` is `'slack'`. */
   secret?: string;
   /** The event types sent (default all). */
@@ -68,6 +73,8 @@ export interface CheckedDestination {
   readonly format: 'standard' | 'slack';
   readonly publicUrl: string | undefined;
   readonly approveFlags: readonly string[];
+  /** Internal addresses may be posted to (docs/api.md, "Notifications"). */
+  readonly allowPrivate: boolean;
   /** How the store names it: the URL's origin and a digest of the whole URL (never the URL). */
   readonly label: string;
 }
@@ -150,6 +157,9 @@ function checkDestination(value: unknown, name: string): CheckedDestination {
       checkedEvents.add(event as string);
     }
   }
+  const allowPrivate = field('allowPrivate');
+  if (allowPrivate !== undefined && typeof allowPrivate !== 'boolean')
+    throw invalid(`${name}.allowPrivate must be a boolean, got ${describeValue(allowPrivate)}`);
   const publicUrl = field('publicUrl');
   const checkedPublicUrl =
     publicUrl === undefined ? undefined : httpUrl(publicUrl, `${name}.publicUrl`).href;
@@ -172,6 +182,7 @@ function checkDestination(value: unknown, name: string): CheckedDestination {
     format,
     publicUrl: checkedPublicUrl,
     approveFlags: Object.freeze([...((approveFlags as string[] | undefined) ?? [])]),
+    allowPrivate: allowPrivate === true,
     label: destinationLabel(url),
   });
 }

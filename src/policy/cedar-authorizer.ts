@@ -166,9 +166,19 @@ export function cedarAuthorizer(options: CedarAuthorizerOptions): ExecutionAutho
         { decision: 'deny', reason: `Input cannot be given to Cedar: ${input.reason}` },
         [],
       );
+    // The effect too, whole or the step denied (docs/api.md, "Prepared effects").
+    const effect = asked.effect === undefined ? undefined : cedarInput(asked.effect);
+    if (effect?.ok === false)
+      return decided(
+        {
+          decision: 'deny',
+          reason: `Effect cannot be given to Cedar: ${effect.reason.replace(/^at input/, 'at effect')}`,
+        },
+        [],
+      );
     const inputDigest = asked.inputDigest ?? recordValue(asked.input, 'input').digest;
     const principal = principalOf(asked.caller);
-    const context = cedarContext(asked, inputDigest, input.value);
+    const context = cedarContext(asked, inputDigest, input.value, effect?.value);
     const digest = sha256Digest(requestKeyText(principal, key, context));
     const cached = cache.get(digest);
     if (cached !== undefined) return cached;

@@ -253,12 +253,14 @@ export function capabilityEntities(
  * effectiveScopes, actor? }`, `input` the value `cedarInput` gave; `actors` every actor's id
  * (who acts now first; Cedar reads it as a set), `effectiveScopes` the scopes the whole chain
  * holds, and `actor` the current actor's `{ id, scopes }` when there is one (docs/api.md,
- * "Policy as code: Cedar").
+ * "Policy as code: Cedar"); with a prepared effect (docs/api.md, "Prepared effects"), also
+ * `effect` (as `cedarInput` gave it) and `effectDigest`.
  */
 export function cedarContext(
   asked: CapabilityAuthorizationContext,
   inputDigest: string,
   input: unknown,
+  effect?: unknown,
 ): Record<string, unknown> {
   const actors = actorsOf(asked.caller);
   const context: Record<string, unknown> = {
@@ -273,6 +275,10 @@ export function cedarContext(
   const current = actors[0];
   if (current !== undefined)
     context['actor'] = { id: current.id, scopes: strings(current.scopes) ?? [] };
+  if (effect !== undefined) {
+    context.effect = effect;
+    context.effectDigest = asked.effectDigest;
+  }
   return context;
 }
 

@@ -6,6 +6,7 @@
  */
 import { capabilityInputJsonSchema } from '../capabilities/json-schema.js';
 import { listCapabilities } from '../capabilities/descriptors.js';
+import { capabilityInventory } from '../capabilities/inventory.js';
 import { cedarKey } from './cedar-request.js';
 import { loadCedar } from './cedar-wasm.cjs';
 import { describeCedarError, lineAt, parsePolicySet } from './policy-set.js';
@@ -92,6 +93,10 @@ export function cedarSchema(): string {
       '"effectiveScopes": Set<String>',
       '"actor"?: { "id": String, "scopes": Set<String> }',
     ];
+    // A prepared effect's shape is the capability's own: declared as a record Cedar cannot type,
+    // so a policy reads it after `has` (docs/decisions.md, "Effects in Cedar").
+    if (capabilityInventory().get(name)?.prepare !== undefined)
+      context.push('"effect"?: {}', '"effectDigest"?: String');
     lines.push(
       `  action ${quote(name)} in [${quote(`risk:${risk}`)}] appliesTo {`,
       '    principal: [Caller, Anonymous],',

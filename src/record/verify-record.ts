@@ -119,6 +119,32 @@ function eventsOfStep(
   return found;
 }
 
+/**
+ * The effect as authorized (docs/api.md, "Prepared effects"): the decision's `effectDigest` is
+ * the one its event carries, and the recorded effect is what that digest was taken of; a step
+ * whose event carries none records none.
+ */
+function checkEffect(
+  step: JobStep,
+  decisionEvent: { event: JobEvent; index: number } | undefined,
+): Failure | undefined {
+  const eventDigest = decisionEvent?.event.data?.effectDigest;
+  if (step.decision?.effectDigest !== eventDigest)
+    return broken(
+      `the decision of step ${step.id} does not match its events`,
+      decisionEvent?.index,
+      step.id,
+    );
+  const recorded = Object.hasOwn(step, 'effect');
+  if (eventDigest === undefined ? recorded : digestRecorded(step.effect) !== eventDigest)
+    return broken(
+      `the effect of step ${step.id} does not match its digest`,
+      decisionEvent?.index,
+      step.id,
+    );
+  return undefined;
+}
+
 function checkStep(step: JobStep, events: readonly JobEvent[]): Failure | undefined {
   const found = eventsOfStep(events, step.id);
   // A step awaiting approval: its decision's digest is the one `approval.requested` carries.
@@ -154,6 +180,8 @@ function checkStep(step: JobStep, events: readonly JobEvent[]): Failure | undefi
         step.id,
       );
     }
+    const effectFailure = checkEffect(step, decisionEvent);
+    if (effectFailure !== undefined) return effectFailure;
   }
   const completed = found.get('capability.completed');
   if (completed !== undefined || step.status === 'completed') {

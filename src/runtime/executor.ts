@@ -41,6 +41,7 @@ import {
   startStep,
   type CancelRequest,
   type Decided,
+  type RecordedAsk,
   type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
@@ -56,6 +57,7 @@ import {
 } from '../plan/governed-value.js';
 import { checkLimits, type LimitDenial } from '../limits/limit-check.js';
 import type { CheckedLimit } from '../limits/limit-options.js';
+import { prepareEffect } from './prepare-effect.js';
 import { queuedResume, type QueuedResume } from './queued-grants.js';
 import { recordedCaller } from './recorded-caller.js';
 import {
@@ -340,7 +342,7 @@ async function runStep(
   }
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
   // asked about is recorded (encoded, digested) before it answers.
-  const recordedInput = recordValue(input, 'input');
+  let recordedInput: RecordedAsk = recordValue(input, 'input');
   const asked: CapabilityAuthorizationContext = {
     jobId,
     stepId: step.id,
@@ -360,6 +362,24 @@ async function runStep(
     if (recordedInput.digest !== approval.grant.inputDigest)
       return { status: 'failed', error: 'Input changed since approval was requested' };
     (asked as { approval?: ApprovalGrant }).approval = approval.grant;
+  }
+  // The effect is prepared (and held to the approved one) before the authorizer is asked
+  // (docs/api.md, "Prepared effects").
+  if (capability.prepare !== undefined || approval !== undefined) {
+    const { control } = run;
+    const prepared = await prepareEffect(
+      running,
+      step,
+      asked,
+      recordedInput,
+      deps.signal,
+      control,
+      // An approver's edit is a new input, so a new effect: authorized again, not held to the
+      // proposed one (docs/decisions.md, "An approval covers one effect").
+      approval !== undefined && approval.grant.edited !== true,
+    );
+    if ('status' in prepared) return prepared;
+    recordedInput = prepared;
   }
   const authorization = Object.freeze(asked);
   // One pass per invocation: a retry (docs/api.md, "Retries") is authorized again first.
@@ -442,6 +462,8 @@ async function runStep(
     // The job's AbortController is made only for a capability that reads its signal.
     if (control === undefined) (context as { signal: AbortSignal }).signal = deps.signal;
     else setLazyField(context, 'signal', SIGNAL_FIELD, control);
+    const effect = recordedInput.effect;
+    if (effect !== undefined) (context as { effect: unknown }).effect = cloneGoverned(effect.value);
     try {
       // The function and `this` were captured at registration: later edits to the object do nothing.
       // A 2.0 capability gets its own copy: nothing it does reaches the authorizer's or the record.

@@ -4,6 +4,8 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -13,6 +15,7 @@ import { describe, it } from 'node:test';
 import {
   FsRefusal,
   openUnderRoot,
+  prepareUnderRoot,
   rootPath,
   type DirectoryLookup,
 } from '../../src/builtins/confined-files.js';
@@ -77,3 +80,36 @@ for (const lookup of ['proc', 'path'] satisfies DirectoryLookup[]) {
     });
   });
 }
+
+// docs/api.md, "Prepared effects": the deepest existing directory is the anchor the open finds
+// again, or refuses to go on from another one.
+describe('prepareUnderRoot()', () => {
+  for (const lookup of ['proc', 'path'] as DirectoryLookup[]) {
+    it(`prepares the real path and the anchor, and an open from another directory is refused (${lookup})`, async () => {
+      const { root } = tree();
+      const prepared = await prepareUnderRoot(lookup, root, rootPath(root, 'dir/new/x.txt'));
+      const info = statSync(join(root, 'dir'), { bigint: true });
+      assert.deepEqual(prepared, {
+        real: join(realpathSync(root), 'dir', 'new', 'x.txt'),
+        anchor: { depth: 1, dev: String(info.dev), ino: String(info.ino) },
+      });
+      await assert.rejects(
+        prepareUnderRoot(lookup, root, rootPath(root, 'up/x.txt')),
+        /"up" is a symbolic link/,
+      );
+      const wrong = { ...prepared.anchor, ino: '1' };
+      await assert.rejects(
+        openUnderRoot(lookup, root, rootPath(root, 'dir/new/x.txt'), true, wrong),
+        /^Error: "dir" is no longer the directory it was when the step was prepared$/,
+      );
+      const handle = await openUnderRoot(
+        lookup,
+        root,
+        rootPath(root, 'dir/new/x.txt'),
+        true,
+        prepared.anchor,
+      );
+      await handle.close();
+    });
+  }
+});

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   renameSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -15,8 +18,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFsModule, type FsModuleOptions } from '../../src/builtins/fs-module.js';
-import type { Capability } from '../../src/index.js';
+import { OperatorRuntime, type Capability } from '../../src/index.js';
 import { testContext } from '../support/execution-context.js';
+import { recordingAuthorizer } from '../support/runtime-fixtures.js';
 
 const context = testContext();
 
@@ -281,4 +285,110 @@ describe('builtin fs module under a directory swap', () => {
       });
     });
   }
+});
+
+/**
+ * docs/api.md, "Prepared effects": through the runtime, fs.read and fs.write prepare the path as
+ * resolved and the directory the open must find again; a link or another directory swapped in
+ * after the decision (while the authorizer decides) is refused, nothing written anywhere.
+ */
+describe('builtin fs module through the runtime: the effect as prepared', () => {
+  const { root, base } = setup();
+  let during: (() => void) | undefined;
+  const authorizer = recordingAuthorizer(() => {
+    during?.();
+    during = undefined;
+    return { decision: 'allow' };
+  });
+  const runtime = new OperatorRuntime({ authorizer });
+  runtime.use(createFsModule({ root, maxBytes: 64 }));
+  after(() => runtime.close());
+
+  const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  const identity = (path: string) => {
+    const info = statSync(path, { bigint: true });
+    return { dev: String(info.dev), ino: String(info.ino) };
+  };
+  const step = (capability: string, input: Record<string, unknown>) =>
+    runtime.executePlan({ version: '1.0', steps: [{ id: 's', capability, input }] });
+
+  it('decides on the resolved path, the bytes and the content digest, and records them', async () => {
+    const job = await step('fs.write', { path: 'sub/./out.txt', content: 'hé' });
+    assert.equal(job.status, 'completed', job.error);
+    const effect = {
+      op: 'write',
+      path: join(realpathSync(root), 'sub', 'out.txt'),
+      bytes: 3,
+      contentDigest: sha256('hé'),
+      directory: { depth: 1, ...identity(join(root, 'sub')) },
+    };
+    assert.deepEqual(authorizer.calls.at(-1)?.effect, effect);
+    assert.deepEqual((await runtime.getJob(job.id))?.steps[0]?.effect, effect);
+    // Parents still to be created: the root is the directory found again.
+    const made = await step('fs.write', { path: 'new/dir/x.txt', content: 'x' });
+    assert.equal(made.status, 'completed', made.error);
+    assert.deepEqual(authorizer.calls.at(-1)?.effect, {
+      op: 'write',
+      path: join(realpathSync(root), 'new', 'dir', 'x.txt'),
+      bytes: 1,
+      contentDigest: sha256('x'),
+      directory: { depth: 0, ...identity(root) },
+    });
+    const read = await step('fs.read', { path: 'sub/data.txt' });
+    assert.equal(read.status, 'completed', read.error);
+    assert.deepEqual(authorizer.calls.at(-1)?.effect, {
+      op: 'read',
+      path: join(realpathSync(root), 'sub', 'data.txt'),
+      directory: { depth: 1, ...identity(join(root, 'sub')) },
+    });
+  });
+
+  it('refuses the write when a symbolic link is swapped in for the file after the decision', async () => {
+    during = () => symlinkSync(join(base, 'secret.txt'), join(root, 'sub', 'swapped.txt'));
+    const job = await step('fs.write', { path: 'sub/swapped.txt', content: 'pwned' });
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error, '"sub/swapped.txt" is a symbolic link; fs capabilities follow none');
+    assert.equal(job.steps[0]?.decision?.outcome, 'allow');
+    assert.equal(
+      (job.steps[0]?.effect as { path: string }).path,
+      join(realpathSync(root), 'sub', 'swapped.txt'),
+    );
+    assert.equal(readFileSync(join(base, 'secret.txt'), 'utf8'), 'outside');
+  });
+
+  it('refuses when the parent directory is no longer the one prepared, or became a link', async () => {
+    mkdirSync(join(root, 'moving'));
+    during = () => {
+      renameSync(join(root, 'moving'), join(root, 'moved'));
+      mkdirSync(join(root, 'moving'));
+    };
+    const replaced = await step('fs.write', { path: 'moving/out.txt', content: 'x' });
+    assert.equal(replaced.status, 'failed');
+    assert.equal(
+      replaced.error,
+      '"moving" is no longer the directory it was when the step was prepared',
+    );
+    assert.equal(existsSync(join(root, 'moving', 'out.txt')), false);
+    assert.equal(existsSync(join(root, 'moved', 'out.txt')), false);
+
+    mkdirSync(join(root, 'linked'));
+    during = () => {
+      renameSync(join(root, 'linked'), join(root, 'linked-old'));
+      symlinkSync(join(base, 'outside'), join(root, 'linked'));
+    };
+    const linked = await step('fs.write', { path: 'linked/out.txt', content: 'x' });
+    assert.equal(linked.status, 'failed');
+    assert.equal(linked.error, '"linked" is a symbolic link; fs capabilities follow none');
+    assert.equal(existsSync(join(base, 'outside', 'out.txt')), false);
+  });
+
+  it('fails the step with EFFECT_PREPARE_FAILED for a path it refuses before any decision', async () => {
+    const calls = authorizer.calls.length;
+    const job = await step('fs.write', { path: 'escape-dir/x.txt', content: 'x' });
+    assert.equal(
+      job.error,
+      'EFFECT_PREPARE_FAILED: "escape-dir" is a symbolic link; fs capabilities follow none',
+    );
+    assert.equal(authorizer.calls.length, calls);
+  });
 });

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { allowsUrl, createHttpModule, parseAllowEntry } from '../../src/builtins/http-module.js';
 import { createProgramRuntime } from '../../src/cli/program-runtime.js';
 import { UsageError } from '../../src/cli/usage-error.js';
-import type { Capability } from '../../src/index.js';
+import { OperatorRuntime, type Capability, type HostResolver, type Job } from '../../src/index.js';
+import { digestJson } from '../../src/json/canonical-json.js';
 import { testContext } from '../support/execution-context.js';
 
 const context = testContext();
@@ -29,8 +30,12 @@ describe('builtin http module', () => {
     server.close();
   });
 
+  // The test servers listen on loopback: reaching them needs allowPrivate (docs/api.md,
+  // "Prepared effects"); the refusals without it are tested below.
   const capability = (options: Parameters<typeof createHttpModule>[0], name = 'http.get') =>
-    createHttpModule(options).capabilities.find((entry) => entry.name === name) as Capability;
+    createHttpModule({ allowPrivate: true, ...options }).capabilities.find(
+      (entry) => entry.name === name,
+    ) as Capability;
 
   it('GETs an allow-listed loopback URL', async () => {
     const get = capability({ allowHosts: [`127.0.0.1:${port}`] });
@@ -219,5 +224,148 @@ describe('builtin http module', () => {
         allowHosts: ['example.com', '[::1]:8080', '127.0.0.1:3000'],
       },
     );
+  });
+});
+
+// docs/api.md, "Prepared effects": http.get resolves in prepare and refuses internal addresses
+// unless --http-allow-private, whatever the spelling; the refusal is a denial with the effect.
+describe('http.get refuses internal addresses before the decision', () => {
+  let server: Server;
+  let port = 0;
+  let requests = 0;
+  const runtime = new OperatorRuntime();
+  const answers: Record<string, string[]> = {
+    'internal.test': ['10.0.0.5'],
+    'mixed.test': ['93.184.216.34', '10.0.0.5'],
+    'six.test': ['::ffff:192.168.0.1'],
+    'metadata.test': ['fd00:ec2::254'],
+  };
+  const resolve: HostResolver = (hostname) =>
+    Promise.resolve(
+      (answers[hostname] ?? []).map((address) => ({
+        address,
+        family: address.includes(':') ? 6 : 4,
+      })),
+    );
+  before(async () => {
+    server = createServer((_request, response) => {
+      requests += 1;
+      response.end('reached');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    runtime.use(
+      createHttpModule({
+        allowHosts: [
+          `127.0.0.1:${port}`,
+          `[::1]:${port}`,
+          `[::ffff:127.0.0.1]:${port}`,
+          `[::127.0.0.1]:${port}`,
+          '169.254.169.254',
+          '[fd00:ec2::254]',
+          '[fe80::1]',
+          '[fc00::1]',
+          '10.1.2.3',
+          '172.16.5.4',
+          '192.168.1.1',
+          '100.64.0.1',
+          '0.0.0.0',
+          '[::]',
+          'internal.test',
+          'mixed.test',
+          'six.test',
+          'metadata.test',
+        ],
+        resolve,
+      }),
+    );
+  });
+  after(async () => {
+    await runtime.close();
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it('denies each spelling of an internal address, recording the effect it refused', async () => {
+    const cases: [string, string, string[], RegExp][] = [
+      [`http://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`, ['127.0.0.1'], /loopback/],
+      // Decimal, octal and hex spellings of 127.0.0.1, as WHATWG URL reads them.
+      [`http://2130706433:${port}/`, `http://127.0.0.1:${port}/`, ['127.0.0.1'], /loopback/],
+      [`http://0177.0.0.1:${port}/`, `http://127.0.0.1:${port}/`, ['127.0.0.1'], /loopback/],
+      [`http://0x7f.0.0.1:${port}/`, `http://127.0.0.1:${port}/`, ['127.0.0.1'], /loopback/],
+      [`http://0x7f000001:${port}/`, `http://127.0.0.1:${port}/`, ['127.0.0.1'], /loopback/],
+      [`http://[::1]:${port}/`, `http://[::1]:${port}/`, ['::1'], /loopback/],
+      // IPv4-mapped and IPv4-compatible IPv6 forms.
+      [
+        `http://[::ffff:127.0.0.1]:${port}/`,
+        `http://[::ffff:7f00:1]:${port}/`,
+        ['::ffff:7f00:1'],
+        /loopback/,
+      ],
+      [`http://[::127.0.0.1]:${port}/`, `http://[::7f00:1]:${port}/`, ['::7f00:1'], /loopback/],
+      [
+        'http://169.254.169.254/latest',
+        'http://169.254.169.254/latest',
+        ['169.254.169.254'],
+        /metadata/,
+      ],
+      ['http://[fd00:ec2::254]/', 'http://[fd00:ec2::254]/', ['fd00:ec2::254'], /metadata/],
+      ['http://[fe80::1]/', 'http://[fe80::1]/', ['fe80::1'], /link-local/],
+      ['http://[fc00::1]/', 'http://[fc00::1]/', ['fc00::1'], /unique-local/],
+      ['http://10.1.2.3/', 'http://10.1.2.3/', ['10.1.2.3'], /private/],
+      ['http://172.16.5.4/', 'http://172.16.5.4/', ['172.16.5.4'], /private/],
+      ['http://192.168.1.1/', 'http://192.168.1.1/', ['192.168.1.1'], /private/],
+      ['http://100.64.0.1/', 'http://100.64.0.1/', ['100.64.0.1'], /CGNAT/],
+      ['http://0.0.0.0/', 'http://0.0.0.0/', ['0.0.0.0'], /this-network/],
+      ['http://[::]/', 'http://[::]/', ['::'], /unspecified/],
+      // Names: resolved in prepare, every address checked.
+      ['http://internal.test/', 'http://internal.test/', ['10.0.0.5'], /resolved to 10\.0\.0\.5/],
+      [
+        'http://mixed.test/',
+        'http://mixed.test/',
+        ['10.0.0.5', '93.184.216.34'],
+        /resolved to 10\.0\.0\.5/,
+      ],
+      ['http://six.test/', 'http://six.test/', ['::ffff:192.168.0.1'], /private/],
+      ['http://metadata.test/', 'http://metadata.test/', ['fd00:ec2::254'], /metadata/],
+    ];
+    for (const [url, normalized, addresses, reason] of cases) {
+      const job = await runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'get', capability: 'http.get', input: { url } }],
+      });
+      assert.equal(job.status, 'failed', url);
+      assert.match(job.error ?? '', /^EFFECT_REFUSED: /, url);
+      assert.match(job.error ?? '', reason, url);
+      const effect = {
+        method: 'GET',
+        url: normalized,
+        addresses,
+        headersDigest: digestJson({ accept: '*/*' }),
+      };
+      const stored = (await runtime.getJob(job.id)) as Job;
+      assert.equal(stored.steps[0]?.decision?.outcome, 'deny', url);
+      assert.deepEqual(stored.steps[0]?.effect, effect, url);
+      assert.equal(stored.steps[0]?.decision?.effectDigest, digestJson(effect), url);
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+    }
+    assert.equal(requests, 0, 'no request reached the loopback server');
+  });
+
+  it('refuses them when called directly too, and reaches them with allowPrivate', async () => {
+    const get = (allowPrivate: boolean) =>
+      createHttpModule({ allowHosts: [`127.0.0.1:${port}`], allowPrivate }).capabilities.find(
+        (entry) => entry.name === 'http.get',
+      ) as Capability;
+    await assert.rejects(
+      Promise.resolve(get(false).execute({ url: `http://2130706433:${port}/` }, context)),
+      (error: Error & { code?: string }) => error.code === 'EFFECT_REFUSED',
+    );
+    assert.equal(requests, 0);
+    const reached = (await get(true).execute({ url: `http://0177.0.0.1:${port}/` }, context)) as {
+      body: string;
+      url: string;
+    };
+    assert.deepEqual([reached.body, reached.url], ['reached', `http://127.0.0.1:${port}/`]);
   });
 });

@@ -1,6 +1,8 @@
 // Runs the real executable (dist/esm/cli/main.js, built by `npm test`'s pretest) as a child process.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -359,6 +361,57 @@ describe('warrant capabilities', () => {
     const named = warrant(['capabilities', 'system.echo', '--plan-schema']);
     assert.equal(named.code, 2);
     assert.match(named.stderr, /--plan-schema takes no capability name/);
+  });
+});
+
+// docs/api.md, "Prepared effects": http.get refuses internal addresses unless
+// --http-allow-private, which the run passes on to the built-in module.
+describe('warrant run --http-allow-private', () => {
+  it('denies http.get to a loopback server without it (nothing sent), and reaches it with it', async () => {
+    let requests = 0;
+    const server = createServer((_request, response) => {
+      requests += 1;
+      response.end('reached');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    const file = planFile({
+      version: '1.0',
+      steps: [{ id: 'get', capability: 'http.get', input: { url: `http://127.0.0.1:${port}/` } }],
+    });
+    const args = ['run', file, '--store', 'memory', '--json', '--http-allow', `127.0.0.1:${port}`];
+    // Asynchronous: the server answers from this process while the child runs.
+    const run = (extra: string[]) =>
+      new Promise<{ code: number | null; stdout: string }>((done) => {
+        execFile(process.execPath, [bin, ...args, ...extra], { timeout: 60_000 }, (error, stdout) =>
+          done({ code: error === null ? 0 : (error.code as number | null), stdout }),
+        );
+      });
+    try {
+      const refused = await run([]);
+      assert.equal(refused.code, 1);
+      const job = JSON.parse(refused.stdout) as { error: string; steps: { effect: unknown }[] };
+      assert.match(job.error, /^EFFECT_REFUSED: 127\.0\.0\.1 is a loopback address/);
+      assert.deepEqual((job.steps[0]?.effect as { addresses: string[] }).addresses, ['127.0.0.1']);
+      assert.equal(requests, 0);
+      const reached = await run(['--http-allow-private']);
+      assert.equal(reached.code, 0, reached.stdout);
+      assert.equal(
+        (JSON.parse(reached.stdout) as { result: { body: string } }).result.body,
+        'reached',
+      );
+      assert.equal(requests, 1);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('refuses --notify-allow-private without --notify', () => {
+    const file = planFile({ version: '1.0', steps: [{ id: 'a', capability: 'system.status' }] });
+    const run = warrant(['run', file, '--store', 'memory', '--notify-allow-private']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--notify-allow-private needs --notify <url>/);
   });
 });
 

@@ -262,7 +262,12 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
     const listed = await call(address, 'GET', `/api/approvals?jobId=${jobs.awaiting}`, {
       token: TOKEN,
     });
-    const [request] = listed.json as unknown as { stepId: string; inputDigest: string }[];
+    const [request] = listed.json as unknown as {
+      stepId: string;
+      inputDigest: string;
+      effect: { op: string; path: string };
+      effectDigest: string;
+    }[];
     assert.equal(request?.stepId, 'write-copy');
 
     // The waiting job's record is intact: no red banner above its Approve button.
@@ -273,7 +278,14 @@ describe('the audit console in Chromium', { timeout: 240_000 }, () => {
     await open('#/approvals');
     const card = page.locator(`li.card[data-job="${jobs.awaiting}"]`);
     await card.waitFor();
-    assert.equal(await card.locator('.approval code').innerText(), request.inputDigest);
+    assert.equal(await card.locator('.approval > p code').innerText(), request.inputDigest);
+    // The effect the approval covers (docs/api.md, "Prepared effects"), and its digest.
+    assert.equal(request.effect.op, 'write');
+    const effect = JSON.parse(
+      await card.locator('.approval pre[data-field="effect"]').innerText(),
+    ) as { op: string; path: string };
+    assert.deepEqual(effect, request.effect);
+    assert.equal(await card.locator('.approval dd code').innerText(), request.effectDigest);
     assert.equal(await page.locator('#approval-count').innerText(), '(1)');
     await card.locator('input[aria-label="comment"]').fill('checked the copy');
     await card.locator('button.approve').click();

@@ -19,6 +19,7 @@ const API_VALUES = [
   'OperatorRuntime',
   'operatorRuntime',
   'createCapability',
+  'createHttpCapability',
   'defineModule',
   'TimeoutMiddleware',
   'LifecycleLoggingMiddleware',

@@ -115,7 +115,7 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
         {
           store: await store(),
           approvals,
-          notifications: [{ url: receiver.url, secret }],
+          notifications: [{ url: receiver.url, secret, allowPrivate: true }],
           notificationDelivery: FAST,
         },
         async (runtime) => {
@@ -156,7 +156,7 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
         {
           store: await store(),
           approvals,
-          notifications: [{ url: receiver.url, secret }],
+          notifications: [{ url: receiver.url, secret, allowPrivate: true }],
           notificationDelivery: FAST,
         },
         async (runtime) => {
@@ -189,8 +189,8 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
         store: await store(),
         notifications: [
           // Listed first, written first: its rows are the oldest of every claim.
-          { url: silent.url, secret, events: ['job.completed'] },
-          { url: healthy.url, secret, events: ['job.completed'] },
+          { url: silent.url, secret, events: ['job.completed'], allowPrivate: true },
+          { url: healthy.url, secret, events: ['job.completed'], allowPrivate: true },
         ],
         // Longer than the test: a request to the silent receiver never ends by itself here.
         notificationDelivery: { ...FAST, timeoutMs: 600_000 },
@@ -239,8 +239,8 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
       const notified = new OperatorRuntime({
         store: await store(),
         notifications: [
-          { url: failing.url, secret },
-          { url: hanging.url, secret },
+          { url: failing.url, secret, allowPrivate: true },
+          { url: hanging.url, secret, allowPrivate: true },
         ],
         notificationDelivery: delivery,
       });
@@ -278,6 +278,47 @@ for (const kind of ['sqlite', 'memory', 'postgres'] as const) {
   });
 }
 
+// docs/api.md, "Notifications": a destination's host is resolved and held to the address rule;
+// an internal address needs the destination's allowPrivate.
+describe('notifications: internal destinations need allowPrivate', () => {
+  it('posts nothing to a loopback address, by number or by name, and marks the row failed with EFFECT_REFUSED', async () => {
+    const secret = newSecret();
+    const receiver = await startReceiver(secret);
+    const byName = receiver.url.replace('127.0.0.1', 'localhost');
+    await withRuntime(
+      {
+        store: sqlite(),
+        notifications: [
+          { url: receiver.url, secret, events: ['job.completed'] },
+          { url: byName, secret, events: ['job.completed'] },
+        ],
+        notificationDelivery: { ...FAST, attempts: 1 },
+      },
+      async (runtime) => {
+        const [cap] = register(runtime, { execute: () => 1 }) as [string];
+        await runtime.executePlan(planOf({ id: 'a', capability: cap }));
+        const rows = await waitFor(
+          async () => {
+            const listed = await runtime.listNotifications();
+            return listed.filter((row) => row.status === 'failed').length === 2 && listed;
+          },
+          { what: 'both rows marked failed' },
+        );
+        const errors = rows.map((row) => row.error ?? '').sort();
+        assert.match(
+          errors[0] as string,
+          /^attempt 1: EFFECT_REFUSED: 127\.0\.0\.1 is a loopback address; internal addresses are refused unless allowed \(the destination's allowPrivate\)$/,
+        );
+        assert.match(
+          errors[1] as string,
+          /^attempt 1: EFFECT_REFUSED: localhost resolved to (127\.0\.0\.1|::1), which is a loopback address/,
+        );
+      },
+    );
+    assert.equal(receiver.deliveries.length, 0);
+  });
+});
+
 describe('notifications: the outbox is bounded per destination', () => {
   it('drops the oldest pending notification beyond maxPending, with a record of it', async () => {
     const secret = newSecret();
@@ -286,7 +327,9 @@ describe('notifications: the outbox is bounded per destination', () => {
     await withRuntime(
       {
         store: sqlite(),
-        notifications: [{ url: receiver.url, secret, events: ['job.completed'] }],
+        notifications: [
+          { url: receiver.url, secret, events: ['job.completed'], allowPrivate: true },
+        ],
         notificationDelivery: { ...FAST, initialDelayMs: 60_000, maxPending: 3 },
       },
       async (runtime) => {

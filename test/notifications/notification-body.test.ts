@@ -36,6 +36,7 @@ const requested: JobEvent = {
     capabilityVersion: '1.0.0',
     risk: 'write',
     inputDigest: `sha256:${'a'.repeat(64)}`,
+    effectDigest: `sha256:${'e'.repeat(64)}`,
     reason: 'writes need approval',
     expiresAt: '2025-01-02T00:00:00.000Z',
   },
@@ -53,6 +54,8 @@ describe('notificationBody', () => {
         capabilityVersion: '1.0.0',
         risk: 'write',
         inputDigest: `sha256:${'a'.repeat(64)}`,
+        // The digest of the effect the request is for (docs/api.md, "Prepared effects").
+        effectDigest: `sha256:${'e'.repeat(64)}`,
         expiresAt: '2025-01-02T00:00:00.000Z',
         callerId: 'alice',
         status: 'awaiting_approval',

@@ -68,6 +68,10 @@ describe('notifications option', () => {
     );
     refused({ notifications: [{ url: 'http://x/', secret, format: 'teams' }] }, /format must be/);
     refused(
+      { notifications: [{ url: 'http://x/', secret, allowPrivate: 'yes' }] },
+      /notifications\[0\]\.allowPrivate must be a boolean, got "yes"/,
+    );
+    refused(
       {
         notifications: [
           { url: 'http://x/', secret },

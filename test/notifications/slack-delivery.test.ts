@@ -43,9 +43,10 @@ describe('Slack messages, delivered', () => {
       approvals: { approver: { canApprove: () => true } },
       authorizer: recordingAuthorizer(() => ({ decision: 'require_approval', reason: REASON })),
       notifications: [
-        { url: plain.url, format: 'slack', events: ['approval.requested'] },
+        { url: plain.url, format: 'slack', events: ['approval.requested'], allowPrivate: true },
         {
           url: linked.url,
+          allowPrivate: true,
           format: 'slack',
           events: ['approval.requested'],
           publicUrl: 'https://warrant.example/console',

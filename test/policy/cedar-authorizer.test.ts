@@ -165,6 +165,30 @@ describe('the request each step makes', () => {
     assert.ok(holds('context.input == [1, "a", true, []]', { input: [1, 'a', true, []] }));
   });
 
+  it('gives the context a prepared effect and its digest, and denies one Cedar cannot read', () => {
+    const effect = Object.freeze({ method: 'GET', addresses: Object.freeze(['93.184.216.34']) });
+    const prepared = { effect, effectDigest: 'sha256:ef' };
+    assert.ok(holds('context has effect && context.effect.method == "GET"', prepared));
+    assert.ok(holds('context.effect.addresses.contains("93.184.216.34")', prepared));
+    assert.ok(holds('context.effectDigest == "sha256:ef"', prepared));
+    assert.ok(!holds('context has effect || context has effectDigest'));
+    const policies = `permit(principal, action, resource);
+      @id("no-internal") forbid(principal, action, resource) when {
+        context has effect && context.effect has addresses && context.effect.addresses.contains("10.0.0.1")
+      };`;
+    assert.equal(ask(policies, prepared).decision, 'allow');
+    assert.deepEqual(
+      ask(policies, { effect: { addresses: ['10.0.0.1'] }, effectDigest: 'sha256:01' }),
+      { decision: 'deny', reason: 'Forbidden by policy no-internal', policies: ['no-internal'] },
+    );
+    const unreadable = ask('permit(principal, action, resource);', {
+      effect: { text: 'a\ud800' },
+      effectDigest: 'sha256:02',
+    });
+    assert.equal(unreadable.decision, 'deny');
+    assert.match(unreadable.reason ?? '', /^Effect cannot be given to Cedar: at effect\.text, /);
+  });
+
   it('carries floats, null and reserved keys, so policies can match them as documented', () => {
     const input = {
       price: 1.5,

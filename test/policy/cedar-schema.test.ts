@@ -21,6 +21,10 @@ const [mail, note] = register(
   },
   { execute: () => 1 },
 ) as [string, string];
+const prepared = register(runtime, {
+  prepare: () => ({ url: 'https://example.com/' }),
+  execute: () => 1,
+})[0] as string;
 
 describe('cedarSchema', () => {
   it('declares the request entities, the risk groups and an action per capability, with its input', () => {
@@ -44,6 +48,13 @@ describe('cedarSchema', () => {
       schema,
     );
     assert.match(schema, /^ {2}entity Null;\n {2}entity Number;$/m);
+    // A capability with `prepare`: its effect, a record Cedar cannot type, and its digest.
+    assert.ok(
+      schema.includes(
+        `action "${prepared}" in ["risk:read"] appliesTo {\n    principal: [Caller, Anonymous],\n    resource: Capability,\n    context: { "input": {}, "inputDigest": String, "jobId": String, "stepId": String, "approved": Bool, "actors": Set<String>, "effectiveScopes": Set<String>, "actor"?: { "id": String, "scopes": Set<String> }, "effect"?: {}, "effectDigest"?: String }\n  };`,
+      ),
+      schema,
+    );
   });
 });
 
@@ -64,7 +75,10 @@ describe('validateCedarPolicies', () => {
         `forbid(principal, action == Warrant::Action::"${mail}", resource) when { context.input.to like "*@evil.example" };\n` +
           `forbid(principal, action == Warrant::Action::"${mail}", resource) when { context.input has ___entity && context.input.___entity == "x" };\n` +
           `forbid(principal, action == Warrant::Action::"${note}", resource) when { context.inputDigest == "" };\n` +
-          'forbid(principal, action, resource) when { Warrant::Null::"null" is Warrant::Null && Warrant::Number::"1e-7" is Warrant::Number };',
+          'forbid(principal, action, resource) when { Warrant::Null::"null" is Warrant::Null && Warrant::Number::"1e-7" is Warrant::Number };\n' +
+          // A prepared effect is read after `has` (docs/api.md, "Prepared effects").
+          `forbid(principal, action == Warrant::Action::"${prepared}", resource) when { context has effect && context.effect has url && context.effect.url like "http://*" };\n` +
+          `forbid(principal, action == Warrant::Action::"${prepared}", resource) when { context has effectDigest && context.effectDigest == "" };`,
       ),
       [],
     );

@@ -21,7 +21,7 @@ describe('listNotifications with a caller', () => {
     await receiver.down();
     const runtime = new OperatorRuntime({
       store: `sqlite:${join(directory, 'jobs.db')}`,
-      notifications: [{ url: receiver.url, secret, events: ['job.completed'] }],
+      notifications: [{ url: receiver.url, secret, events: ['job.completed'], allowPrivate: true }],
       notificationDelivery: { initialDelayMs: 60_000, pollMs: 20 },
     });
     try {

@@ -6,6 +6,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   OperatorRuntime,
+  verifyEvidence,
+  type EvidenceBundle,
   type ExecutionAuthorizer,
   type ExecutionPlan,
   type Job,
@@ -42,7 +44,7 @@ export function runVerifyContract(store: StoreUnderTest): void {
     return { runtime, option: chosen };
   };
 
-  const { make, echo, write, boom } = registerShared('verify', {
+  const { make, echo, write, boom, prepared } = registerShared('verify', {
     make: { description: 'a result', execute: () => ({ amount: 10, to: 'alice' }) },
     echo: { description: 'its input', execute: ({ input }) => input },
     write: { risk: 'write', execute: () => 1 },
@@ -50,6 +52,11 @@ export function runVerifyContract(store: StoreUnderTest): void {
       execute: () => {
         throw new Error('boom');
       },
+    },
+    // docs/api.md, "Prepared effects": the effect is recorded with the decision.
+    prepared: {
+      prepare: (input) => ({ op: 'pay', to: (input as { to: string }).to }),
+      execute: () => 'paid',
     },
   });
 
@@ -166,6 +173,40 @@ export function runVerifyContract(store: StoreUnderTest): void {
       assert.equal(failure.stepId, 'made');
       assert.match(failure.reason, /^the result of step made does not match its digest/);
       assert.equal(failure.eventIndex, 3);
+    });
+
+    it('reports an effect edited in the database, in verifyJob and in its evidence bundle', async () => {
+      const { runtime, option } = await open();
+      const job = await runtime.executePlan({
+        version: '1.0',
+        steps: [{ id: 'pay', capability: prepared, input: { to: 'bob' } }],
+      });
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+      const [row] = await sql(
+        option,
+        `SELECT decision FROM {job_steps} WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        [job.id],
+      );
+      const decision = JSON.parse(String(row?.decision)) as { effect: { to: string } };
+      assert.equal(decision.effect.to, 'bob');
+      decision.effect.to = 'mallory';
+      await sql(
+        option,
+        `UPDATE {job_steps} SET decision = ? WHERE job_seq = ${JOB_SEQ} AND position = 0`,
+        [JSON.stringify(decision), job.id],
+      );
+      const failure = broken(await runtime.verifyJob(job.id));
+      assert.equal(failure.stepId, 'pay');
+      assert.match(failure.reason, /^the effect of step pay does not match its digest/);
+      const bundle = (await runtime.exportJob(job.id)) as EvidenceBundle;
+      assert.deepEqual(
+        verifyEvidence(bundle).problems.map((problem) => problem.part),
+        ['job'],
+      );
+      assert.match(
+        verifyEvidence(bundle).problems[0]?.reason ?? '',
+        /the effect of step pay does not match its digest/,
+      );
     });
 
     it('reports an input as authorized, and an input as submitted, edited in the database', async () => {

@@ -640,6 +640,12 @@
       fields([
         ['Requested by', whoText(request.caller)],
         ['Reason', request.reason],
+        // The effect the approval covers (docs/api.md, "Prepared effects"): this one only.
+        ['Effect', request.effect === undefined ? undefined : block(request.effect, 'effect')],
+        [
+          'Effect digest',
+          request.effectDigest === undefined ? undefined : h('code', {}, request.effectDigest),
+        ],
         ['Requested', time(request.requestedAt)],
         ['Expires', time(request.expiresAt)],
       ]),
@@ -694,6 +700,10 @@
         ['Limit', decision?.limit],
         ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
         ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
+        [
+          'Effect digest',
+          decision?.effectDigest === undefined ? undefined : h('code', {}, decision.effectDigest),
+        ],
         ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],
         [
           'Duration',
@@ -717,6 +727,8 @@
           'Approved input',
           'approvedInput' in step ? block(step.approvedInput, 'approved input') : undefined,
         ],
+        // What the step was authorized to do (docs/api.md, "Prepared effects").
+        ['Effect', step.effect === undefined ? undefined : block(step.effect, 'effect')],
         ['Result', 'result' in step ? block(step.result, 'result') : undefined],
         ['Error', step.error === undefined ? undefined : h('span', { class: 'error' }, step.error)],
       ]),

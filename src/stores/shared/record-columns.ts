@@ -86,9 +86,9 @@ export function stepState(step: JobStep): string {
 }
 
 /**
- * Written by each change that records the step's decision: the decision and the input as
- * authorized (NULL until then), and an approver's edit (docs/api.md, "Approve with edits"),
- * written by its grant.
+ * Written by each change that records the step's decision: the decision, the input as
+ * authorized and the effect as authorized (NULL until then), and an approver's edit (docs/api.md,
+ * "Approve with edits"), written by its grant.
  */
 export function stepDecision(step: JobStep): string {
   return encode({
@@ -96,6 +96,7 @@ export function stepDecision(step: JobStep): string {
     resolvedInput: step.resolvedInput,
     proposedInput: step.proposedInput,
     approvedInput: step.approvedInput,
+    effect: step.effect,
   });
 }
 

@@ -25,7 +25,15 @@ describe('warrant serve --notify', () => {
     const store = `sqlite:${join(directory, 'jobs.db')}`;
     const receiver = await startReceiver(secret);
     await receiver.down();
-    const args = ['--store', store, '--notify', receiver.url, '--notify-secret-file', secretFile];
+    const args = [
+      '--store',
+      store,
+      '--notify',
+      receiver.url,
+      '--notify-allow-private',
+      '--notify-secret-file',
+      secretFile,
+    ];
     const first = serveChild(args);
     const address = await first.listening;
     const answer = await call(address, 'POST', '/api/plans', {

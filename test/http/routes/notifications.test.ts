@@ -27,7 +27,7 @@ async function start(identified: boolean) {
   receiver.status = 500;
   const hookUrl = `${receiver.url}hook-path-SECRET?token=SECRET`;
   const runtime = new OperatorRuntime({
-    notifications: [{ url: hookUrl, secret, events: ['job.completed'] }],
+    notifications: [{ url: hookUrl, secret, events: ['job.completed'], allowPrivate: true }],
     notificationDelivery: { attempts: 1, pollMs: 20, initialDelayMs: 20, timeoutMs: 1_000 },
   });
   const [cap] = register(runtime, { execute: () => ({ password: 'result-SECRET' }) }) as [string];
@@ -146,7 +146,7 @@ describe('GET /api/notifications', () => {
     const receiver = await startReceiver(secret);
     receiver.status = 500;
     const runtime = new OperatorRuntime({
-      notifications: [{ url: receiver.url, secret, events: ['job.completed'] }],
+      notifications: [{ url: receiver.url, secret, events: ['job.completed'], allowPrivate: true }],
       notificationDelivery: { attempts: 1, pollMs: 20, initialDelayMs: 20, timeoutMs: 1_000 },
     });
     const app = createHttpServer(runtime, { authenticator });

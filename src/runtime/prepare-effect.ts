@@ -1,0 +1,209 @@
+/**
+ * Prepared effects (docs/api.md, "Prepared effects"): a capability with `prepare` says what the
+ * invocation will do before the authorizer is asked, and the authorizer decides on that. Here,
+ * for one step: `prepare(input, context)` runs, bounded by the capability's `timeoutMs`; its
+ * value must be in the 2.0 value domain and at most 64 KiB of canonical JSON; it is deep-frozen,
+ * digested (`sha256:` of its RFC 8785 JSON) and handed to the authorizer with the input. A
+ * throw, a rejection, a time-out or a bad value fails the step (EFFECT_PREPARE_FAILED) and
+ * nothing is invoked; a refusal of the runtime's own address guard (EFFECT_REFUSED) denies it,
+ * the effect recorded. After an approval, the effect prepared again must be the one approved
+ * (docs/decisions.md, "An approval covers one effect").
+ */
+import type { CapabilityAuthorizationContext } from '../authorization/authorizer.js';
+import type { PrepareContext } from '../capabilities/capability.js';
+import { describeThrown } from '../errors/describe-value.js';
+import { ErrorCode } from '../errors/error-codes.js';
+import { createError, isIssuedError } from '../errors/warrant-error.js';
+import { isoNow } from '../jobs/clock.js';
+import type { JobStep } from '../jobs/job.js';
+import type { RecordedValue } from '../jobs/recorded-value.js';
+import type { RecordedAsk, RunningJob, StepEnd } from '../jobs/transitions.js';
+import { canonicalJson, sha256Digest } from '../json/canonical-json.js';
+import type { AdmittedStep } from '../plan/admission.js';
+import { copyGoverned, type GovernedCopy } from '../plan/governed-value.js';
+import { lazyField, setLazyField } from '../values/lazy-field.js';
+
+/** The largest effect: 64 KiB of canonical JSON (UTF-8). */
+export const MAX_EFFECT_BYTES = 64 * 1024;
+
+/** Why an effect cannot be used, or the effect as recorded (frozen, digested). */
+type Checked =
+  | { readonly ok: true; readonly effect: RecordedValue }
+  | { readonly ok: false; readonly problem: string };
+
+/** `effect.a.0` for messages. */
+function effectField(path: readonly (string | number)[]): string {
+  return path.length === 0 ? 'the effect' : `effect.${path.join('.')}`;
+}
+
+/**
+ * An effect as the record keeps it: a deep-frozen plain-data copy and the digest of its RFC 8785
+ * JSON, or why it cannot be one. Never throws.
+ */
+export function checkEffect(value: unknown): Checked {
+  const copied: GovernedCopy = copyGoverned(value);
+  if (!copied.ok) {
+    const { path, what } = copied.problem;
+    return { ok: false, problem: `${effectField(path)} is ${what}` };
+  }
+  let text: string;
+  try {
+    text = canonicalJson(copied.value);
+  } catch (error) {
+    return { ok: false, problem: `the effect is not JSON data (${describeThrown(error)})` };
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_EFFECT_BYTES)
+    return {
+      ok: false,
+      problem: `the effect is ${bytes} bytes of canonical JSON, over ${MAX_EFFECT_BYTES}`,
+    };
+  return { ok: true, effect: { value: copied.value, digest: sha256Digest(text) } };
+}
+
+/** What a settled `prepare` gave: its value, or what it threw. */
+type Settled = { readonly value: unknown } | { readonly thrown: unknown };
+
+/** A job the runtime may cancel: its controller, made on first use (as the executor's). */
+export interface CancelHolder {
+  controller: AbortController | undefined;
+}
+
+const jobSignal = (control: CancelHolder): AbortSignal =>
+  (control.controller ??= new AbortController()).signal;
+
+/** A context's `signal`: the job's, made when first read (src/values/lazy-field.ts). */
+const SIGNAL_FIELD = lazyField(jobSignal);
+
+/** Runs `prepare`, bounded by `timeoutMs` when the capability has one; never rejects. */
+function runPrepare(
+  step: AdmittedStep,
+  asked: CapabilityAuthorizationContext,
+  runtimeSignal: AbortSignal,
+  control: CancelHolder | undefined,
+): Promise<Settled> {
+  const { capability } = step;
+  const prepare = capability.prepare as NonNullable<typeof capability.prepare>;
+  const timeoutMs = capability.timeoutMs;
+  const controller = timeoutMs === undefined ? undefined : new AbortController();
+  const context = { jobId: asked.jobId, stepId: asked.stepId, caller: asked.caller } as {
+    -readonly [K in keyof PrepareContext]: PrepareContext[K];
+  };
+  // Without a time-out, the job's AbortController is made only for a prepare that reads it.
+  if (controller !== undefined) {
+    const outer = control === undefined ? runtimeSignal : jobSignal(control);
+    context.signal = AbortSignal.any([outer, controller.signal]);
+  } else if (control === undefined) context.signal = runtimeSignal;
+  else setLazyField(context, 'signal', SIGNAL_FIELD, control);
+  let pending: Promise<unknown>;
+  try {
+    pending = Promise.resolve(
+      Reflect.apply(prepare, capability.target, [asked.input, context]) as unknown,
+    );
+  } catch (error) {
+    return Promise.resolve({ thrown: error });
+  }
+  const settled = pending.then(
+    (value): Settled => ({ value }),
+    (thrown: unknown): Settled => ({ thrown }),
+  );
+  if (controller === undefined) return settled;
+  return new Promise<Settled>((resolve) => {
+    const timer = setTimeout(() => {
+      const error = createError(
+        Error,
+        ErrorCode.EFFECT_PREPARE_FAILED,
+        `prepare timed out after ${timeoutMs}ms`,
+      );
+      controller.abort(error);
+      resolve({ thrown: error });
+    }, timeoutMs);
+    void settled.then((outcome) => {
+      clearTimeout(timer);
+      resolve(outcome);
+    });
+  });
+}
+
+/** The step's failure: nothing was decided, nothing invoked. */
+function prepareFailed(problem: string): StepEnd {
+  return { status: 'failed', error: `${ErrorCode.EFFECT_PREPARE_FAILED}: ${problem}` };
+}
+
+/**
+ * A refusal of the address guard (docs/api.md, "Prepared effects"): the step is denied before
+ * any authorizer is asked, its effect (the one the guard refused, when it names one) recorded
+ * with the denial.
+ */
+function refused(
+  thrown: unknown,
+  step: AdmittedStep,
+  input: unknown,
+  recorded: RecordedValue,
+): StepEnd {
+  const reason = `${ErrorCode.EFFECT_REFUSED}: ${describeThrown(thrown)}`;
+  let ask: RecordedAsk = recorded;
+  const descriptor = Object.getOwnPropertyDescriptor(thrown, 'effect');
+  if (descriptor !== undefined && 'value' in descriptor) {
+    const checked = checkEffect(descriptor.value);
+    if (checked.ok)
+      ask = { value: recorded.value, digest: recorded.digest, effect: checked.effect };
+  }
+  return {
+    status: 'denied',
+    reason,
+    risk: step.capability.risk,
+    decided: {
+      outcome: 'deny',
+      reason,
+      // No authorizer was asked: the guard refused the effect first.
+      authorizer: undefined,
+      capabilityVersion: step.capability.version,
+      at: isoNow(),
+      input,
+      recorded: ask,
+      resolved: step.references.length > 0,
+    },
+  };
+}
+
+const EFFECT_CHANGED = 'Effect changed since approval was requested';
+
+/**
+ * Prepares the effect of one step and puts it on `asked` (the authorizer's context, not frozen
+ * yet): the input's record joined by the effect's, or the step's end when it cannot run. With
+ * `approved` (the step runs under a granted approval), the effect must have the digest of the
+ * one the request recorded, or the step fails (docs/decisions.md, "An approval covers one
+ * effect"); a capability without `prepare` then must have had none.
+ */
+export async function prepareEffect(
+  running: RunningJob,
+  step: AdmittedStep,
+  asked: CapabilityAuthorizationContext,
+  recorded: RecordedValue,
+  signal: AbortSignal,
+  control: CancelHolder | undefined,
+  approved: boolean,
+): Promise<RecordedAsk | StepEnd> {
+  let effect: RecordedValue | undefined;
+  if (step.capability.prepare !== undefined) {
+    const settled = await runPrepare(step, asked, signal, control);
+    if ('thrown' in settled) {
+      if (isIssuedError(settled.thrown, ErrorCode.EFFECT_REFUSED))
+        return refused(settled.thrown, step, asked.input, recorded);
+      return prepareFailed(describeThrown(settled.thrown));
+    }
+    const checked = checkEffect(settled.value);
+    if (!checked.ok) return prepareFailed(checked.problem);
+    effect = checked.effect;
+  }
+  if (approved) {
+    const requested = (running.record.steps[step.index] as JobStep).decision?.effectDigest;
+    if (requested !== effect?.digest) return { status: 'failed', error: EFFECT_CHANGED };
+  }
+  if (effect === undefined) return recorded;
+  const context = asked as { effect?: unknown; effectDigest?: string };
+  context.effect = effect.value;
+  context.effectDigest = effect.digest;
+  return { value: recorded.value, digest: recorded.digest, effect };
+}
