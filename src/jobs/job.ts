@@ -93,6 +93,8 @@ export interface StepDecision {
   readonly policies?: readonly string[];
   /** The name of the limit that denied the step (docs/api.md, "Limits"). */
   readonly limit?: string;
+  /** An outbound MCP tool's definition digest, as decided (docs/api.md, "Pinned tools"). */
+  readonly definitionDigest?: string;
 }
 
 export interface JobStep {

@@ -82,6 +82,7 @@ function decisionOf(event: JobEvent, outcome: unknown, reason: unknown): Record<
   if (data.authorizer !== undefined) decision.authorizer = data.authorizer;
   if (data.policies !== undefined) decision.policies = data.policies;
   if (data.limit !== undefined) decision.limit = data.limit;
+  if (data.definitionDigest !== undefined) decision.definitionDigest = data.definitionDigest;
   return decision;
 }
 

@@ -2,7 +2,7 @@
  * The request each step makes of Cedar (docs/api.md, "Policy as code: Cedar"), fixed so that
  * policies can be written against it: the caller as principal, the capability as action (a
  * member of its risk group) and as resource, and the context `{ input, inputDigest, jobId,
- * stepId, approved }`, the input whole (a decimal, a number or a null as a marker, reserved keys
+ * stepId, approved, definitionDigest? }`, the input whole (a decimal, a number or a null as a marker, reserved keys
  * escaped) or the step denied.
  */
 import { types } from 'node:util';
@@ -249,20 +249,23 @@ export function capabilityEntities(
 
 /**
  * The context of one step's request: `{ input, inputDigest, jobId, stepId, approved }`, `input`
- * the value `cedarInput` gave.
+ * the value `cedarInput` gave, and `definitionDigest` for an outbound MCP tool.
  */
 export function cedarContext(
   asked: CapabilityAuthorizationContext,
   inputDigest: string,
   input: unknown,
 ): Record<string, unknown> {
-  return {
+  const context: Record<string, unknown> = {
     input,
     inputDigest,
     jobId: asked.jobId,
     stepId: asked.stepId,
     approved: asked.approval !== undefined,
   };
+  // An outbound MCP tool's definition, as pinned (docs/api.md, "Pinned tools").
+  if (typeof asked.definitionDigest === 'string') context.definitionDigest = asked.definitionDigest;
+  return context;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { capabilityInputJsonSchema } from '../capabilities/json-schema.js';
 import { listCapabilities } from '../capabilities/descriptors.js';
+import { hasToolDefinition } from '../capabilities/tool-definition.js';
 import { cedarKey } from './cedar-request.js';
 import { loadCedar } from './cedar-wasm.cjs';
 import { describeCedarError, lineAt, parsePolicySet } from './policy-set.js';
@@ -87,6 +88,8 @@ export function cedarSchema(): string {
       '"stepId": String',
       '"approved": Bool',
     ];
+    // An outbound MCP tool's requests always carry its definition (docs/api.md, "Pinned tools").
+    if (hasToolDefinition(name)) context.push('"definitionDigest": String');
     lines.push(
       `  action ${quote(name)} in [${quote(`risk:${risk}`)}] appliesTo {`,
       '    principal: [Caller, Anonymous],',
