@@ -51,6 +51,8 @@ export interface McpCapabilityDefinition {
   /** Required, exactly `'read'`, `'write'` or `'destructive'`: nothing is assumed (docs/errors.md). */
   readonly risk: CapabilityRisk;
   readonly server: McpServerTarget;
+  /** How messages name the server (the program: its `--mcp-server` name); default its command or origin. */
+  readonly serverName?: string;
   /** The tool name on the downstream server. */
   readonly tool: string;
   /** Fields admission checks before the call (Warrant's field contract, not JSON Schema). */
@@ -248,10 +250,12 @@ const connections = new Map<string, McpServerConnection>();
 /** The pins and listings of each downstream server: they outlive its connections. */
 const servers = new Map<string, ServerDefinitions>();
 
-function definitionsOf(key: string, target: McpServerTarget): ServerDefinitions {
+function definitionsOf(key: string, target: McpServerTarget, name?: string): ServerDefinitions {
   let definitions = servers.get(key);
   if (definitions === undefined) {
-    definitions = new ServerDefinitions(`MCP server ${describeTarget(target)}`);
+    definitions = new ServerDefinitions(
+      `MCP server ${name === undefined ? describeTarget(target) : JSON.stringify(name)}`,
+    );
     servers.set(key, definitions);
   }
   return definitions;
@@ -324,7 +328,10 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
   if (typeof tool !== 'string' || tool === '')
     throw invalidDefinition(`createMcpCapability() tool must be a non-empty string`);
   const pin = pinOf(definition);
-  const definitions = definitionsOf(key, server);
+  const { serverName } = definition;
+  if (serverName !== undefined && typeof serverName !== 'string')
+    throw invalidDefinition(`createMcpCapability() serverName must be a string`);
+  const definitions = definitionsOf(key, server, serverName);
   const description = definition.description ?? `MCP tool "${tool}" of ${describeTarget(server)}`;
   const capability = createCapability({
     name,

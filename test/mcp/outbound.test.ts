@@ -14,6 +14,7 @@ import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { digestJson } from '../../src/json/canonical-json.js';
+import { createHttpServer } from '../../src/http/server.js';
 import type { CapabilityRisk, Job, OperatorRuntime } from '../../src/index.js';
 import {
   closeMcpConnections,
@@ -498,6 +499,37 @@ describe('pinned tools (docs/api.md, "Pinned tools")', () => {
       /^TOOL_DEFINITION_CHANGED: MCP tool "no_such_tool" of MCP server ".*" is no longer listed by the server$/,
     );
     assert.deepEqual(target.called(), []);
+  });
+
+  it('is served over HTTP, as the console reads it: the descriptor and the decision of the job', async () => {
+    const target = downstream();
+    const runtime = runtimeWith({ store: 'memory' });
+    const [echo] = use(runtime, { server: target.server, tool: 'echo', risk: 'read' }) as [string];
+    const app = createHttpServer(runtime, { token: 'pins-token' });
+    after(() => app.close());
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const read = async (path: string) => {
+      const answer = await fetch(url + path, {
+        headers: { authorization: 'Bearer pins-token' },
+        signal: AbortSignal.timeout(20_000),
+      });
+      assert.equal(answer.status, 200, path);
+      return (await answer.json()) as unknown;
+    };
+    const job = await run(runtime, echo, { text: 'over http' });
+    const digest = job.steps[0]?.decision?.definitionDigest;
+    assert.match(digest ?? '', /^sha256:[0-9a-f]{64}$/);
+    const listed = (await read('/api/capabilities')) as {
+      name: string;
+      definitionDigest?: string;
+    }[];
+    assert.equal(listed.find((descriptor) => descriptor.name === echo)?.definitionDigest, digest);
+    const described = (await read(`/api/capabilities/${echo}`)) as { definitionDigest?: string };
+    assert.equal(described.definitionDigest, digest);
+    const shown = (await read(`/api/jobs/${job.id}`)) as {
+      steps: { decision?: { definitionDigest?: string } }[];
+    };
+    assert.equal(shown.steps[0]?.decision?.definitionDigest, digest);
   });
 
   it('throws MCP_CAPABILITY_DEFINITION_INVALID for a pin that is not a digest', () => {
