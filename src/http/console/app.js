@@ -550,6 +550,13 @@
         ['Limit', decision?.limit],
         ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
         ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
+        // An outbound MCP tool's definition, as pinned (docs/api.md, "Pinned tools").
+        [
+          'Definition digest',
+          decision?.definitionDigest === undefined
+            ? undefined
+            : h('code', {}, decision.definitionDigest),
+        ],
         ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],
         [
           'Duration',
@@ -947,6 +954,15 @@
               badge(descriptor.risk, `risk-${descriptor.risk}`),
             ),
             h('p', {}, descriptor.description),
+            // An outbound MCP tool: the digest of its definition as last listed.
+            descriptor.definitionDigest === undefined
+              ? ''
+              : h(
+                  'p',
+                  { class: 'muted' },
+                  'Definition digest ',
+                  h('code', {}, descriptor.definitionDigest),
+                ),
             schemaTable(descriptor.inputSchema),
             descriptor.inputJsonSchema === undefined
               ? ''
