@@ -25,6 +25,11 @@ export interface CapabilityAuthorizationContext {
   readonly effectDigest?: string;
   /** Present (true) only when `runtime.previewPlan` asks: nothing will run (docs/api.md). */
   readonly preview?: true;
+  /**
+   * An outbound MCP tool's definition digest, matching its pin (docs/api.md, "Pinned tools"):
+   * the decision binds the tool as it is defined now.
+   */
+  readonly definitionDigest?: string;
 }
 
 /** A granted approval, as the authorizer sees it on the second ask. */

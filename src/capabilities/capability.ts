@@ -177,6 +177,11 @@ export interface CapabilityDescriptor {
   inputSchema: Record<string, CapabilityInputField>;
   /** A copy of the capability's `outputSchema`, when it has one. */
   outputSchema?: Record<string, unknown>;
+  /**
+   * An outbound MCP tool's definition digest (`sha256:<hex>`), as last listed by its server;
+   * absent before the first connection and for every other capability (docs/api.md, "Pinned tools").
+   */
+  definitionDigest?: string;
 }
 
 /** One invocation as middleware sees it. */

@@ -4,6 +4,7 @@
  */
 import type { CapabilityDescriptor, CapabilityInputField } from './capability.js';
 import { capabilityInventory, type RegisteredCapability } from './inventory.js';
+import { toolDefinitionOf } from './tool-definition.js';
 
 function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
   const inputSchema: Record<string, CapabilityInputField> = {};
@@ -15,6 +16,8 @@ function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
       description: field.description,
     };
   }
+  // An outbound MCP tool shows the digest of its definition as last listed (docs/api.md, "Pinned tools").
+  const definitionDigest = toolDefinitionOf(registered.target)?.seen();
   return {
     name: registered.name,
     version: registered.version,
@@ -24,6 +27,7 @@ function toDescriptor(registered: RegisteredCapability): CapabilityDescriptor {
     ...(registered.outputSchema !== undefined && {
       outputSchema: structuredClone(registered.outputSchema) as Record<string, unknown>,
     }),
+    ...(definitionDigest !== undefined && { definitionDigest }),
   };
 }
 

@@ -16,6 +16,7 @@ Commands:
   run <plan.json>        admit and execute a plan (progress on stderr)
   serve                  serve plans over HTTP on 127.0.0.1
   mcp                    serve capabilities to an MCP client over stdio
+  mcp pin                pin the tools of downstream MCP servers (the pins file)
   worker                 run queued jobs from a PostgreSQL store (DBOS Transact)
   jobs [list|show <id>]  job history and audit trail
   approvals [approve|reject <jobId> <stepId> --digest <d>]

@@ -19,9 +19,11 @@ import {
   type OperatorRuntimeOptions,
 } from '../index.js';
 import { createMcpCapability } from '../mcp/outbound.js';
+import { onMcpToolState } from '../mcp/tool-pins.js';
 import { loadApprover, loadAuthorizer, loadCapabilityModules } from './load-modules.js';
 import { writeErr } from './output.js';
 import { loadPolicyAuthorizer } from './policy-file.js';
+import { readPinsFile } from './pins-file.js';
 import { waitingFor } from './unsettled.js';
 import { firstLine, UsageError } from './usage-error.js';
 import { parseJson } from '../json/parse-json.js';
@@ -33,6 +35,7 @@ export const runtimeOptions = {
   module: { type: 'string', multiple: true },
   'mcp-server': { type: 'string', multiple: true },
   'mcp-tool': { type: 'string', multiple: true },
+  pins: { type: 'string' },
   authorizer: { type: 'string' },
   policy: { type: 'string' },
   store: { type: 'string' },
@@ -142,6 +145,13 @@ const RUNTIME_OPTIONS_HELP: readonly (readonly [keyof typeof runtimeOptions, str
                         expose one of its tools as the governed capability <name>.<tool>;
                         the risk (read, write or destructive) is required (repeatable)`,
   ],
+  [
+    'pins',
+    `  --pins <file>         the pins file of the --mcp-server tools ("warrant mcp pin"): a
+                        tool whose definition is not the one pinned, or is not pinned,
+                        is refused (TOOL_DEFINITION_CHANGED); without it each tool is
+                        pinned as first listed, for the life of the process`,
+  ],
 ];
 
 /** The help of the runtime options, all of them or `names` (`replaced`: other text for some). */
@@ -180,6 +190,7 @@ export interface RuntimeFlags {
   module?: string[];
   'mcp-server'?: string[];
   'mcp-tool'?: string[];
+  pins?: string;
   authorizer?: string;
   policy?: string;
   store?: string;
@@ -218,8 +229,8 @@ export function withoutPassword(store: string): string {
 
 /**
  * The flags a decision needs to run the approved step as this process would (docs/guide/
- * approvals.md): its store, modules, authorizer or policy, approvers, plan versions and limits,
- * as words, for the approve commands printed by `warrant run` and in notifications.
+ * approvals.md): its store, modules, authorizer or policy, approvers, plan versions, limits and
+ * pins, as words, for the approve commands printed by `warrant run` and in notifications.
  */
 export function decisionFlags(flags: RuntimeFlags): string[] {
   const words: string[] = [];
@@ -236,6 +247,7 @@ export function decisionFlags(flags: RuntimeFlags): string[] {
     ['http-allow', flags['http-allow']],
     ['plan-versions', flags['plan-versions']],
     ['limits', flags.limits],
+    ['pins', flags.pins],
   ] as const) {
     if (value !== undefined) words.push(`--${name}`, value);
   }
@@ -546,10 +558,12 @@ async function checkSharedKey(runtime: OperatorRuntime, store: string): Promise<
 }
 
 /**
- * `--mcp-server name=command line` plus `--mcp-tool name.tool=risk`: each tool becomes the
- * capability `name.tool`, governed like any other; one module per downstream server.
+ * The servers of `--mcp-server name=command line`, by name (docs/guide/mcp.md, "Downstream MCP
+ * servers"): the command line split on spaces.
  */
-function mcpModules(flags: RuntimeFlags): { server: string; module: CapabilityModule }[] {
+export function mcpServersOf(
+  flags: RuntimeFlags,
+): Map<string, { command: string; args: string[] }> {
   const servers = new Map<string, { command: string; args: string[] }>();
   for (const entry of flags['mcp-server'] ?? []) {
     const match = /^([A-Za-z0-9_-]+)=(.+)$/.exec(entry);
@@ -560,6 +574,40 @@ function mcpModules(flags: RuntimeFlags): { server: string; module: CapabilityMo
       );
     servers.set(match[1] as string, { command: words[0] as string, args: words.slice(1) });
   }
+  return servers;
+}
+
+/** Whether the refusals of downstream tools are reported on stderr yet (once per process). */
+let reporting = false;
+
+/**
+ * Each downstream tool refused (docs/api.md, "Pinned tools"), and each that runs again, as a
+ * line on stderr: the steps fail with the same message, and an operator sees it at once.
+ */
+function reportToolStates(): void {
+  if (reporting) return;
+  reporting = true;
+  const refused = new Set<string>();
+  onMcpToolState(({ capability, refused: why }) => {
+    if (why !== undefined) {
+      refused.add(capability);
+      writeErr(`warrant: ${capability} is refused: ${why}\n`);
+    } else if (refused.delete(capability)) {
+      writeErr(`warrant: ${capability} matches its pin again and may run\n`);
+    }
+  });
+}
+
+/**
+ * `--mcp-server name=command line` plus `--mcp-tool name.tool=risk`: each tool becomes the
+ * capability `name.tool`, governed like any other; one module per downstream server. With
+ * `--pins <file>`, each tool is held to its pin there (no pin: refused).
+ */
+function mcpModules(flags: RuntimeFlags): { server: string; module: CapabilityModule }[] {
+  const servers = mcpServersOf(flags);
+  if (flags.pins !== undefined && servers.size === 0)
+    throw new UsageError('--pins needs --mcp-server: it pins the tools of downstream servers');
+  const pins = flags.pins === undefined ? undefined : readPinsFile(flags.pins);
   const byServer = new Map<string, CapabilityModule['capabilities'][number][]>();
   for (const entry of flags['mcp-tool'] ?? []) {
     const match = /^([A-Za-z0-9_-]+)\.([^=]+)=(.*)$/.exec(entry);
@@ -576,13 +624,16 @@ function mcpModules(flags: RuntimeFlags): { server: string; module: CapabilityMo
         name: `${server}.${tool}`,
         risk: risk as CapabilityRisk,
         server: target,
+        serverName: server,
         tool,
+        ...(pins !== undefined && { pin: pins.get(server)?.get(tool) ?? null }),
       });
       byServer.set(server, [...(byServer.get(server) ?? []), capability]);
     } catch (error) {
       throw new UsageError(`--mcp-tool ${entry}: ${(error as Error).message}`);
     }
   }
+  if (byServer.size > 0) reportToolStates();
   return [...byServer].map(([server, capabilities]) => ({
     server,
     module: {

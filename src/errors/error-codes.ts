@@ -110,6 +110,8 @@ export const OUTBOUND_MCP_ERRORS = {
     'the downstream MCP server could not be started or reached (the original error is `cause`)',
   MCP_TOOL_INPUT_INVALID: "the step's input for the tool is not an object",
   MCP_TOOL_FAILED: 'the downstream tool answered with an error; its text is the step error',
+  TOOL_DEFINITION_CHANGED:
+    "the downstream tool's definition is not its pin (changed, not pinned in the pins file, or no longer listed by the server), at connection or after `notifications/tools/list_changed`: the step fails before the authorizer, nothing is sent downstream, and the step error starts with `TOOL_DEFINITION_CHANGED:`",
 } as const;
 
 /** Admission issues: the `error.issues[].code` of PLAN_ADMISSION_REJECTED. */

@@ -98,6 +98,8 @@ export interface StepDecision {
    * `prepare`, docs/api.md "Prepared effects"); absent for a capability without one.
    */
   readonly effectDigest?: string;
+  /** An outbound MCP tool's definition digest, as decided (docs/api.md, "Pinned tools"). */
+  readonly definitionDigest?: string;
 }
 
 export interface JobStep {

@@ -83,6 +83,7 @@ function decisionOf(event: JobEvent, outcome: unknown, reason: unknown): Record<
   if (data.policies !== undefined) decision.policies = data.policies;
   if (data.limit !== undefined) decision.limit = data.limit;
   if (data.effectDigest !== undefined) decision.effectDigest = data.effectDigest;
+  if (data.definitionDigest !== undefined) decision.definitionDigest = data.definitionDigest;
   return decision;
 }
 

@@ -86,6 +86,8 @@ export interface Decided {
   readonly policies?: readonly string[] | undefined;
   /** The limit that denied the step (docs/api.md, "Limits"). */
   readonly limit?: string | undefined;
+  /** An outbound MCP tool's definition digest, checked against its pin (docs/api.md, "Pinned tools"). */
+  readonly definitionDigest?: string | undefined;
   /** The registered version of the capability. */
   readonly capabilityVersion: string;
   readonly at: string;
@@ -426,13 +428,14 @@ function createdData(record: Job): Record<string, unknown> {
 /**
  * The decision fields an event carries beside the input digest and the version authorized (which
  * each caller sets in its literal, docs/api.md "runtime.verifyJob"), so the decision a step shows
- * is proven by its events: the authorizer's name, its policies, the limit, and the time of the
- * decision when the event is not stamped with it (a step's end).
+ * is proven by its events: the authorizer's name, its policies, the limit, the tool's definition
+ * digest, and the time of the decision when the event is not stamped with it (a step's end).
  */
 function decisionData(data: Record<string, unknown>, decided: Decided, ended: boolean): void {
   if (decided.authorizer !== undefined) data.authorizer = decided.authorizer;
   if (decided.policies !== undefined) data.policies = decided.policies;
   if (decided.limit !== undefined) data.limit = decided.limit;
+  if (decided.definitionDigest !== undefined) data.definitionDigest = decided.definitionDigest;
   if (ended) data.decidedAt = decided.at;
   const effect = decided.recorded.effect;
   if (effect !== undefined) data.effectDigest = effect.digest;
@@ -466,6 +469,7 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
     delete step.effect;
     delete recorded.effect;
   }
+  if (decided.definitionDigest !== undefined) decision.definitionDigest = decided.definitionDigest;
   step.decision = recorded.decision = Object.freeze(decision);
   if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
     step.resolvedInput = decided.input;
@@ -670,6 +674,8 @@ export function awaitApproval(
   // The effect the approver is asked about (docs/api.md, "Prepared effects").
   const effect = end.decided.recorded.effect;
   if (effect !== undefined) data.effectDigest = effect.digest;
+  if (end.decided.definitionDigest !== undefined)
+    data.definitionDigest = end.decided.definitionDigest;
   data.expiresAt = end.expiresAt;
   Object.assign(data, actingFor(running.record.caller));
   const event = append(running, 'approval.requested', at, data);

@@ -3,7 +3,8 @@
  * as a Capability, so each call goes through admission, the authorizer and the job record like
  * any other step. Internal: the package root does not export it (docs/api.md); the program wires
  * it. Connections are pooled per downstream server, opened on first call and closed by
- * `closeMcpConnections()`.
+ * `closeMcpConnections()`. Each tool is pinned (docs/api.md, "Pinned tools"): its steps run only
+ * while the server lists the definition its pin names.
  */
 // The client SDK (with cross-spawn and eventsource) loads with the first connection, not with
 // the program: `warrant serve` and `warrant run` without `--mcp-server` never load it
@@ -20,6 +21,13 @@ import type {
   CapabilityRisk,
 } from '../capabilities/capability.js';
 import { createCapability } from '../capabilities/create-capability.js';
+import { attachToolDefinition } from '../capabilities/tool-definition.js';
+import {
+  DIGEST_PATTERN,
+  ServerDefinitions,
+  toolDefinitionDigest,
+  type ToolPin,
+} from './tool-pins.js';
 
 /** A downstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint. */
 export type McpServerTarget =
@@ -43,11 +51,20 @@ export interface McpCapabilityDefinition {
   /** Required, exactly `'read'`, `'write'` or `'destructive'`: nothing is assumed (docs/errors.md). */
   readonly risk: CapabilityRisk;
   readonly server: McpServerTarget;
+  /** How messages name the server (the program: its `--mcp-server` name); default its command or origin. */
+  readonly serverName?: string;
   /** The tool name on the downstream server. */
   readonly tool: string;
   /** Fields admission checks before the call (Warrant's field contract, not JSON Schema). */
   readonly inputSchema?: Record<string, CapabilityInputField>;
   readonly timeoutMs?: number;
+  /**
+   * The digest the tool's definition must have (a pins file's, docs/api.md "Pinned tools"); `null`:
+   * a pins file is in force and does not pin this tool, so its steps always fail. Absent: the
+   * first definition this process sees is pinned. A step of a tool whose listed definition is not
+   * its pin fails with TOOL_DEFINITION_CHANGED before it is authorized.
+   */
+  readonly pin?: string | null;
 }
 
 interface ToolResult {
@@ -115,17 +132,39 @@ async function createTransport(target: McpServerTarget): Promise<Transport> {
   });
 }
 
-/** One client per downstream server, connected on first use and again after the link drops. */
+/**
+ * One client per downstream server, connected on first use and again after the link drops. A
+ * connection lists the server's tools when it opens, and again on each
+ * `notifications/tools/list_changed` (docs/api.md, "Pinned tools"); a step waits for a listing
+ * under way, so it never runs under a definition the server has announced it changed.
+ */
 class McpServerConnection {
   readonly #target: McpServerTarget;
+  readonly #definitions: ServerDefinitions;
   #client: Promise<Client> | undefined;
+  /** The listings, one after another: settled when the last one asked for is done. */
+  #listing: Promise<void> = Promise.resolve();
+  /** A listing after a change is queued and has not started: another change joins it. */
+  #relistQueued = false;
 
-  constructor(target: McpServerTarget) {
+  constructor(target: McpServerTarget, definitions: ServerDefinitions) {
     this.#target = target;
+    this.#definitions = definitions;
   }
 
-  async callTool(tool: string, input: Record<string, unknown>, signal: AbortSignal) {
+  /** Connected, with the tools listed after every change announced so far. */
+  async listed(): Promise<Client> {
     const client = await this.#connect();
+    await this.#listing;
+    return client;
+  }
+
+  async callTool(
+    client: Client,
+    tool: string,
+    input: Record<string, unknown>,
+    signal: AbortSignal,
+  ) {
     return (await client.callTool({ name: tool, arguments: input }, { signal })) as ToolResult;
   }
 
@@ -160,18 +199,72 @@ class McpServerConnection {
     const client = new Client({ name: 'warrant', version: '0.2.0' });
     // A dropped link (the server exited) is reopened by the next call, not reused.
     client.onclose = dropped;
+    // Heard whether or not the server declares `tools.listChanged`: a change is never ignored.
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      this.#relist(client);
+    });
     await client.connect(await createTransport(this.#target));
+    try {
+      await this.#queue(() => this.#list(client, 'connected'));
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
     return client;
+  }
+
+  #queue(listing: () => Promise<void>): Promise<void> {
+    const next = this.#listing.then(listing);
+    this.#listing = next.catch(() => {});
+    return next;
+  }
+
+  async #list(client: Client, cause: 'connected' | 'list_changed'): Promise<void> {
+    const { tools } = await client.listTools(undefined, { cacheMode: 'refresh' });
+    const digests = new Map<string, string>();
+    for (const tool of tools) digests.set(tool.name, toolDefinitionDigest(tool));
+    this.#definitions.listed(digests, cause);
+  }
+
+  /**
+   * Lists the tools again after the server said they changed. A listing that fails refuses every
+   * tool and closes the link: the next step connects and lists again.
+   */
+  #relist(client: Client): void {
+    if (this.#relistQueued) return;
+    this.#relistQueued = true;
+    void this.#queue(async () => {
+      this.#relistQueued = false;
+      try {
+        await this.#list(client, 'list_changed');
+      } catch (error) {
+        this.#definitions.unlisted(describeThrown(error));
+        await client.close().catch(() => {});
+      }
+    });
   }
 }
 
 // Module state of the program's process (the library never creates connections by itself).
 const connections = new Map<string, McpServerConnection>();
+/** The pins and listings of each downstream server: they outlive its connections. */
+const servers = new Map<string, ServerDefinitions>();
+
+function definitionsOf(key: string, target: McpServerTarget, name?: string): ServerDefinitions {
+  let definitions = servers.get(key);
+  if (definitions === undefined) {
+    definitions = new ServerDefinitions(
+      `MCP server ${name === undefined ? describeTarget(target) : JSON.stringify(name)}`,
+    );
+    servers.set(key, definitions);
+  }
+  return definitions;
+}
 
 function connectionFor(key: string, target: McpServerTarget): McpServerConnection {
   let connection = connections.get(key);
   if (connection === undefined) {
-    connection = new McpServerConnection(target);
+    connection = new McpServerConnection(target, definitionsOf(key, target));
     connections.set(key, connection);
   }
   return connection;
@@ -197,7 +290,9 @@ function textOf(result: ToolResult): string {
  * Wraps the tool `tool` of a downstream MCP server as a Capability. Nothing connects until the
  * first call; capabilities whose `server` targets are equal share one client connection, which
  * `closeMcpConnections()` closes. A downstream `isError` result fails the step with the
- * downstream text (MCP_TOOL_FAILED).
+ * downstream text (MCP_TOOL_FAILED). Each step runs under the tool's definition as listed now,
+ * when it matches its pin (`pin`, else the first definition seen): the runtime asks before the
+ * authorizer, and the decision records its digest (docs/api.md, "Pinned tools").
  *
  * @example
  * ```ts
@@ -211,7 +306,7 @@ function textOf(result: ToolResult): string {
  * ```
  * @throws TypeError (MCP_CAPABILITY_RISK_INVALID) when `risk` is missing or not exactly
  * `'read'`, `'write'` or `'destructive'`, before anything else is looked at or connected;
- * TypeError (MCP_CAPABILITY_DEFINITION_INVALID) for a malformed `server` or `tool`;
+ * TypeError (MCP_CAPABILITY_DEFINITION_INVALID) for a malformed `server`, `tool` or `pin`;
  * TypeError (CAPABILITY_DEFINITION_INVALID) for what `createCapability` refuses.
  */
 export function createMcpCapability(definition: McpCapabilityDefinition): Capability {
@@ -232,8 +327,13 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
   const key = targetKey(server);
   if (typeof tool !== 'string' || tool === '')
     throw invalidDefinition(`createMcpCapability() tool must be a non-empty string`);
+  const pin = pinOf(definition);
+  const { serverName } = definition;
+  if (serverName !== undefined && typeof serverName !== 'string')
+    throw invalidDefinition(`createMcpCapability() serverName must be a string`);
+  const definitions = definitionsOf(key, server, serverName);
   const description = definition.description ?? `MCP tool "${tool}" of ${describeTarget(server)}`;
-  return createCapability({
+  const capability = createCapability({
     name,
     version,
     description,
@@ -248,7 +348,11 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
           `MCP tool "${tool}" takes an object input, got ${describeValue(input)}`,
         );
       }
-      const result = await connectionFor(key, server).callTool(tool, input ?? {}, context.signal);
+      const connection = connectionFor(key, server);
+      const client = await connection.listed();
+      // Checked again as the call leaves: a change heard since the decision refuses it too.
+      definitions.pinned(tool, pin);
+      const result = await connection.callTool(client, tool, input ?? {}, context.signal);
       if (result.isError === true) {
         throw createError(
           Error,
@@ -259,6 +363,26 @@ export function createMcpCapability(definition: McpCapabilityDefinition): Capabi
       return valueOf(result);
     },
   });
+  definitions.watch(capability.name, tool, pin);
+  // Asked by the runtime before each step is authorized (docs/api.md, "Pinned tools").
+  attachToolDefinition(capability, {
+    pinned: async () => {
+      await connectionFor(key, server).listed();
+      return definitions.pinned(tool, pin);
+    },
+    seen: () => definitions.seen(tool),
+  });
+  return capability;
+}
+
+/** The definition's `pin`: a digest, `null`, or absent (undefined). */
+function pinOf(definition: McpCapabilityDefinition): ToolPin {
+  const { pin } = definition;
+  if (pin === undefined || pin === null || (typeof pin === 'string' && DIGEST_PATTERN.test(pin)))
+    return pin;
+  throw invalidDefinition(
+    `createMcpCapability() pin must be a digest sha256:<64 lowercase hex>, or null, got ${describeValue(pin)}`,
+  );
 }
 
 /** Closes every downstream connection (the program calls it when its runtime closes). */
@@ -266,4 +390,35 @@ export async function closeMcpConnections(): Promise<void> {
   const open = [...connections.values()];
   connections.clear();
   await Promise.all(open.map((connection) => connection.close()));
+}
+
+/** One tool a downstream server lists, with its definition digest. */
+export interface ListedMcpTool {
+  readonly tool: string;
+  readonly definitionDigest: string;
+}
+
+/**
+ * The tools `server` lists now, in its order, each with its definition digest (what
+ * `warrant mcp pin` writes): a connection of its own, closed before this resolves.
+ * @throws Error (MCP_SERVER_UNAVAILABLE) when the server cannot be reached or listed.
+ */
+export async function listMcpTools(server: McpServerTarget): Promise<ListedMcpTool[]> {
+  targetKey(server);
+  const { Client } = await import('@modelcontextprotocol/client');
+  const client = new Client({ name: 'warrant', version: '0.2.0' });
+  try {
+    await client.connect(await createTransport(server));
+    const { tools } = await client.listTools(undefined, { cacheMode: 'refresh' });
+    return tools.map((tool) => ({ tool: tool.name, definitionDigest: toolDefinitionDigest(tool) }));
+  } catch (error) {
+    throw createError(
+      Error,
+      ErrorCode.MCP_SERVER_UNAVAILABLE,
+      `MCP server ${describeTarget(server)} could not be listed: ${describeThrown(error)}`,
+      error,
+    );
+  } finally {
+    await client.close().catch(() => {});
+  }
 }

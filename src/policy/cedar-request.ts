@@ -2,7 +2,8 @@
  * The request each step makes of Cedar (docs/api.md, "Policy as code: Cedar"), fixed so that
  * policies can be written against it: the caller (the subject) as principal, the capability as
  * action (a member of its risk group) and as resource, and the context `{ input, inputDigest,
- * jobId, stepId, approved, actors, effectiveScopes, actor? }`, the input whole (a decimal, a
+ * jobId, stepId, approved, actors, effectiveScopes, actor?, effect?, effectDigest?,
+ * definitionDigest? }`, the input whole (a decimal, a
  * number or a null as a marker, reserved keys escaped) or the step denied.
  */
 import { types } from 'node:util';
@@ -254,7 +255,7 @@ export function capabilityEntities(
  * (who acts now first; Cedar reads it as a set), `effectiveScopes` the scopes the whole chain
  * holds, and `actor` the current actor's `{ id, scopes }` when there is one (docs/api.md,
  * "Policy as code: Cedar"); with a prepared effect (docs/api.md, "Prepared effects"), also
- * `effect` (as `cedarInput` gave it) and `effectDigest`.
+ * `effect` (as `cedarInput` gave it) and `effectDigest`; and `definitionDigest` for an outbound MCP tool.
  */
 export function cedarContext(
   asked: CapabilityAuthorizationContext,
@@ -279,6 +280,8 @@ export function cedarContext(
     context.effect = effect;
     context.effectDigest = asked.effectDigest;
   }
+  // An outbound MCP tool's definition, as pinned (docs/api.md, "Pinned tools").
+  if (typeof asked.definitionDigest === 'string') context.definitionDigest = asked.definitionDigest;
   return context;
 }
 

@@ -7,6 +7,7 @@
 import { capabilityInputJsonSchema } from '../capabilities/json-schema.js';
 import { listCapabilities } from '../capabilities/descriptors.js';
 import { capabilityInventory } from '../capabilities/inventory.js';
+import { hasToolDefinition } from '../capabilities/tool-definition.js';
 import { cedarKey } from './cedar-request.js';
 import { loadCedar } from './cedar-wasm.cjs';
 import { describeCedarError, lineAt, parsePolicySet } from './policy-set.js';
@@ -97,6 +98,8 @@ export function cedarSchema(): string {
     // so a policy reads it after `has` (docs/decisions.md, "Effects in Cedar").
     if (capabilityInventory().get(name)?.prepare !== undefined)
       context.push('"effect"?: {}', '"effectDigest"?: String');
+    // An outbound MCP tool's requests always carry its definition (docs/api.md, "Pinned tools").
+    if (hasToolDefinition(name)) context.push('"definitionDigest": String');
     lines.push(
       `  action ${quote(name)} in [${quote(`risk:${risk}`)}] appliesTo {`,
       '    principal: [Caller, Anonymous],',

@@ -60,6 +60,7 @@ import type { CheckedLimit } from '../limits/limit-options.js';
 import { prepareEffect } from './prepare-effect.js';
 import { queuedResume, type QueuedResume } from './queued-grants.js';
 import { recordedCaller } from './recorded-caller.js';
+import { pinnedDefinition } from './pinned-definition.js';
 import {
   startJobTelemetry,
   telemetryLoading,
@@ -242,7 +243,7 @@ function decidedNow(
   outcome: DecisionOutcome,
   reason: string | undefined,
   step: AdmittedStep,
-  input: unknown,
+  asked: CapabilityAuthorizationContext,
   recorded: RecordedValue,
   deps: ExecutorDependencies,
   policies?: readonly string[],
@@ -254,9 +255,10 @@ function decidedNow(
     policies,
     capabilityVersion: step.capability.version,
     at: now(),
-    input,
+    input: asked.input,
     recorded,
     resolved: step.references.length > 0,
+    definitionDigest: asked.definitionDigest,
   };
 }
 
@@ -264,12 +266,12 @@ function decidedNow(
 function denied(
   reason: string,
   step: AdmittedStep,
-  input: unknown,
+  asked: CapabilityAuthorizationContext,
   recorded: RecordedValue,
   deps: ExecutorDependencies,
   policies: readonly string[] | undefined,
 ): StepEnd {
-  const decided = decidedNow('deny', reason, step, input, recorded, deps, policies);
+  const decided = decidedNow('deny', reason, step, asked, recorded, deps, policies);
   return { status: 'denied', reason, risk: step.capability.risk, decided };
 }
 
@@ -277,12 +279,12 @@ function denied(
 function limited(
   over: LimitDenial,
   step: AdmittedStep,
-  input: unknown,
+  asked: CapabilityAuthorizationContext,
   recorded: RecordedValue,
   deps: ExecutorDependencies,
 ): StepEnd {
   const decided: Decided = {
-    ...decidedNow('deny', over.reason, step, input, recorded, deps),
+    ...decidedNow('deny', over.reason, step, asked, recorded, deps),
     limit: over.limit,
   };
   return { status: 'denied', reason: over.reason, risk: step.capability.risk, decided };
@@ -363,6 +365,17 @@ async function runStep(
       return { status: 'failed', error: 'Input changed since approval was requested' };
     (asked as { approval?: ApprovalGrant }).approval = approval.grant;
   }
+  // An outbound MCP tool is asked about, and runs, as defined now if that matches its pin
+  // (docs/api.md, "Pinned tools"); an approved step, as it was when approval was requested.
+  const pinning = pinnedDefinition(
+    capability,
+    approval && running.record.steps[step.index]?.decision?.definitionDigest,
+  );
+  if (pinning !== undefined) {
+    const pinned = await pinning;
+    if ('error' in pinned) return { status: 'failed', error: pinned.error };
+    (asked as { definitionDigest?: string }).definitionDigest = pinned.digest;
+  }
   // The effect is prepared (and held to the approved one) before the authorizer is asked
   // (docs/api.md, "Prepared effects").
   if (capability.prepare !== undefined || approval !== undefined) {
@@ -394,7 +407,7 @@ async function runStep(
       return {
         status: 'failed',
         error: message,
-        decided: decidedNow('error', message, step, input, recordedInput, deps),
+        decided: decidedNow('error', message, step, authorization, recordedInput, deps),
       };
     }
     const checked = checkDecision(decision, deps.approvals !== undefined);
@@ -406,7 +419,7 @@ async function runStep(
         return denied(
           checked.reason ?? APPROVAL_NOT_ENOUGH,
           step,
-          input,
+          authorization,
           recordedInput,
           deps,
           policies,
@@ -417,7 +430,7 @@ async function runStep(
         'approval_required',
         checked.reason,
         step,
-        input,
+        authorization,
         recordedInput,
         deps,
         policies,
@@ -427,24 +440,32 @@ async function runStep(
     }
     if (checked.kind === 'deny') {
       const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
-      return denied(reason, step, input, recordedInput, deps, policies);
+      return denied(reason, step, authorization, recordedInput, deps, policies);
     }
     if (checked.kind !== 'allow')
       return {
         status: 'failed',
         error: INVALID_DECISION,
-        decided: decidedNow('invalid', undefined, step, input, recordedInput, deps),
+        decided: decidedNow('invalid', undefined, step, authorization, recordedInput, deps),
       };
     // Limits are counted after the allow and before the invocation, each attempt (docs/api.md, "Limits").
     if (deps.limits !== undefined) {
       let over = checkLimits(deps.limits, deps.store, capability, caller, Date.now());
       if (over instanceof Promise) over = await over;
-      if (over !== undefined) return limited(over, step, input, recordedInput, deps);
+      if (over !== undefined) return limited(over, step, authorization, recordedInput, deps);
     }
 
     // The "started" record is durable before the capability runs (docs/guide/stores.md, "Which
     // store").
-    const allowed = decidedNow('allow', undefined, step, input, recordedInput, deps, policies);
+    const allowed = decidedNow(
+      'allow',
+      undefined,
+      step,
+      authorization,
+      recordedInput,
+      deps,
+      policies,
+    );
     const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
     if (recorded !== undefined) await recorded;
     const { control } = run;

@@ -54,6 +54,10 @@ const NOT_RUN: readonly (readonly [string, string])[] = [
   ['docs/guide/http.md', 'starts a server'],
   ['docs/guide/mcp.md', 'the downstream server is a placeholder for one of yours'],
   [
+    'docs/guide/mcp.md',
+    'the downstream server is a placeholder for one of yours, and the second command serves until stopped',
+  ],
+  [
     'docs/guide/notifications.md',
     "starts servers; the URLs stand for your receiver's and your Slack webhook's",
   ],

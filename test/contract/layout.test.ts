@@ -91,7 +91,9 @@ const MCP_INTERNALS_ALLOWED: Record<string, string> = {
   'src/errors/describe-value.ts':
     'one-line descriptions of bad values and thrown errors in those messages',
   'src/json/canonical-json.ts':
-    'a retried call is matched by the digest of its canonical arguments (src/mcp/pending-calls.ts)',
+    'a retried call is matched by the digest of its canonical arguments (src/mcp/pending-calls.ts), and a downstream tool by the digest of its definition (src/mcp/tool-pins.ts)',
+  'src/capabilities/tool-definition.ts':
+    'an outbound MCP tool gives the runtime its pinned definition, which no public capability field may carry (docs/api.md, "Pinned tools")',
 };
 
 /** The source file of an import path (imports name the built `.js`). */

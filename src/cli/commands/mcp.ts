@@ -7,6 +7,7 @@ import { ErrorCode } from '../../errors/error-codes.js';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { McpAdapter, type ExecutionCaller, type OperatorRuntime } from '../../index.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
+import { mcpPinCommand } from './mcp-pin.js';
 import { programTools } from '../../mcp/program-tools.js';
 import { callerOf, callerOptionHelp } from '../caller-option.js';
 import { parseCommand, text } from '../parse.js';
@@ -22,6 +23,7 @@ import { UsageError } from '../usage-error.js';
 import { writeErr } from '../output.js';
 
 export const mcpHelp = `Usage: warrant mcp [options]
+       warrant mcp pin --mcp-server <name>=<command line> [--pins <file>]
 
 Serves the capabilities of --module and --mcp-server to an MCP client over stdio: one tool per
 capability, each call a one-step plan through the runtime (admission, the authorizer and a
@@ -29,6 +31,9 @@ recorded job). Tool names keep A-Z, a-z, 0-9, _ and - (ticket.get is the tool ti
 Stdout carries MCP messages only; diagnostics go to stderr. Stops when stdin closes or on
 SIGINT/SIGTERM. Exit codes: 0 stopped; 1 an unexpected failure; 2 bad usage (options, files, a
 bad module, two capabilities with one tool name, a store that cannot be opened at start-up).
+
+"warrant mcp pin" writes the pins file that --pins reads: the digest of the definition of each
+tool of each --mcp-server ("warrant mcp pin --help"; docs/guide/mcp.md, "Pin the tools you call").
 
 Every tool call runs as the caller of --caller (default { id: 'mcp' }): that is what the
 authorizer sees. To serve MCP to remote clients with per-client identities, use
@@ -171,6 +176,7 @@ async function serve(args: readonly string[]): Promise<number> {
 /** Runs `warrant mcp <args>`; resolves with the exit code. */
 export async function mcpCommand(args: string[]): Promise<number> {
   try {
+    if (args[0] === 'pin') return await mcpPinCommand(args.slice(1));
     return await serve(args);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -704,6 +704,13 @@
           'Effect digest',
           decision?.effectDigest === undefined ? undefined : h('code', {}, decision.effectDigest),
         ],
+        // An outbound MCP tool's definition, as pinned (docs/api.md, "Pinned tools").
+        [
+          'Definition digest',
+          decision?.definitionDigest === undefined
+            ? undefined
+            : h('code', {}, decision.definitionDigest),
+        ],
         ['Started', step.startedAt === undefined ? undefined : time(step.startedAt)],
         [
           'Duration',
@@ -1115,6 +1122,15 @@
               badge(descriptor.risk, `risk-${descriptor.risk}`),
             ),
             h('p', {}, descriptor.description),
+            // An outbound MCP tool: the digest of its definition as last listed.
+            descriptor.definitionDigest === undefined
+              ? ''
+              : h(
+                  'p',
+                  { class: 'muted' },
+                  'Definition digest ',
+                  h('code', {}, descriptor.definitionDigest),
+                ),
             schemaTable(descriptor.inputSchema),
             descriptor.inputJsonSchema === undefined
               ? ''
