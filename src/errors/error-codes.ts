@@ -90,6 +90,8 @@ export const STEP_FAILURES = {
   MIDDLEWARE_NEXT_CALLED_TWICE: 'a middleware called `next()` more than once; the step fails',
   STEP_INTERRUPTED:
     'recovery found a step started and never ended (its process was gone): it may have run; its capability is not declared `retry: { idempotent: true }` and the runtime has no approvals, so the step is `interrupted` and the job fails with an error starting `STEP_INTERRUPTED:`',
+  PLAN_DENIED:
+    "a plan submitted with `approval: 'plan'` has a step the preview at submission answered `deny`: nothing runs, that step fails with its denial and the job fails with an error starting `PLAN_DENIED:` naming the step and the reason",
 } as const;
 
 /** Outbound MCP capabilities (`createMcpCapability`, not exported): the first two thrown at definition, the rest fail the step. */

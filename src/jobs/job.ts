@@ -93,6 +93,19 @@ export interface StepDecision {
   readonly policies?: readonly string[];
   /** The name of the limit that denied the step (docs/api.md, "Limits"). */
   readonly limit?: string;
+  /**
+   * The grant that covered an answer `require_approval` (docs/api.md, "Plan warrants"): the step
+   * ran under the plan grant with this digest, given by this approver (id).
+   */
+  readonly approval?: DecisionApproval;
+}
+
+/** A plan grant that covered a step's decision (docs/api.md, "Plan warrants"). */
+export interface DecisionApproval {
+  readonly kind: 'plan';
+  readonly planDigest: string;
+  /** The approver's id. */
+  readonly approver: string;
 }
 
 export interface JobStep {

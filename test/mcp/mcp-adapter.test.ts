@@ -8,7 +8,7 @@ import { z } from 'zod';
 import {
   McpAdapter,
   createCapability,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type CapabilityAuthorizationContext,
   type ExecutionCaller,
   type McpAdapterOptions,
@@ -421,7 +421,7 @@ describe('McpAdapter with approvals', () => {
       name: toolOf(tool),
       arguments: {},
     })) as CallToolResult;
-    const [request] = await runtime.listApprovals();
+    const [request] = (await runtime.listApprovals()) as StepApprovalRequest[];
     assert.equal(result.isError, true);
     assert.deepEqual(result.structuredContent, {
       jobId: request?.jobId,
@@ -451,7 +451,7 @@ describe('McpAdapter with approvals', () => {
     // Once its request is decided, the same call asks again.
     const request = (await runtime.listApprovals()).find(
       (pending) => pending.jobId === (first.structuredContent as { jobId: string }).jobId,
-    ) as ApprovalRequest;
+    ) as StepApprovalRequest;
     await runtime.decideApproval({
       jobId: request.jobId,
       stepId: request.stepId,

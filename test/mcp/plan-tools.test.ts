@@ -18,6 +18,7 @@ import {
   readPlanToolArgs,
 } from '../../src/mcp/plan-tools.js';
 import { register } from '../support/runtime-fixtures.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const closing: (() => Promise<void>)[] = [];
 after(async () => {
@@ -239,7 +240,7 @@ describe('warrant_preview_plan and warrant_submit_plan (planTools)', () => {
     assert.equal(content.status, 'awaiting_approval');
     assert.equal(content.awaiting.kind, 'step');
     assert.equal(content.awaiting.stepId, 'mail');
-    const [request] = await runtime.listApprovals({ jobId: content.jobId });
+    const [request] = stepRequests(await runtime.listApprovals({ jobId: content.jobId }));
     assert.equal(content.awaiting.inputDigest, request?.inputDigest);
   });
 

@@ -24,6 +24,7 @@ import { digestRecorded, recordValue } from '../../src/jobs/recorded-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import { DENY_WRITES, registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import { runApprovalContract } from './approvals-contract.js';
+import { runPlanWarrantContract } from './plan-warrant-contract.js';
 
 export interface StoreUnderTest {
   readonly name: string;
@@ -211,6 +212,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
   });
 
   runApprovalContract(store);
+  runPlanWarrantContract(store);
 
   describe(`${store.name} store contract`, () => {
     it('stores a completed job and gives it back with its steps, result and events in order', async () => {

@@ -47,15 +47,27 @@ function listLines(requests: readonly ApprovalRequest[]): string {
   if (requests.length === 0) return 'no pending approvals';
   return formatTable(
     ['job', 'step', 'capability', 'risk', 'requested by', 'expires', 'digest'],
-    requests.map((request) => [
-      shownText(request.jobId),
-      shownText(request.stepId),
-      shownText(`${request.capability}@${request.capabilityVersion}`),
-      request.risk,
-      shownText(request.caller?.id ?? '-'),
-      request.expiresAt,
-      request.inputDigest,
-    ]),
+    requests.map((request) =>
+      request.kind === 'plan'
+        ? [
+            shownText(request.jobId),
+            '(plan)',
+            shownText(`${request.steps.length} step${request.steps.length === 1 ? '' : 's'}`),
+            '-',
+            shownText(request.caller?.id ?? '-'),
+            request.expiresAt,
+            request.planDigest,
+          ]
+        : [
+            shownText(request.jobId),
+            shownText(request.stepId),
+            shownText(`${request.capability}@${request.capabilityVersion}`),
+            request.risk,
+            shownText(request.caller?.id ?? '-'),
+            request.expiresAt,
+            request.inputDigest,
+          ],
+    ),
   );
 }
 
