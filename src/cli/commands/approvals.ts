@@ -4,7 +4,7 @@
  * (docs/guide/approvals.md, "From the program"). The runtime runs with approvals on; `--approvers`
  * names the policy.
  */
-import type { ApprovalRequest, Job } from '../../index.js';
+import type { ApprovalRequest, Job, PlanApprovalRequest } from '../../index.js';
 import { answerText, CLI_ANSWER, jobAnswer, valueAnswer } from '../../json/answer.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
@@ -23,12 +23,15 @@ import { writeErr, writeOut } from '../output.js';
 
 export const approvalsHelp = `Usage: warrant approvals [list] [options] [--json]
        warrant approvals approve|reject <jobId> <stepId> --digest <d> [--comment <c>] [options]
+       warrant approvals approve|reject <jobId> --plan --digest <planDigest> [options]
 
 Lists the pending approval requests of the store (with --caller, only those the read policy
 lets that caller read: of its tenant, submitted by it, or that it may decide; without, all of
 them), or decides one as the caller of --caller (the approver; never the caller who submitted
 the plan, nor one of another tenant). --digest is the request's inputDigest:
-you approve exactly that input. An approved step runs here, so give the same --module,
+you approve exactly that input. A plan submitted with --plan-approval waits for one plan
+request (step "(plan)" in the list): decide it with --plan and its planDigest; its steps then
+run here, each authorized at its turn. An approved step runs here, so give the same --module,
 --authorizer and --store as the run that stopped. Approvals are on (--approvals is implied).
 Exit codes: 0 listed, or decided and the job completed (or rejected as asked); 1 the decision
 was refused (the line names the code) or the job failed; 2 bad usage; 3 the job stopped at the
@@ -38,14 +41,16 @@ Options:
 ${runtimeOptionsHelp}
 ${callerOptionHelp}
                         (default { "id": "cli:<os user name>" })
-  --digest <d>          the inputDigest of the request (approve, reject)
+  --digest <d>          the inputDigest of the request (approve, reject); with --plan, its
+                        planDigest
+  --plan                decide the job's plan request (no <stepId>)
   --comment <c>         a comment recorded with the decision
   --json                print the requests, or the job, as JSON on stdout
   -h, --help            show this help`;
 
 function listLines(requests: readonly ApprovalRequest[]): string {
   if (requests.length === 0) return 'no pending approvals';
-  return formatTable(
+  const table = formatTable(
     ['job', 'step', 'capability', 'risk', 'requested by', 'expires', 'digest'],
     requests.map((request) =>
       request.kind === 'plan'
@@ -69,6 +74,26 @@ function listLines(requests: readonly ApprovalRequest[]): string {
           ],
     ),
   );
+  // Each plan request with every step: what the approver approves (docs/api.md, "Plan warrants").
+  const plans = requests.flatMap((request) =>
+    request.kind === 'plan' ? [planLines(request)] : [],
+  );
+  return [table, ...plans].join('\n\n');
+}
+
+/** A plan request's steps: each with its preview, its input (references included) and bounds. */
+function planLines(request: PlanApprovalRequest): string {
+  const rows = request.steps.map((step) => [
+    shownText(step.id),
+    shownText(`${step.capability}@${step.capabilityVersion}`),
+    step.outcome,
+    shownText(step.input === undefined ? '-' : JSON.stringify(step.input), 200),
+    shownText(step.bounds === undefined ? '-' : JSON.stringify(step.bounds), 200),
+  ]);
+  return `plan of job ${shownText(request.jobId)}: ${shownText(request.goal)}\n${formatTable(
+    ['step', 'capability', 'preview', 'input', 'bounds'],
+    rows,
+  )}`;
 }
 
 /** The exit code of a decided job: 0 completed (or a rejection, as asked), 3 waiting, else 1. */
@@ -84,6 +109,7 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     caller: { type: 'string' },
     digest: { type: 'string' },
     comment: { type: 'string' },
+    plan: { type: 'boolean' },
     json: { type: 'boolean' },
   });
   if (values.help) {
@@ -96,7 +122,16 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
   if (action === 'list' && jobId !== undefined)
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
   const digest = text(values, 'digest');
-  if (action !== 'list' && (jobId === undefined || stepId === undefined || digest === undefined))
+  const plan = values.plan === true;
+  if (plan && (action === 'list' || stepId !== undefined))
+    throw new UsageError(`warrant approvals ${action} <jobId> --plan --digest <planDigest>`);
+  if (plan && (jobId === undefined || digest === undefined))
+    throw new UsageError(`warrant approvals ${action} <jobId> --plan --digest <planDigest>`);
+  if (
+    !plan &&
+    action !== 'list' &&
+    (jobId === undefined || stepId === undefined || digest === undefined)
+  )
     throw new UsageError(`warrant approvals ${action} <jobId> <stepId> --digest <d>`);
   const given = text(values, 'caller');
   const approver = callerOf(given, () => ({ id: `cli:${osUserName()}` }));
@@ -114,14 +149,27 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     const comment = text(values, 'comment');
     let job: Job;
     try {
-      job = await runtime.decideApproval({
-        jobId: jobId as string,
-        stepId: stepId as string,
-        inputDigest: digest as string,
-        approver,
-        decision,
-        ...(comment === undefined ? {} : { comment }),
-      });
+      const commented = comment === undefined ? {} : { comment };
+      job = await runtime.decideApproval(
+        plan
+          ? // The plan request (docs/api.md, "Plan warrants").
+            {
+              kind: 'plan',
+              jobId: jobId as string,
+              planDigest: digest as string,
+              approver,
+              decision,
+              ...commented,
+            }
+          : {
+              jobId: jobId as string,
+              stepId: stepId as string,
+              inputDigest: digest as string,
+              approver,
+              decision,
+              ...commented,
+            },
+      );
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code !== 'string' || !code.startsWith('APPROVAL_')) throw error;
