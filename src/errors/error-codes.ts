@@ -11,7 +11,7 @@ export const THROWN_ERRORS = {
   PLAN_ADMISSION_REJECTED:
     '`executePlan` refused the plan before creating a job; `error.issues` lists every issue (codes below)',
   EXECUTE_OPTIONS_INVALID:
-    '`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object',
+    "`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object; `approval` other than `'steps'`/`'plan'`, or `'plan'` (also on `submitPlan`) on a runtime without the `approvals` option",
   JOB_STORE_FAILED: 'the job store failed while recording a job (the original error is `cause`)',
   STORE_UNAVAILABLE:
     'a SQLite or PostgreSQL store write failed on a lost connection or a locked database through every retry (docs/api.md, "Store outages"; the driver\'s error is `cause`)',
@@ -48,13 +48,13 @@ export const THROWN_ERRORS = {
   EVIDENCE_KEY_INVALID:
     '`exportJob(id, { signingKey })` or `verifyEvidence(bundle, { publicKey })` got a key that is not an Ed25519 key in PEM',
   APPROVAL_DECISION_INVALID:
-    "`decideApproval()` got arguments that are not an object, a non-string `jobId`/`stepId`/`inputDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, or an `approver` that is not a caller (JSON data) with a non-empty string `id`",
+    "`decideApproval()` got arguments that are not an object, a `kind` other than `'step'`/`'plan'`, a non-string `jobId`/`stepId`/`inputDigest`/`planDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, or an `approver` that is not a caller (JSON data) with a non-empty string `id`",
   APPROVAL_NOT_FOUND:
-    '`decideApproval()`: no such job, no such step in it, or the runtime has no `approvals` option',
+    "`decideApproval()`: no such job, no such step in it (for `kind: 'plan'`, no plan request in it), or the runtime has no `approvals` option",
   APPROVAL_NOT_PENDING:
     "`decideApproval()`: the step does not await approval (already decided, consumed by a concurrent decision, never asked, or a restored copy of a request the store's ledger holds as decided)",
   APPROVAL_DIGEST_MISMATCH:
-    '`decideApproval()`: `inputDigest` is not the digest of the request (the approver saw another input)',
+    "`decideApproval()`: `inputDigest` (or a plan request's `planDigest`) is not the digest of the request (the approver saw another input, or another plan)",
   APPROVAL_SELF_APPROVAL:
     "`decideApproval()`: the approver's `id` is the id of the caller who submitted the job",
   APPROVAL_FORBIDDEN:
@@ -70,7 +70,7 @@ export const THROWN_ERRORS = {
   MCP_TOOL_NAME_COLLISION:
     '`new McpAdapter()` (and `warrant mcp`/`warrant serve`, exit 2): two capabilities would be one tool name (`ticket.get` and `ticket_get`)',
   JOB_OPTIONS_INVALID:
-    '`submitPlan`, `waitForJob` or `cancelJob` options are not an object or cannot be read, or a field is malformed (`timeoutMs` not a non-negative integer, `signal` not an AbortSignal, `reason` or `idempotencyKey` not a string)',
+    "`submitPlan`, `waitForJob` or `cancelJob` options are not an object or cannot be read, or a field is malformed (`timeoutMs` not a non-negative integer, `signal` not an AbortSignal, `reason` or `idempotencyKey` not a string, `approval` not `'steps'`/`'plan'`)",
   CANCEL_FORBIDDEN:
     "`cancelJob()`: the caller is neither the submitter (same `id` and `tenant`) nor allowed by `cancelPolicy` (asked only within the job's tenant; default: the scope `warrant:cancel`)",
   IDEMPOTENCY_CONFLICT:
