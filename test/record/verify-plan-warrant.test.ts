@@ -2,9 +2,14 @@
 // request's digest is computed again from the record, each plan decision must name it, and a
 // step decision covered by a plan grant must name the grant the record holds.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import {
   OperatorRuntime,
+  verifyEvidence,
+  type EvidenceBundle,
   type Job,
   type JobEvent,
   type PlanApprovalRequest,
@@ -13,8 +18,17 @@ import { checkPlanWarrant } from '../../src/record/verify-plan-warrant.js';
 import { verifyRecord } from '../../src/record/verify-record.js';
 import { register } from '../support/runtime-fixtures.js';
 
-async function grantedJob(): Promise<Job> {
-  const runtime = new OperatorRuntime({ approvals: { approver: { canApprove: () => true } } });
+const directory = mkdtempSync(join(tmpdir(), 'warrant-plan-evidence-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+async function grantedJob(
+  store = 'memory',
+  keep?: (runtime: OperatorRuntime, id: string) => Promise<void>,
+): Promise<Job> {
+  const runtime = new OperatorRuntime({
+    store,
+    approvals: { approver: { canApprove: () => true } },
+  });
   const [write] = register(runtime, { risk: 'write', execute: () => ({ ok: true }) }) as [string];
   const job = await runtime.executePlan(
     { version: '1.0', steps: [{ id: 'w', capability: write, input: { n: 1 } }] },
@@ -30,6 +44,7 @@ async function grantedJob(): Promise<Job> {
   });
   assert.equal(done.status, 'completed');
   const stored = (await runtime.getJob(job.id)) as Job;
+  await keep?.(runtime, job.id);
   await runtime.close();
   return structuredClone(stored);
 }
@@ -87,5 +102,28 @@ describe('checkPlanWarrant', () => {
       reason: 'the decision of step w names a plan grant the record does not hold',
       stepId: 'w',
     });
+  });
+
+  it('an evidence bundle of a job run under a plan grant verifies; its grant edited does not', async () => {
+    let bundle: EvidenceBundle | undefined;
+    await grantedJob(`sqlite:${join(directory, 'jobs.db')}`, async (runtime, id) => {
+      bundle = await runtime.exportJob(id);
+    });
+    assert.ok(bundle !== undefined);
+    assert.equal(verifyEvidence(bundle).ok, true);
+    const edited = structuredClone(bundle) as { job: Job };
+    const at = edited.job.events.findIndex((event) => event.type === 'approval.granted');
+    edited.job.events[at] = {
+      ...(edited.job.events[at] as JobEvent),
+      data: { ...edited.job.events[at]?.data, planDigest: `sha256:${'3'.repeat(64)}` },
+    };
+    const verification = verifyEvidence(edited);
+    assert.equal(verification.ok, false);
+    assert.deepEqual(verification.problems, [
+      {
+        part: 'hashes',
+        reason: `event ${at} (approval.granted) does not match its hash: it or an earlier event was changed, removed or reordered (event ${at})`,
+      },
+    ]);
   });
 });
