@@ -66,8 +66,14 @@ export type {
 } from './jobs/job-store.js';
 export type { LimitDefinition, LimitScope } from './limits/limit-options.js';
 export type { LimitCounterShown, LimitShown, LimitsView } from './limits/limits-view.js';
-export type { ApprovalRequest } from './approvals/approval-request.js';
+export type { ApprovalRequest, StepApprovalRequest } from './approvals/approval-request.js';
 export type { ApprovalDecision } from './approvals/decision-arguments.js';
+export type {
+  PlanApprovalDecision,
+  PlanApprovalRequest,
+  PlanApprovalStep,
+} from './approvals/plan-request.js';
+export type { PlanRequestStep } from './jobs/plan-grant.js';
 export { createCapability } from './capabilities/create-capability.js';
 export { createHttpCapability } from './net/http-capability.js';
 export type { HttpCapabilityDefinition, HttpCapabilityResponse } from './net/http-capability.js';
@@ -127,6 +133,7 @@ export type {
   JobEventType,
   JobListFilter,
   StepDecision,
+  DecisionApproval,
   DecisionOutcome,
 } from './jobs/job.js';
 export type { JobVerification } from './record/verify-record.js';

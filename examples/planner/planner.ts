@@ -9,7 +9,7 @@ import {
   createCapability,
   defineModule,
   isPlanAdmissionError,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type ExecutionCaller,
   type ExecutionPlan,
   type Job,
@@ -90,7 +90,7 @@ export interface PlannerOptions {
   readonly caller: ExecutionCaller;
   /** Who decides approvals, and what they decide (a person, in a real application). */
   readonly approver: ExecutionCaller;
-  readonly approve: (request: ApprovalRequest) => boolean | Promise<boolean>;
+  readonly approve: (request: StepApprovalRequest) => boolean | Promise<boolean>;
   /** How many plans the model may write before a refusal is final. Default 2. */
   readonly attempts?: number;
   readonly log?: (line: string) => void;
@@ -137,7 +137,8 @@ export async function planAndRun(options: PlannerOptions): Promise<Job> {
   let job = await runtime.waitForJob(jobId);
   while (job?.status === 'awaiting_approval') {
     const [request] = await runtime.listApprovals({ jobId });
-    if (request === undefined) break;
+    // This loop decides step requests (a plan submitted with approval: 'plan' has one plan request).
+    if (request?.kind !== 'step') break;
     const approved = await approve(request);
     log(
       `${approved ? 'approved' : 'rejected'} ${request.stepId}: ${request.capability} ${JSON.stringify(request.input)}`,

@@ -7,9 +7,12 @@
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import type { CapabilityRisk } from '../capabilities/risk.js';
 import type { Job, JobStep } from '../jobs/job.js';
+import { lastPlanRequest } from '../jobs/plan-grant.js';
+import { planRequestOf, type PlanApprovalRequest } from './plan-request.js';
 
-/** A pending request, as `listApprovals` answers it and the approver policy sees it. */
-export interface ApprovalRequest {
+/** A pending request on one step, as `listApprovals` answers it and the approver policy sees it. */
+export interface StepApprovalRequest {
+  readonly kind: 'step';
   readonly jobId: string;
   readonly stepId: string;
   readonly capability: string;
@@ -31,6 +34,22 @@ export interface ApprovalRequest {
   readonly expiresAt: string;
 }
 
+/**
+ * A pending request: on one step, or on a whole plan (docs/api.md, "Plan warrants"). The
+ * approver policy sees either; `kind` tells them apart.
+ */
+export type ApprovalRequest = StepApprovalRequest | PlanApprovalRequest;
+
+/** The step a request is held by: its own, or for a plan request the plan's first step. */
+export function requestStepId(request: ApprovalRequest): string {
+  return request.kind === 'plan' ? (request.steps[0]?.id ?? '') : request.stepId;
+}
+
+/** The digest a decision on the request names: its input's, or its plan's. */
+export function requestDigest(request: ApprovalRequest): string {
+  return request.kind === 'plan' ? request.planDigest : request.inputDigest;
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -45,7 +64,18 @@ function deepFreeze<T>(value: T): T {
  */
 export function requestOf(job: Job, index: number): ApprovalRequest | undefined {
   const step = job.steps[index] as JobStep | undefined;
-  if (step?.status !== 'awaiting_approval' || step.decision === undefined) return undefined;
+  if (step?.status !== 'awaiting_approval') return undefined;
+  // A plan request is held by the plan's first step, on which no decision was made.
+  if (step.decision === undefined) {
+    const plan = lastPlanRequest(job);
+    if (
+      plan === undefined ||
+      plan.stepId !== step.id ||
+      requestPosition(job, step.id) !== plan.position
+    )
+      return undefined;
+    return deepFreeze(planRequestOf(job, plan));
+  }
   let requested: Readonly<Record<string, unknown>> | undefined;
   let requestedAt = '';
   for (let at = job.events.length - 1; at >= 0; at--) {
@@ -56,9 +86,10 @@ export function requestOf(job: Job, index: number): ApprovalRequest | undefined 
       break;
     }
   }
-  if (requested === undefined) return undefined;
+  if (requested === undefined || requested.kind === 'plan') return undefined;
   const input = 'resolvedInput' in step ? step.resolvedInput : step.input;
   const request: Record<string, unknown> = {
+    kind: 'step',
     jobId: job.id,
     stepId: step.id,
     capability: step.capability,

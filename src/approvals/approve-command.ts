@@ -41,14 +41,21 @@ export function shellWord(value: string): string {
 /**
  * The command that approves step `stepId` of job `jobId` whose request carries `digest`, with
  * `flags` (the words the decision needs to run the step as the submitting process would): an id
- * that starts with `-` is never read as an option, the ids then follow `--`.
+ * that starts with `-` is never read as an option, the ids then follow `--`. Without `stepId`,
+ * the plan request of the job (`--plan`, docs/api.md "Plan warrants").
  */
 export function approveCommandLine(
   jobId: string,
-  stepId: string,
+  stepId: string | undefined,
   digest: string,
   flags: readonly string[],
 ): string {
+  if (stepId === undefined) {
+    const words = ['--plan', '--digest', digest, ...flags].map(shellWord).join(' ');
+    return jobId.startsWith('-')
+      ? `warrant approvals approve ${words} -- ${shellWord(jobId)}`
+      : `warrant approvals approve ${shellWord(jobId)} ${words}`;
+  }
   const ids = `${shellWord(jobId)} ${shellWord(stepId)}`;
   const words = flags.map(shellWord).join(' ');
   const extra = words === '' ? '' : ` ${words}`;

@@ -10,9 +10,12 @@ import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import { captureEditedInput } from './edited-input.js';
+import { checkPlanDecision, type CheckedPlanDecision } from './plan-request.js';
 
-/** Arguments of `runtime.decideApproval()`. */
+/** Arguments of `runtime.decideApproval()` on a step request. */
 export interface ApprovalDecision {
+  /** `'step'` (the default); a plan request is decided with `PlanApprovalDecision`. */
+  kind?: 'step';
   jobId: string;
   stepId: string;
   /** The digest of the request being decided, as `listApprovals` gave it. */
@@ -28,8 +31,9 @@ export interface ApprovalDecision {
   input?: unknown;
 }
 
-/** The arguments of `decideApproval()`, read once and checked. */
+/** The arguments of `decideApproval()` on a step request, read once and checked. */
 export interface CheckedDecision {
+  readonly kind: 'step';
   readonly jobId: string;
   readonly stepId: string;
   readonly inputDigest: string;
@@ -44,11 +48,18 @@ function invalid(message: string): TypeError {
   return createError(TypeError, ErrorCode.APPROVAL_DECISION_INVALID, message);
 }
 
-/** Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. */
-export function checkDecisionArguments(value: unknown): CheckedDecision {
+/**
+ * Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. `kind: 'plan'` is a
+ * decision on a plan request (docs/api.md, "Plan warrants"), read by checkPlanDecision.
+ */
+export function checkDecisionArguments(value: unknown): CheckedDecision | CheckedPlanDecision {
   if (typeof value !== 'object' || value === null) {
     throw invalid(`decideApproval() takes an object, got ${describeValue(value)}`);
   }
+  const kind = readField(value, 'kind', (problem) => invalid(`decideApproval() kind ${problem}`));
+  if (kind === 'plan') return checkPlanDecision(value);
+  if (kind !== undefined && kind !== 'step')
+    throw invalid(`decideApproval() kind must be 'step' or 'plan', got ${describeValue(kind)}`);
   const field = (key: keyof ApprovalDecision): unknown =>
     readField(value, key, (problem) => invalid(`decideApproval() ${key} ${problem}`));
   const jobId = field('jobId');
@@ -84,6 +95,7 @@ export function checkDecisionArguments(value: unknown): CheckedDecision {
   if (snapshot === undefined || typeof snapshot.id !== 'string' || snapshot.id === '')
     throw invalid('decideApproval() approver must be a caller with a non-empty string id');
   return {
+    kind: 'step',
     jobId: jobId as string,
     stepId: stepId as string,
     inputDigest: inputDigest as string,

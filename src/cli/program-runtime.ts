@@ -257,6 +257,21 @@ export function decisionFlags(flags: RuntimeFlags): string[] {
 }
 
 /**
+ * The planDigest of the plan request `stepId` holds, when its last request is one (docs/api.md,
+ * "Plan warrants": a plan request is held by the plan's first step).
+ */
+function planRequestDigest(job: Job, stepId: string): string | undefined {
+  for (let at = job.events.length - 1; at >= 0; at--) {
+    const data = job.events[at]?.data;
+    if (job.events[at]?.type !== 'approval.requested' || data?.stepId !== stepId) continue;
+    return data.kind === 'plan' && typeof data.planDigest === 'string'
+      ? data.planDigest
+      : undefined;
+  }
+  return undefined;
+}
+
+/**
  * The command that approves the waiting step of `job` (none when no step waits), with the flags
  * the decision needs to run it (`decisionFlags`); the approver is the caller of `--caller`,
  * someone other than the submitter. Printed by `warrant run` and by `warrant approvals approve`
@@ -264,6 +279,16 @@ export function decisionFlags(flags: RuntimeFlags): string[] {
  */
 export function approveCommand(job: Job, flags: RuntimeFlags): string {
   const step = job.steps.find((waiting) => waiting.status === 'awaiting_approval');
+  const planDigest = step === undefined ? undefined : planRequestDigest(job, step.id);
+  if (planDigest !== undefined) {
+    // One plan request for the whole plan (docs/api.md, "Plan warrants").
+    const command = approveCommandLine(job.id, undefined, planDigest, [
+      ...decisionFlags(flags),
+      '--caller',
+      '{"id":"<approver>"}',
+    ]);
+    return `\nthe plan awaits approval; to approve it:\n  ${command}\n`;
+  }
   if (step?.decision === undefined) return '';
   const command = approveCommandLine(job.id, step.id, step.decision.inputDigest, [
     ...decisionFlags(flags),

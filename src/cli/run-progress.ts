@@ -123,6 +123,12 @@ export class RunProgress {
       }
       case 'approval.requested':
         this.#end(stepId);
+        // A plan request (docs/api.md, "Plan warrants"): the whole plan waits, no step ran.
+        if (event.data?.kind === 'plan') {
+          const count = Array.isArray(event.data.steps) ? event.data.steps.length : 0;
+          this.#line(`  ⏸ the plan (${count} step${count === 1 ? '' : 's'}) awaits approval`);
+          return;
+        }
         this.#line(
           `  ⏸ ${step} awaits approval: ${printable(String(event.data?.reason ?? 'approval required'))}`,
         );

@@ -11,7 +11,7 @@ export const THROWN_ERRORS = {
   PLAN_ADMISSION_REJECTED:
     '`executePlan` refused the plan before creating a job; `error.issues` lists every issue (codes below)',
   EXECUTE_OPTIONS_INVALID:
-    '`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object',
+    "`executePlan` options are not an object or cannot be read, or `caller` is not JSON data (the message names the path), `caller.id` not a string, `caller.scopes` not strings, `caller.metadata` not an object; `approval` other than `'steps'`/`'plan'`, or `'plan'` (also on `submitPlan`) on a runtime without the `approvals` option",
   CALLER_INVALID:
     "`executePlan`, `submitPlan` or `cancelJob`: `caller.actor` is refused (more than 4 actors, an actor without a non-empty string `id`, another tenant than the caller's, an id twice in the chain, or no `caller.id`)",
   JOB_STORE_FAILED: 'the job store failed while recording a job (the original error is `cause`)',
@@ -50,13 +50,13 @@ export const THROWN_ERRORS = {
   EVIDENCE_KEY_INVALID:
     '`exportJob(id, { signingKey })` or `verifyEvidence(bundle, { publicKey })` got a key that is not an Ed25519 key in PEM',
   APPROVAL_DECISION_INVALID:
-    "`decideApproval()` got a non-object, a non-string `jobId`/`stepId`/`inputDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, an `input` with `'reject'`, or an `approver` not a caller (JSON data) with a non-empty string `id`",
+    "`decideApproval()` got arguments that are not an object, a `kind` other than `'step'`/`'plan'`, a non-string `jobId`/`stepId`/`inputDigest`/`planDigest`/`comment`, a `decision` other than `'approve'`/`'reject'`, an `input` with `'reject'` or on a plan, or an `approver` that is not a caller (JSON data) with a non-empty string `id`",
   APPROVAL_NOT_FOUND:
-    '`decideApproval()`: no such job, no such step in it, or the runtime has no `approvals` option',
+    "`decideApproval()`: no such job, no such step in it (for `kind: 'plan'`, no plan request in it), or the runtime has no `approvals` option",
   APPROVAL_NOT_PENDING:
     "`decideApproval()`: the step does not await approval (already decided, consumed by a concurrent decision, never asked, or a restored copy of a request the store's ledger holds as decided)",
   APPROVAL_DIGEST_MISMATCH:
-    '`decideApproval()`: `inputDigest` is not the digest of the request (the approver saw another input)',
+    "`decideApproval()`: `inputDigest` (or a plan request's `planDigest`) is not the digest of the request (the approver saw another input, or another plan)",
   APPROVAL_SELF_APPROVAL:
     "`decideApproval()`: the approver's id is an actor's in the job's caller, or the caller's own when no actor acted (checked before the approver policy)",
   APPROVAL_FORBIDDEN:
@@ -74,7 +74,7 @@ export const THROWN_ERRORS = {
   MCP_TOOL_NAME_COLLISION:
     '`new McpAdapter()` (and `warrant mcp`/`warrant serve`, exit 2): two capabilities would be one tool name (`ticket.get` and `ticket_get`)',
   JOB_OPTIONS_INVALID:
-    '`submitPlan`, `waitForJob` or `cancelJob` options are not an object or cannot be read, or a field is malformed (`timeoutMs` not a non-negative integer, `signal` not an AbortSignal, `reason` or `idempotencyKey` not a string)',
+    "`submitPlan`, `waitForJob` or `cancelJob` options are not an object or cannot be read, or a field is malformed (`timeoutMs` not a non-negative integer, `signal` not an AbortSignal, `reason` or `idempotencyKey` not a string, `approval` not `'steps'`/`'plan'`)",
   CANCEL_FORBIDDEN:
     "`cancelJob()`: the caller is neither the submitter (same `id` and `tenant`) nor allowed by `cancelPolicy` (asked only within the job's tenant; default: the scope `warrant:cancel`)",
   IDEMPOTENCY_CONFLICT:
@@ -98,6 +98,8 @@ export const STEP_FAILURES = {
     "a capability's `prepare` threw, rejected, outlasted its `timeoutMs`, or returned a value outside the 2.0 value domain or over 64 KiB of canonical JSON: the step fails with an error starting `EFFECT_PREPARE_FAILED:`, nothing is invoked",
   EFFECT_REFUSED:
     "`http.get` (or a capability of `createHttpCapability`) resolved its host to a loopback, private, link-local, unique-local, shared (CGNAT) or metadata address without `--http-allow-private` (`allowPrivate`): the step is denied with a reason starting `EFFECT_REFUSED:`, its effect recorded; a webhook destination without `allowPrivate: true` is not posted to (the delivery's error)",
+  PLAN_DENIED:
+    "a plan submitted with `approval: 'plan'` has a step the preview at submission answered `deny`: nothing runs, that step fails with its denial and the job fails with an error starting `PLAN_DENIED:` naming the step and the reason",
 } as const;
 
 /** Outbound MCP capabilities (`createMcpCapability`, not exported): the first two thrown at definition, the rest fail the step. */

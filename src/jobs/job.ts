@@ -100,6 +100,19 @@ export interface StepDecision {
   readonly effectDigest?: string;
   /** An outbound MCP tool's definition digest, as decided (docs/api.md, "Pinned tools"). */
   readonly definitionDigest?: string;
+  /**
+   * The grant that covered an answer `require_approval` (docs/api.md, "Plan warrants"): the step
+   * ran under the plan grant with this digest, given by this approver (id).
+   */
+  readonly approval?: DecisionApproval;
+}
+
+/** A plan grant that covered a step's decision (docs/api.md, "Plan warrants"). */
+export interface DecisionApproval {
+  readonly kind: 'plan';
+  readonly planDigest: string;
+  /** The approver's id. */
+  readonly approver: string;
 }
 
 export interface JobStep {

@@ -84,6 +84,7 @@ function decisionOf(event: JobEvent, outcome: unknown, reason: unknown): Record<
   if (data.limit !== undefined) decision.limit = data.limit;
   if (data.effectDigest !== undefined) decision.effectDigest = data.effectDigest;
   if (data.definitionDigest !== undefined) decision.definitionDigest = data.definitionDigest;
+  if (data.approval !== undefined) decision.approval = data.approval;
   return decision;
 }
 
@@ -172,6 +173,8 @@ function replay(
       case 'approval.requested':
         step.status = 'awaiting_approval';
         status = 'awaiting_approval';
+        // A plan request (docs/api.md, "Plan warrants") is held by a step no decision was made on.
+        if (data.kind === 'plan') break;
         step.decision = decisionOf(event, 'approval_required', data.reason);
         step.decidedBy = index;
         break;

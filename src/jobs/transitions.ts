@@ -22,8 +22,10 @@ import {
   type JobStatus,
   type JobStep,
   type JobStepStatus,
+  type DecisionApproval,
   type StepDecision,
 } from './job.js';
+import type { PlanRequestStep } from './plan-grant.js';
 import type { JobChange } from './job-store.js';
 import { keptFlat } from '../json/canonical-json.js';
 import { creationDigest } from './record-fields.js';
@@ -88,6 +90,8 @@ export interface Decided {
   readonly limit?: string | undefined;
   /** An outbound MCP tool's definition digest, checked against its pin (docs/api.md, "Pinned tools"). */
   readonly definitionDigest?: string | undefined;
+  /** The plan grant that covered a `require_approval` (docs/api.md, "Plan warrants"). */
+  readonly approval?: DecisionApproval | undefined;
   /** The registered version of the capability. */
   readonly capabilityVersion: string;
   readonly at: string;
@@ -436,6 +440,7 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
   if (decided.policies !== undefined) data.policies = decided.policies;
   if (decided.limit !== undefined) data.limit = decided.limit;
   if (decided.definitionDigest !== undefined) data.definitionDigest = decided.definitionDigest;
+  if (decided.approval !== undefined) data.approval = decided.approval;
   if (ended) data.decidedAt = decided.at;
   const effect = decided.recorded.effect;
   if (effect !== undefined) data.effectDigest = effect.digest;
@@ -470,6 +475,7 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
     delete recorded.effect;
   }
   if (decided.definitionDigest !== undefined) decision.definitionDigest = decided.definitionDigest;
+  if (decided.approval !== undefined) decision.approval = decided.approval;
   step.decision = recorded.decision = Object.freeze(decision);
   if (decided.resolved || !sameRecordedValue(decided.recorded.value, recorded.input)) {
     step.resolvedInput = decided.input;
@@ -802,4 +808,103 @@ export function interruptStep(running: RunningJob, index: number, at: string): J
     capability: step.capability,
   });
   return { steps: onlyStep(index), events: [event] };
+}
+
+/*
+ * Plan warrants (docs/api.md, "Plan warrants"): one request for the whole plan, held by its first
+ * step, decided once; the steps then run, each authorized again at its turn.
+ */
+
+/** The step that holds a plan request: the plan's first, nothing has run before it. */
+export const PLAN_REQUEST_STEP = 0;
+
+/**
+ * The plan waits for one approval before any step runs: its first step and the job are
+ * `awaiting_approval` (the step without a decision: none was made), with `approval.requested
+ * { kind: 'plan', stepId, planDigest, steps, expiresAt }`.
+ */
+export function awaitPlanApproval(
+  running: RunningJob,
+  at: string,
+  planDigest: string,
+  steps: readonly PlanRequestStep[],
+  expiresAt: string,
+): JobChange {
+  const index = PLAN_REQUEST_STEP;
+  setStatus(running, index, 'awaiting_approval');
+  running.job.status = running.record.status = 'awaiting_approval';
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const event = append(running, 'approval.requested', at, {
+    kind: 'plan',
+    stepId: step.id,
+    planDigest,
+    steps,
+    expiresAt,
+  });
+  return { steps: onlyStep(index), events: [event] };
+}
+
+/**
+ * The plan was approved: its first step is pending again and the job executing (or `queued`, with
+ * a queue engine), with `approval.granted { kind: 'plan', stepId, approver, planDigest, expiresAt,
+ * comment?, queued? }`, `expiresAt` the end of the grant. A job submitted to the queue and never
+ * started is stamped started now.
+ */
+export function grantPlanApproval(
+  running: RunningJob,
+  at: string,
+  approverId: string,
+  planDigest: string,
+  expiresAt: string,
+  comment: string | undefined,
+  queued: boolean,
+): JobChange {
+  const index = PLAN_REQUEST_STEP;
+  setStatus(running, index, 'pending');
+  for (const face of [running.job, running.record]) {
+    face.status = queued ? 'queued' : 'executing';
+    if (!queued) face.startedAt ??= at;
+  }
+  touch(running, at);
+  const step = running.record.steps[index] as JobStep;
+  const data: Record<string, unknown> = {
+    kind: 'plan',
+    stepId: step.id,
+    approver: approverId,
+    planDigest,
+    expiresAt,
+  };
+  if (comment !== undefined) data.comment = comment;
+  if (queued) data.queued = true;
+  const event = append(running, 'approval.granted', at, data);
+  return { steps: onlyStep(index), claims: index, events: [event] };
+}
+
+/**
+ * The plan was rejected: `approval.rejected { kind: 'plan', stepId, approver, planDigest,
+ * comment? }`, its first step fails with `Approval rejected` (and the comment), the others are
+ * skipped and the job fails; one change.
+ */
+export function rejectPlanApproval(
+  running: RunningJob,
+  at: string,
+  approverId: string,
+  planDigest: string,
+  comment: string | undefined,
+): JobChange {
+  const index = PLAN_REQUEST_STEP;
+  const step = running.record.steps[index] as JobStep;
+  const data: Record<string, unknown> = {
+    kind: 'plan',
+    stepId: step.id,
+    approver: approverId,
+    planDigest,
+  };
+  if (comment !== undefined) data.comment = comment;
+  const event = append(running, 'approval.rejected', at, data);
+  const error = comment === undefined ? 'Approval rejected' : `Approval rejected: ${comment}`;
+  const failed = endStep(running, index, at, { status: 'failed', error });
+  const change = joinChanges({ steps: [], claims: index, events: [event] }, failed);
+  return joinChanges(change, failJob(running, at, error));
 }

@@ -69,7 +69,7 @@ export function planToolListings(planSchema: JsonObject, risks: readonly Capabil
     {
       name: SUBMIT_PLAN_TOOL,
       description:
-        'Submit a Warrant plan to run as you: its steps run in order, each authorized at its turn; an input field may take an earlier step\'s result as { "$ref": "steps.<id>.result.<key>" }. Answers { jobId, status, awaiting? }: follow the job with warrant_job_status. A refused plan answers isError with issues (code, path, hint), and nothing runs.',
+        'Submit a Warrant plan to run as you: its steps run in order, each authorized at its turn; an input field may take an earlier step\'s result as { "$ref": "steps.<id>.result.<key>" }. Answers { jobId, status, awaiting? }: follow the job with warrant_job_status. A refused plan answers isError with issues (code, path, hint), and nothing runs. With approval plan, a person approves the whole plan once (awaiting { kind: plan, planDigest }); bounds on a step say what its referenced fields may hold.',
       inputSchema: withPlan(planSchema, {
         idempotencyKey: {
           type: 'string',
@@ -79,8 +79,9 @@ export function planToolListings(planSchema: JsonObject, risks: readonly Capabil
         },
         approval: {
           type: 'string',
-          enum: ['steps'],
-          description: 'steps (the default): each step that needs approval asks for it at its turn',
+          enum: ['steps', 'plan'],
+          description:
+            'steps (the default): each step that needs approval asks for it at its turn; plan: every step is previewed first, a step previewed deny refuses the whole plan (PLAN_DENIED), otherwise one approval for the whole plan before any step runs',
         },
       }),
       annotations: submitAnnotations(risks),
@@ -95,6 +96,7 @@ export type PlanToolArgs =
       readonly tool: typeof SUBMIT_PLAN_TOOL;
       readonly plan: unknown;
       readonly idempotencyKey: string | undefined;
+      readonly approval: 'steps' | 'plan' | undefined;
     };
 
 export function readPlanToolArgs(tool: string, args: unknown): PlanToolArgs | { problem: string } {
@@ -111,15 +113,15 @@ export function readPlanToolArgs(tool: string, args: unknown): PlanToolArgs | { 
     return {
       problem: `Invalid arguments: idempotencyKey must be a string of 1 to ${MAX_KEY_CHARS} characters`,
     };
-  // docs/decisions.md, "Plan tools and strict plans": plan warrants (approval 'plan') are not part of this version.
-  if (approval === 'plan')
-    return {
-      problem:
-        "Invalid arguments: approval 'plan' (approving the whole plan once) is not available in this version; leave approval out or use 'steps'",
-    };
-  if (approval !== undefined && approval !== 'steps')
-    return { problem: "Invalid arguments: approval must be 'steps' when present" };
-  return { tool: SUBMIT_PLAN_TOOL, plan, idempotencyKey: idempotencyKey as string | undefined };
+  // 'plan': a plan warrant (docs/api.md, "Plan warrants").
+  if (approval !== undefined && approval !== 'steps' && approval !== 'plan')
+    return { problem: "Invalid arguments: approval must be 'steps' or 'plan' when present" };
+  return {
+    tool: SUBMIT_PLAN_TOOL,
+    plan,
+    idempotencyKey: idempotencyKey as string | undefined,
+    approval,
+  };
 }
 
 function structured(content: JsonObject, isError = false): CallToolResult {
@@ -134,7 +136,11 @@ function structured(content: JsonObject, isError = false): CallToolResult {
 function submittedContent(job: Job, replayed: boolean): JsonObject {
   const content: JsonObject = { jobId: job.id, status: job.status };
   const waiting = job.steps.find((step) => step.status === 'awaiting_approval');
-  if (job.status === 'awaiting_approval' && waiting !== undefined) {
+  const plan = job.status === 'awaiting_approval' ? planRequestDigest(job) : undefined;
+  if (plan !== undefined) {
+    // One request for the whole plan (docs/api.md, "Plan warrants").
+    content.awaiting = { kind: 'plan', planDigest: plan };
+  } else if (job.status === 'awaiting_approval' && waiting !== undefined) {
     const digest = waiting.decision?.inputDigest;
     content.awaiting = {
       kind: 'step',
@@ -142,8 +148,27 @@ function submittedContent(job: Job, replayed: boolean): JsonObject {
       ...(typeof digest === 'string' && { inputDigest: digest }),
     };
   }
+  // A plan refused at its preview: the model reads why, and may correct its plan.
+  if (job.error?.startsWith(`${ErrorCode.PLAN_DENIED}:`) === true) {
+    content.code = ErrorCode.PLAN_DENIED;
+    content.error = errorText(job.error, REMOTE_ANSWER);
+  }
   if (replayed) content.replayed = true;
   return content;
+}
+
+/** The planDigest of the job's pending plan request, when its first step holds one. */
+function planRequestDigest(job: Job): string | undefined {
+  const holder = job.steps[0];
+  if (holder?.status !== 'awaiting_approval' || holder.decision !== undefined) return undefined;
+  for (let at = job.events.length - 1; at >= 0; at--) {
+    const data = job.events[at]?.data;
+    if (job.events[at]?.type !== 'approval.requested' || data?.stepId !== holder.id) continue;
+    return data.kind === 'plan' && typeof data.planDigest === 'string'
+      ? data.planDigest
+      : undefined;
+  }
+  return undefined;
 }
 
 /**
@@ -172,6 +197,7 @@ export async function callPlanTool(
     const { jobId, replayed } = await runtime.submitPlan(plan, {
       caller,
       ...(args.idempotencyKey !== undefined && { idempotencyKey: args.idempotencyKey }),
+      ...(args.approval !== undefined && { approval: args.approval }),
     });
     const job =
       waitMs === undefined
@@ -189,6 +215,16 @@ export async function callPlanTool(
             ...issue,
             message: errorText(issue.message, REMOTE_ANSWER),
           })),
+        },
+        true,
+      );
+    }
+    // approval 'plan' on a runtime without approvals (docs/api.md, "Plan warrants").
+    if ((error as { code?: unknown } | null)?.code === ErrorCode.EXECUTE_OPTIONS_INVALID) {
+      return structured(
+        {
+          error: errorText((error as Error).message, REMOTE_ANSWER),
+          code: ErrorCode.EXECUTE_OPTIONS_INVALID,
         },
         true,
       );

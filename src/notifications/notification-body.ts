@@ -37,13 +37,41 @@ const SAFE_FIELDS: Readonly<Record<string, readonly string[]>> = {
     'onBehalfOf',
   ],
   // An approver's edit: the flag and both digests (docs/api.md, "Approve with edits").
-  'approval.granted': ['approver', 'edited', 'inputDigest', 'proposedDigest'],
-  'approval.rejected': ['approver'],
+  'approval.granted': ['approver', 'edited', 'inputDigest', 'proposedDigest', 'kind', 'planDigest'],
+  'approval.rejected': ['approver', 'kind', 'planDigest'],
   'job.completed': ['stepCount'],
   'job.failed': [],
   'job.cancelled': ['by'],
   'step.interrupted': ['capability'],
 };
+
+/**
+ * The summary of a plan request (docs/api.md, "Plan warrants"): its digest and each step's id,
+ * capability, version, preview outcome and input digest (ids and digests only: no input, no
+ * bounds, no reason).
+ */
+function planSummary(source: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const steps = Array.isArray(source.steps) ? (source.steps as unknown[]) : [];
+  return {
+    kind: 'plan',
+    planDigest: text(source.planDigest) ?? '',
+    stepCount: steps.length,
+    steps: steps.map((step) => {
+      const fields = (step ?? {}) as Readonly<Record<string, unknown>>;
+      const summary: Record<string, unknown> = {};
+      for (const key of ['id', 'capability', 'capabilityVersion', 'outcome', 'inputDigest']) {
+        const value = text(fields[key]);
+        if (value !== undefined) summary[key] = value;
+      }
+      return summary;
+    }),
+  };
+}
+
+/** True for the event of a plan request (docs/api.md, "Plan warrants"). */
+function isPlanRequest(event: JobEvent): boolean {
+  return event.type === 'approval.requested' && event.data?.kind === 'plan';
+}
 
 /** The step of the job's that failed or stopped it, for `job.failed`. */
 function failedStep(job: Job): string | undefined {
@@ -78,16 +106,21 @@ export function notificationBody(
   if (caller !== undefined) data.callerId = caller;
   data.status = job.status;
   data.eventId = event.id;
-  const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
+  const plan = isPlanRequest(event);
+  // A plan request is the whole plan's: it names no step, it summarizes them all.
+  const stepId = plan
+    ? undefined
+    : (text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined));
+  if (plan) Object.assign(data, planSummary(source));
   // How to decide it, as a Slack message says: the console link, or the approve command with the
   // flags the decision needs (docs/api.md, "Notifications").
-  if (event.type === 'approval.requested' && stepId !== undefined) {
+  if (event.type === 'approval.requested' && (plan || stepId !== undefined)) {
     if (pointer.publicUrl !== undefined) data.consoleUrl = consoleLink(pointer.publicUrl, job.id);
     else
       data.approveCommand = approveCommandLine(
         job.id,
-        stepId,
-        text(source.inputDigest) ?? '',
+        plan ? undefined : stepId,
+        text(plan ? source.planDigest : source.inputDigest) ?? '',
         pointer.approveFlags ?? [],
       );
   }
@@ -122,11 +155,22 @@ export function slackMessage(
   approveFlags: readonly string[] = [],
 ): { text: string } {
   const source = event.data ?? {};
-  const stepId = text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined);
+  const plan = isPlanRequest(event);
+  const stepId = plan
+    ? undefined
+    : (text(source.stepId) ?? (event.type === 'job.failed' ? failedStep(job) : undefined));
   const step = job.steps.find((candidate) => candidate.id === stepId);
   const capability = text(source.capability) ?? step?.capability;
   const lines = [`Warrant: ${slackText(event.type)} for job ${slackText(job.id)}`];
-  if (stepId !== undefined)
+  if (plan) {
+    // Every step of the plan with its preview (docs/api.md, "Plan warrants").
+    const { steps } = planSummary(source) as { steps: Record<string, string>[] };
+    lines.push(`Plan of ${steps.length} step${steps.length === 1 ? '' : 's'}:`);
+    for (const planned of steps)
+      lines.push(
+        `- ${slackText(planned.id ?? '')} (${slackText(planned.capability ?? '')}): ${slackText(planned.outcome ?? '')}`,
+      );
+  } else if (stepId !== undefined)
     lines.push(
       `Step ${slackText(stepId)}${capability === undefined ? '' : ` (${slackText(capability)})`}`,
     );
@@ -139,9 +183,10 @@ export function slackMessage(
     lines.push(`By: ${slackText(actor)} for ${slackText(subject)}`);
   const link = publicUrl === undefined ? undefined : consoleLink(publicUrl, job.id);
   if (link !== undefined) lines.push(`Open: ${slackText(link)}`);
-  else if (event.type === 'approval.requested' && stepId !== undefined) {
-    const digest = text(source.inputDigest) ?? '';
-    lines.push(`Approve: ${slackText(approveCommandLine(job.id, stepId, digest, approveFlags))}`);
+  else if (event.type === 'approval.requested' && (plan || stepId !== undefined)) {
+    const digest = text(plan ? source.planDigest : source.inputDigest) ?? '';
+    const command = approveCommandLine(job.id, plan ? undefined : stepId, digest, approveFlags);
+    lines.push(`Approve: ${slackText(command)}`);
   }
   return { text: lines.join('\n') };
 }

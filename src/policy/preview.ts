@@ -13,7 +13,7 @@ import { checkDecision } from '../authorization/check-decision.js';
 import { decisionPolicies } from '../authorization/decision-policies.js';
 import { checkStepInput } from '../capabilities/step-input.js';
 import { describeThrown } from '../errors/describe-value.js';
-import { recordValue } from '../jobs/recorded-value.js';
+import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 
 /**
@@ -41,12 +41,33 @@ export interface PlanPreview {
 
 const NOT_PERMITTED = 'Capability not permitted: ';
 
+/**
+ * A step's preview with what it was asked about, for a plan warrant (docs/api.md, "Plan
+ * warrants"): the input as checked and recorded, when the authorizer was asked.
+ */
+export interface PreviewedStep {
+  readonly preview: PreviewStep;
+  /** The input the authorizer was asked about (its contract's output). */
+  readonly input?: unknown;
+  readonly recorded?: RecordedValue;
+}
+
 async function previewStep(
   step: AdmittedStep,
   caller: ExecutionCaller | undefined,
   authorizer: ExecutionAuthorizer,
   approvals: boolean,
-): Promise<PreviewStep> {
+): Promise<PreviewedStep> {
+  const previewed = await askedStep(step, caller, authorizer, approvals);
+  return 'preview' in previewed ? previewed : { preview: previewed };
+}
+
+async function askedStep(
+  step: AdmittedStep,
+  caller: ExecutionCaller | undefined,
+  authorizer: ExecutionAuthorizer,
+  approvals: boolean,
+): Promise<PreviewStep | PreviewedStep> {
   const { id, capability } = step;
   const base = { id, capability: capability.name };
   if (step.references.length > 0) {
@@ -66,13 +87,14 @@ async function previewStep(
   if (valid instanceof Promise) valid = await valid;
   if (!valid.ok) return { ...base, outcome: 'input_rejected', reason: valid.error };
   const input = valid.value;
+  const recorded = recordValue(input, 'input');
   const asked: CapabilityAuthorizationContext = Object.freeze({
     jobId: '',
     stepId: id,
     capability: capability.identity,
     input,
     caller,
-    inputDigest: recordValue(input, 'input').digest,
+    inputDigest: recorded.digest,
     preview: true,
   });
   let decision: unknown;
@@ -81,6 +103,16 @@ async function previewStep(
   } catch (error) {
     return { ...base, outcome: 'error', reason: describeThrown(error) };
   }
+  return { preview: answered(decision, base, approvals, capability.name), input, recorded };
+}
+
+/** The preview of an authorizer's answer. */
+function answered(
+  decision: unknown,
+  base: { readonly id: string; readonly capability: string },
+  approvals: boolean,
+  name: string,
+): PreviewStep {
   const checked = checkDecision(decision, approvals);
   const policies = decisionPolicies(decision);
   const withPolicies = policies === undefined ? base : { ...base, policies };
@@ -91,7 +123,7 @@ async function previewStep(
       return {
         ...withPolicies,
         outcome: 'deny',
-        reason: checked.reason ?? `${NOT_PERMITTED}${capability.name}`,
+        reason: checked.reason ?? `${NOT_PERMITTED}${name}`,
       };
     case 'require_approval':
       return checked.reason === undefined
@@ -102,6 +134,18 @@ async function previewStep(
   }
 }
 
+/** Every step's preview with what it was asked about, in plan order (one at a time). */
+export async function previewPlanSteps(
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  authorizer: ExecutionAuthorizer,
+  approvals: boolean,
+): Promise<PreviewedStep[]> {
+  const steps: PreviewedStep[] = [];
+  for (const step of plan.steps) steps.push(await previewStep(step, caller, authorizer, approvals));
+  return steps;
+}
+
 /** Every step's preview, in plan order (one at a time, as the executor would ask). */
 export async function previewAdmittedPlan(
   plan: AdmittedPlan,
@@ -109,7 +153,6 @@ export async function previewAdmittedPlan(
   authorizer: ExecutionAuthorizer,
   approvals: boolean,
 ): Promise<PlanPreview> {
-  const steps: PreviewStep[] = [];
-  for (const step of plan.steps) steps.push(await previewStep(step, caller, authorizer, approvals));
-  return { steps };
+  const steps = await previewPlanSteps(plan, caller, authorizer, approvals);
+  return { steps: steps.map((step) => step.preview) };
 }

@@ -12,6 +12,8 @@ import { checkApprovalEdit } from './approval-edits.js';
 import type { Job, JobEvent, JobStep } from '../jobs/job.js';
 import type { ConsumedApproval } from '../jobs/job-store.js';
 import { digestRecorded, sameRecordedValue } from '../jobs/recorded-value.js';
+import { isPlanEvent } from '../jobs/plan-grant.js';
+import { checkPlanWarrant } from './verify-plan-warrant.js';
 
 export type JobVerification =
   | {
@@ -106,13 +108,17 @@ function checkPlaces(job: Job): Failure | undefined {
   return undefined;
 }
 
-/** The events of one step, by type, with their positions. */
+/**
+ * The events of one step, by type, with their positions. A plan request (docs/api.md, "Plan
+ * warrants") is not a decision on the step that holds it: checkPlanWarrant verifies it.
+ */
 function eventsOfStep(
   events: readonly JobEvent[],
   stepId: string,
 ): Map<string, { event: JobEvent; index: number }> {
   const found = new Map<string, { event: JobEvent; index: number }>();
   events.forEach((event, index) => {
+    if (event.type === 'approval.requested' && isPlanEvent(event)) return;
     if (event.data?.stepId === stepId && !found.has(event.type))
       found.set(event.type, { event, index });
   });
@@ -245,6 +251,12 @@ function fieldsOf(job: Job, proves: boolean): Failure | undefined {
   return found === undefined ? undefined : broken(found.reason, found.eventIndex, found.stepId);
 }
 
+/** The plan warrant check (verify-plan-warrant.ts) as a verification failure. */
+function planWarrantOf(job: Job): Failure | undefined {
+  const found = checkPlanWarrant(job);
+  return found === undefined ? undefined : broken(found.reason, found.eventIndex, found.stepId);
+}
+
 /**
  * Every request the ledger holds as decided is decided in the record too: a record that shows
  * one still waiting was restored from an older copy (docs/api.md, "Approvals").
@@ -293,6 +305,7 @@ export function verifyRecord(
       ) ??
       checkJobResult(job) ??
       fieldsOf(job, proves) ??
+      planWarrantOf(job) ??
       checkConsumed(job, consumed);
     if (failure !== undefined) return failure;
     return proves

@@ -26,8 +26,10 @@ import {
 import type { AdmittedPlan } from '../plan/admission.js';
 import {
   isExpired,
+  requestDigest,
   requestOf,
   requestPosition,
+  requestStepId,
   waitingSteps,
   type ApprovalRequest,
 } from '../approvals/approval-request.js';
@@ -41,6 +43,7 @@ import { decidedGrant, editOfDecision } from './approval-edits.js';
 import { admitRecorded, loadRunningJob, type CapabilityLookup } from './stored-job.js';
 import { queueEntryId } from './queued-grants.js';
 import { missingCapabilities } from './waiting-jobs.js';
+import { decidePlan, type PlanDesk } from './plan-decisions.js';
 
 /** What deciding needs of the runtime. */
 export interface ApprovalHost {
@@ -130,7 +133,8 @@ export class ApprovalDesk {
       for (const index of waitingSteps(job)) {
         const request = requestOf(job, index);
         if (request === undefined) continue;
-        if (consumed?.has(`${job.id}\n${requestPosition(job, request.stepId)}`)) continue;
+        const held = requestStepId(request);
+        if (consumed?.has(`${job.id}\n${requestPosition(job, held)}`)) continue;
         if (isExpired(request, Date.now())) {
           await this.#expire(host, request);
           continue;
@@ -144,6 +148,8 @@ export class ApprovalDesk {
   /** Decides one request; resolves with the job at its next stop. */
   async decide(host: ApprovalHost, value: unknown): Promise<Job> {
     const args = checkDecisionArguments(value);
+    // A plan request (docs/api.md, "Plan warrants") is decided by plan-decisions.ts.
+    if (args.kind === 'plan') return decidePlan(this.#planDesk(), host, args);
     const job = await host.deps.store.get(args.jobId);
     const index = job?.steps.findIndex((step) => step.id === args.stepId) ?? -1;
     if (job === undefined || index < 0) {
@@ -153,7 +159,7 @@ export class ApprovalDesk {
       );
     }
     const request = requestOf(job, index);
-    if (request === undefined) throw this.#notPending(args);
+    if (request?.kind !== 'step') throw this.#notPending(args);
     if (isExpired(request, Date.now())) {
       await this.#expire(host, request);
       throw refusal(
@@ -233,13 +239,25 @@ export class ApprovalDesk {
     }
   }
 
+  /** What a plan decision borrows of this desk (plan-decisions.ts). */
+  #planDesk(): PlanDesk {
+    return {
+      config: this.#config,
+      withClaim: (jobId, stepId, write) => this.#withClaim(jobId, stepId, write),
+      expire: (host, request) => this.#expire(host, request),
+      requeue: (host, running) => requeueGranted(host, running),
+    };
+  }
+
   /** Fails an expired request's step and job, unless another decision consumed it first. */
   async #expire(host: ApprovalHost, request: ApprovalRequest): Promise<void> {
-    await this.#withClaim(request.jobId, request.stepId, async () => {
+    const held = requestStepId(request);
+    await this.#withClaim(request.jobId, held, async () => {
       const running = await loadRunningJob(host.deps, request.jobId);
       if (running === undefined) return;
-      const index = running.record.steps.findIndex((step) => step.id === request.stepId);
-      if (requestOf(running.record, index)?.inputDigest !== request.inputDigest) return;
+      const index = running.record.steps.findIndex((step) => step.id === held);
+      const current = requestOf(running.record, index);
+      if (current === undefined || requestDigest(current) !== requestDigest(request)) return;
       try {
         await commitChange(running, expireApproval(running, index, isoNow()), host.deps);
       } catch (error) {
@@ -259,7 +277,8 @@ export class ApprovalDesk {
       const running = await loadRunningJob(host.deps, args.jobId);
       const index = running?.record.steps.findIndex((step) => step.id === args.stepId) ?? -1;
       const request = running === undefined ? undefined : requestOf(running.record, index);
-      if (running === undefined || request?.inputDigest !== args.inputDigest) return undefined;
+      if (running === undefined || request?.kind !== 'step') return undefined;
+      if (request.inputDigest !== args.inputDigest) return undefined;
       // Checked again as the decision is written (the store checks it once more in its write).
       if (isExpired(request, Date.now())) return 'expired' as const;
       const at = isoNow();

@@ -3,7 +3,7 @@
  * awaiting approval are read from the store in batches, filtered by what the caller may read,
  * and their requests taken from the approval desk.
  */
-import type { ApprovalRequest } from '../approvals/approval-request.js';
+import { requestStepId, type ApprovalRequest } from '../approvals/approval-request.js';
 import type { ExecutionCaller } from '../callers/execution-caller.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
@@ -119,7 +119,7 @@ export async function approvalPage(
     ) {
       const from = job.steps.findIndex((step) => step.id === stepId);
       const rest = (await desk.requestsOf(host, [job])).filter(
-        (request) => job.steps.findIndex((step) => step.id === request.stepId) > from,
+        (request) => job.steps.findIndex((step) => step.id === requestStepId(request)) > from,
       );
       take(rest, () => at);
     }
@@ -150,7 +150,8 @@ export async function approvalPage(
   const last = requests[requests.length - 1];
   if (!more || last === undefined || lastPosition === undefined) return { requests };
   const nextCursor = Buffer.from(
-    JSON.stringify([lastPosition, last.jobId, last.stepId]),
+    // A plan request's place is the step that holds it (docs/api.md, "Plan warrants").
+    JSON.stringify([lastPosition, last.jobId, requestStepId(last)]),
     'utf8',
   ).toString('base64url');
   return { requests, nextCursor };

@@ -20,6 +20,12 @@ export interface ExecutePlanOptions {
    * what it throws rejects it.
    */
   onReplay?: (jobId: string) => void;
+  /**
+   * `'plan'`: every step is previewed at submission and the plan waits for one plan request
+   * before any step runs (docs/api.md, "Plan warrants"); `'steps'` (the default): one request
+   * per step that needs one. Needs the runtime's `approvals` option.
+   */
+  approval?: 'steps' | 'plan';
 }
 
 /** `executePlan(plan)` without options: nothing to read. */
@@ -48,4 +54,32 @@ export function readOnReplay(options: unknown): ((jobId: string) => void) | unde
   if (onReplay === undefined || typeof onReplay === 'function')
     return onReplay as ((jobId: string) => void) | undefined;
   throw invalid(`options.onReplay must be a function, got ${describeValue(onReplay)}`);
+}
+
+/**
+ * The `approval` option of `method` (docs/api.md, "Plan warrants"), read once: `'steps'`, `'plan'`
+ * or absent; `'plan'` only on a runtime with approvals, else EXECUTE_OPTIONS_INVALID (the
+ * contract's code for both methods). `invalidValue` makes the refusal of a malformed value.
+ */
+export function readApprovalMode(
+  value: unknown,
+  approvals: boolean,
+  method: 'executePlan' | 'submitPlan',
+  invalidValue: (problem: string) => Error,
+): 'steps' | 'plan' {
+  if (value === undefined || value === 'steps') return 'steps';
+  if (value !== 'plan')
+    throw invalidValue(`options.approval must be 'steps' or 'plan', got ${describeValue(value)}`);
+  if (!approvals)
+    throw createError(
+      TypeError,
+      ErrorCode.EXECUTE_OPTIONS_INVALID,
+      `${method}() options.approval 'plan' needs the runtime's approvals option`,
+    );
+  return 'plan';
+}
+
+/** The `approval` option of `executePlan`, read once. */
+export function readApproval(options: unknown, approvals: boolean): 'steps' | 'plan' {
+  return readApprovalMode(fieldOf(options, 'approval'), approvals, 'executePlan', invalid);
 }

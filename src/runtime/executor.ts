@@ -59,6 +59,7 @@ import { checkLimits, type LimitDenial } from '../limits/limit-check.js';
 import type { CheckedLimit } from '../limits/limit-options.js';
 import { prepareEffect } from './prepare-effect.js';
 import { queuedResume, type QueuedResume } from './queued-grants.js';
+import { coverByPlanGrant, warrantChange, type PlanWarrantStart } from './plan-warrant.js';
 import { recordedCaller } from './recorded-caller.js';
 import { pinnedDefinition } from './pinned-definition.js';
 import {
@@ -413,7 +414,12 @@ async function runStep(
     const checked = checkDecision(decision, deps.approvals !== undefined);
     // A policy authorizer's determining policies (docs/api.md, "Policy as code: Cedar").
     const policies = decisionPolicies(decision);
-    if (checked.kind === 'require_approval') {
+    // A plan grant may cover the answer (docs/api.md, "Plan warrants"): asked here, never stored.
+    const planned =
+      checked.kind === 'require_approval' && approval === undefined
+        ? coverByPlanGrant(running.record, step, input, recordedInput.digest, Date.now())
+        : undefined;
+    if (checked.kind === 'require_approval' && planned?.covered !== true) {
       if (approval !== undefined || attempt > 1) {
         // Asked again with the approval and still no: a denial, never a second request.
         return denied(
@@ -428,7 +434,7 @@ async function runStep(
       const ttlMs = (deps.approvals as { ttlMs: number }).ttlMs;
       const requested = decidedNow(
         'approval_required',
-        checked.reason,
+        planned?.reason ?? checked.reason,
         step,
         authorization,
         recordedInput,
@@ -442,7 +448,7 @@ async function runStep(
       const reason = checked.reason ?? `${NOT_PERMITTED}${capability.name}`;
       return denied(reason, step, authorization, recordedInput, deps, policies);
     }
-    if (checked.kind !== 'allow')
+    if (checked.kind !== 'allow' && planned?.covered !== true)
       return {
         status: 'failed',
         error: INVALID_DECISION,
@@ -457,7 +463,7 @@ async function runStep(
 
     // The "started" record is durable before the capability runs (docs/guide/stores.md, "Which
     // store").
-    const allowed = decidedNow(
+    let allowed = decidedNow(
       'allow',
       undefined,
       step,
@@ -466,6 +472,7 @@ async function runStep(
       deps,
       policies,
     );
+    if (planned?.covered === true) allowed = { ...allowed, approval: planned.approval };
     const recorded = run.commit(startStep(running, step.index, allowed.at, allowed));
     if (recorded !== undefined) await recorded;
     const { control } = run;
@@ -530,11 +537,13 @@ export function executeAdmittedPlan(
   control?: JobControl,
   /** The job's id when the runtime drew it already (an idempotency claim names it). */
   jobId?: string,
+  /** A plan submitted with `approval: 'plan'`: what its preview decided (plan-warrant.ts). */
+  warrant?: PlanWarrantStart,
 ): Promise<Job> {
   // The first job waits once for @opentelemetry/api to load (docs/decisions.md, "Light import").
   const loading = telemetryLoading();
   if (loading !== undefined)
-    return loading.then(() => executeAdmittedPlan(plan, caller, deps, control, jobId));
+    return loading.then(() => executeAdmittedPlan(plan, caller, deps, control, jobId, warrant));
   const { running, change: created } = createJob(
     plan,
     caller,
@@ -546,8 +555,8 @@ export function executeAdmittedPlan(
   const telemetry = startJobTelemetry(running.job);
   const run = new JobRun(running, deps, telemetry, control);
   // The closure only where telemetry wraps the run: without it, no function is made per job.
-  if (telemetry === undefined) return startJob(run, created, plan, caller, deps);
-  return telemetry.job(() => startJob(run, created, plan, caller, deps));
+  if (telemetry === undefined) return startJob(run, created, plan, caller, deps, warrant);
+  return telemetry.job(() => startJob(run, created, plan, caller, deps, warrant));
 }
 
 /**
@@ -560,6 +569,7 @@ function startJob(
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
+  warrant: PlanWarrantStart | undefined,
 ): Promise<Job> {
   let written: void | Promise<void>;
   try {
@@ -567,9 +577,9 @@ function startJob(
   } catch (error) {
     return Promise.reject(storeFailure(error));
   }
-  if (written === undefined) return runCreated(run, created, plan, caller, deps);
+  if (written === undefined) return runCreated(run, created, plan, caller, deps, warrant);
   return written.then(
-    () => runCreated(run, created, plan, caller, deps),
+    () => runCreated(run, created, plan, caller, deps, warrant),
     (error: unknown) => {
       throw storeFailure(error);
     },
@@ -583,10 +593,35 @@ function runCreated(
   plan: AdmittedPlan,
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
+  warrant: PlanWarrantStart | undefined,
 ): Promise<Job> {
   const pending = run.publish(created.events);
+  if (warrant !== undefined) {
+    const start = () => startUnderWarrant(run, plan, caller, deps, warrant);
+    return pending === undefined ? start() : pending.then(start);
+  }
   if (pending === undefined) return runSteps(run, plan, 0, [], caller, deps, undefined);
   return pending.then(() => runSteps(run, plan, 0, [], caller, deps, undefined));
+}
+
+/**
+ * A plan submitted with `approval: 'plan'` starts as its preview decided (docs/api.md, "Plan
+ * warrants"): refused, waiting for its plan request, or run as usual.
+ */
+async function startUnderWarrant(
+  run: JobRun,
+  plan: AdmittedPlan,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  warrant: PlanWarrantStart,
+): Promise<Job> {
+  const change = warrantChange(run.running, warrant, plan, deps);
+  if (change === undefined) return runSteps(run, plan, 0, [], caller, deps, undefined);
+  const pending = run.commit(change);
+  if (pending !== undefined) await pending;
+  if (warrant.kind === 'request' && run.control?.cancel !== undefined)
+    return cancelRun(run, 0, undefined);
+  return run.running.job;
 }
 
 /**
@@ -800,7 +835,8 @@ export function resumeApprovedJob(
   results: unknown[],
   caller: ExecutionCaller | undefined,
   deps: ExecutorDependencies,
-  approval: StepApproval,
+  /** Undefined for a job whose plan was approved (docs/api.md, "Plan warrants"). */
+  approval: StepApproval | undefined,
 ): Promise<Job> {
   const loading = telemetryLoading();
   if (loading !== undefined) {

@@ -9,6 +9,7 @@ import { snapshotCaller } from '../callers/caller-snapshot.js';
 import { describeValue } from '../errors/describe-value.js';
 import { createError } from '../errors/warrant-error.js';
 import { readField } from '../values/hostile-reads.js';
+import { readApprovalMode } from './execute-options.js';
 
 /** Options of `runtime.submitPlan`. */
 export interface SubmitPlanOptions {
@@ -16,6 +17,8 @@ export interface SubmitPlanOptions {
   caller?: ExecutionCaller;
   /** Wins over the plan's own `idempotencyKey` (docs/api.md, "Idempotency"). */
   idempotencyKey?: string;
+  /** `'plan'`: one plan request before any step runs (docs/api.md, "Plan warrants"). */
+  approval?: 'steps' | 'plan';
 }
 
 /** Options of `runtime.waitForJob`. */
@@ -45,18 +48,29 @@ function fieldOf(method: string, options: unknown, key: string): unknown {
   return readField(options, key, (problem) => invalid(`${method}() options.${key} ${problem}`));
 }
 
-export function readSubmitOptions(options: unknown): {
+export function readSubmitOptions(
+  options: unknown,
+  approvals = false,
+): {
   caller: ExecutionCaller | undefined;
   idempotencyKey: string | undefined;
+  approval: 'steps' | 'plan';
 } {
-  if (options === undefined) return { caller: undefined, idempotencyKey: undefined };
+  if (options === undefined)
+    return { caller: undefined, idempotencyKey: undefined, approval: 'steps' };
   const caller = snapshotCaller(fieldOf('submitPlan', options, 'caller'));
   const idempotencyKey = fieldOf('submitPlan', options, 'idempotencyKey');
+  const approval = readApprovalMode(
+    fieldOf('submitPlan', options, 'approval'),
+    approvals,
+    'submitPlan',
+    (problem) => invalid(`submitPlan() ${problem}`),
+  );
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey === ''))
     throw invalid(
       `submitPlan() options.idempotencyKey must be a non-empty string, got ${describeValue(idempotencyKey)}`,
     );
-  return { caller, idempotencyKey };
+  return { caller, idempotencyKey, approval };
 }
 
 export function readWaitOptions(options: unknown): {

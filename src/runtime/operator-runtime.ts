@@ -2,6 +2,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
+import type { PlanApprovalDecision } from '../approvals/plan-request.js';
 import type { ApprovalCountFilter, ApprovalListFilter, ApprovalPage } from './approval-pages.js';
 import type { ExecutionAuthorizer, ExecutionCaller } from '../authorization/authorizer.js';
 import { defaultApprovalAuthorizer, defaultAuthorizer } from '../authorization/default-policy.js';
@@ -210,6 +211,7 @@ export class OperatorRuntime {
       idempotencyTtlMs: settings.idempotencyTtlMs,
       assertOpen: () => this.#assertOpen(),
       admit: (plan) => this.#admit(plan),
+      approvals: this.#approvals !== undefined,
     };
     this.#reader = new JobReader({
       store: this.#store,
@@ -433,7 +435,7 @@ export class OperatorRuntime {
    * APPROVAL_SELF_APPROVAL, APPROVAL_FORBIDDEN, APPROVAL_EXPIRED (nothing changed, except that an
    * expired request fails its step and job); APPROVAL_DECISION_INVALID for malformed arguments.
    */
-  async decideApproval(decision: ApprovalDecision): Promise<Job> {
+  async decideApproval(decision: ApprovalDecision | PlanApprovalDecision): Promise<Job> {
     return this.#approvalsPart.decide(decision);
   }
 

@@ -7,6 +7,7 @@
 import type { ApprovalRequest } from '../approvals/approval-request.js';
 import type { ApprovalsConfig } from '../approvals/approver-policy.js';
 import type { ApprovalDecision } from '../approvals/decision-arguments.js';
+import type { PlanApprovalDecision } from '../approvals/plan-request.js';
 import { capabilityInventory } from '../capabilities/inventory.js';
 import { ErrorCode } from '../errors/error-codes.js';
 import { createError } from '../errors/warrant-error.js';
@@ -59,7 +60,7 @@ export class RuntimeApprovals {
     return countApprovals(filter, this.#desk, () => this.#host(), this.#options.mayRead);
   }
 
-  async decide(decision: ApprovalDecision): Promise<Job> {
+  async decide(decision: ApprovalDecision | PlanApprovalDecision): Promise<Job> {
     this.#options.assertOpen();
     const desk = this.#desk;
     if (desk === undefined) {

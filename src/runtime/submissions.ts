@@ -14,13 +14,20 @@ import type { RunningJob } from '../jobs/transitions.js';
 import type { AdmittedPlan } from '../plan/admission.js';
 import type { ExecutionPlan } from '../plan/execution-plan.js';
 import type { DbosQueue } from './dbos-queue.js';
-import { readCaller, readOnReplay, type ExecutePlanOptions } from './execute-options.js';
 import {
+  readApproval,
+  readCaller,
+  readOnReplay,
+  type ExecutePlanOptions,
+} from './execute-options.js';
+import {
+  commitWhileQueued,
   executeAdmittedPlan,
   queueAdmittedPlan,
   runQueuedJob,
   type ExecutorDependencies,
 } from './executor.js';
+import { previewWarrant, warrantChange, type PlanWarrantStart } from './plan-warrant.js';
 import { claimKey } from './idempotency.js';
 import { readSubmitOptions, type SubmitPlanOptions } from './job-options.js';
 import { firstJob, recordedJob, type JobWaitHost } from './job-waits.js';
@@ -46,6 +53,8 @@ export interface SubmissionHost {
   readonly assertOpen: () => void;
   /** The runtime's one admission (capture, then admit against what is registered now). */
   readonly admit: (plan: ExecutionPlan) => AdmittedPlan;
+  /** The runtime has the `approvals` option: `approval: 'plan'` is possible. */
+  readonly approvals: boolean;
 }
 
 type CallerWithId = ExecutionCaller & { id: string };
@@ -73,7 +82,15 @@ export function executeSubmission(
     host.assertOpen();
     const caller = snapshotCaller(readCaller(options));
     const onReplay = readOnReplay(options);
+    const underWarrant = readApproval(options, host.approvals) === 'plan';
     const admitted = host.admit(plan);
+    // A plan warrant previews every step first (docs/api.md, "Plan warrants"), then runs.
+    const execute = (ready: ExecutorDependencies, jobId?: string): Promise<Job> =>
+      underWarrant
+        ? previewWarrant(admitted, caller, ready).then((warrant) =>
+            executeAdmittedPlan(admitted, caller, ready, live, jobId, warrant),
+          )
+        : executeAdmittedPlan(admitted, caller, ready, live, jobId);
     // The store opens only for an admitted plan: a refused one creates no file and an
     // unopenable store cannot hide why a plan was refused.
     // A plan with an idempotency key, from a caller with an id, claims its key first.
@@ -91,11 +108,11 @@ export function executeSubmission(
         // Live under its id from now, so that a repeat of its key waits for its end.
         live.jobId = ready.jobId;
         host.jobs.enter(live);
-        return executeAdmittedPlan(admitted, caller, ready, live, ready.jobId);
+        return execute(ready, ready.jobId);
       });
     } else {
       host.jobs.enter(live);
-      job = executeAdmittedPlan(admitted, caller, deps, live);
+      job = execute(deps);
     }
   } catch (error) {
     return Promise.reject(error as Error);
@@ -128,7 +145,7 @@ export async function submitQueued(
   options: SubmitPlanOptions | undefined,
 ): Promise<SubmittedJob> {
   host.assertOpen();
-  const { caller, idempotencyKey } = readSubmitOptions(options);
+  const { caller, idempotencyKey, approval } = readSubmitOptions(options, host.approvals);
   let admitted = host.admit(plan);
   const deps = await host.store.dependencies();
   const key = idempotencyKey ?? admitted.idempotencyKey;
@@ -150,10 +167,16 @@ export async function submitQueued(
     if (key !== admitted.idempotencyKey) admitted = { ...admitted, idempotencyKey: key };
   }
   const queuedPlan = admitted;
+  // A plan warrant is previewed at submission, before the job runs anywhere.
+  const warrant = approval === 'plan' ? await previewWarrant(queuedPlan, caller, deps) : undefined;
   host.jobs.hold();
   let running: RunningJob;
   try {
     running = await queueAdmittedPlan(queuedPlan, caller, deps, claimed);
+    if (warrant !== undefined && (await settleWarrant(running, warrant, queuedPlan, deps))) {
+      host.jobs.release();
+      return { jobId: running.job.id, replayed: false };
+    }
   } catch (error) {
     host.jobs.release();
     throw error;
@@ -179,4 +202,21 @@ export async function submitQueued(
   live.queued = { running, plan: queuedPlan, caller };
   host.jobs.schedule(live, () => runQueuedJob(running, queuedPlan, caller, deps, live));
   return { jobId, replayed: false };
+}
+
+/**
+ * Records what a queued job's preview decided (refused, or waiting for its plan request) while it
+ * is still queued; false when it runs as usual. A job a worker took meanwhile runs as usual, each
+ * step authorized at its turn.
+ */
+async function settleWarrant(
+  running: RunningJob,
+  warrant: PlanWarrantStart,
+  plan: AdmittedPlan,
+  deps: ExecutorDependencies,
+): Promise<boolean> {
+  const change = warrantChange(running, warrant, plan, deps);
+  if (change === undefined) return false;
+  await commitWhileQueued(running, change, deps);
+  return true;
 }

@@ -89,18 +89,20 @@ interface StepDecided {
   readonly digest: string;
   readonly policies: readonly string[] | undefined;
   readonly limit: string | undefined;
+  /** The kind of grant that covered the decision (docs/api.md, "Plan warrants"). */
+  readonly grant: string | undefined;
 }
 
 function decidedOf(end: StepEnd, record: JobStep | undefined): StepDecided | undefined {
   if ('decided' in end && end.decided !== undefined) {
-    const { outcome, reason, recorded, policies, limit } = end.decided;
-    return { outcome, reason, digest: recorded.digest, policies, limit };
+    const { outcome, reason, recorded, policies, limit, approval } = end.decided;
+    return { outcome, reason, digest: recorded.digest, policies, limit, grant: approval?.kind };
   }
   // Allowed steps record their decision when they start; a decision left on the record by an
   // earlier run (an approval request) is not this run's.
   if (record?.status !== 'running' || record.decision === undefined) return undefined;
-  const { outcome, reason, inputDigest, policies, limit } = record.decision;
-  return { outcome, reason, digest: inputDigest, policies, limit };
+  const { outcome, reason, inputDigest, policies, limit, approval } = record.decision;
+  return { outcome, reason, digest: inputDigest, policies, limit, grant: approval?.kind };
 }
 
 function stepErrorType(end: StepEnd, decided: StepDecided | undefined): StepErrorType | undefined {
@@ -203,6 +205,8 @@ export class JobTelemetry {
         span.setAttribute('warrant.decision.policies', [...decided.policies]);
       // The limit that denied the step (docs/api.md, "Limits").
       if (decided.limit !== undefined) span.setAttribute('warrant.decision.limit', decided.limit);
+      // A step that ran under a plan grant (docs/api.md, "Plan warrants").
+      if (decided.grant !== undefined) span.setAttribute('warrant.approval.kind', decided.grant);
     }
     const errorType = stepErrorType(end, decided);
     if (errorType !== undefined) {

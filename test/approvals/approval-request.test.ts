@@ -56,6 +56,7 @@ describe('approval requests', () => {
     assert.deepEqual(waitingSteps(waiting), [0]);
     const request = requestOf(waiting, 0);
     assert.deepEqual(request, {
+      kind: 'step',
       jobId: 'j1',
       stepId: 's1',
       capability: 'fs.write',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   OperatorRuntime,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type ExecutionCaller,
   type Job,
 } from '../../src/index.js';
@@ -86,7 +86,7 @@ describe('decideApproval with an actor chain', () => {
       { caller: ADA_VIA_AGENT },
     );
     assert.equal(job.status, 'awaiting_approval');
-    const [request] = (await runtime.listApprovals({ jobId: job.id })) as [ApprovalRequest];
+    const [request] = (await runtime.listApprovals({ jobId: job.id })) as [StepApprovalRequest];
     const decide = (approver: ExecutionCaller) =>
       runtime.decideApproval({
         jobId: job.id,

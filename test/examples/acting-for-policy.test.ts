@@ -11,7 +11,7 @@ import {
   cedarAuthorizer,
   createCapability,
   validateCedarPolicies,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type ExecutionCaller,
 } from '../../src/index.js';
 import { fencedBlocks } from '../support/markdown.js';
@@ -86,7 +86,7 @@ describe('docs/guide/policies.md, "Acting for someone"', () => {
   it('holds external mail for approval, which the person gives and the agent cannot', async () => {
     const job = await send(ada({ scopes: ['mail:send'] }), 'eve@elsewhere.test');
     assert.equal(job.status, 'awaiting_approval');
-    const [request] = (await runtime.listApprovals({ jobId: job.id })) as [ApprovalRequest];
+    const [request] = (await runtime.listApprovals({ jobId: job.id })) as [StepApprovalRequest];
     const decide = (approver: ExecutionCaller) =>
       runtime.decideApproval({
         jobId: job.id,

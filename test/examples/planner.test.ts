@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import type { ApprovalRequest } from 'warrant';
+import type { StepApprovalRequest } from 'warrant';
 import { createSupportRuntime, planAndRun } from '../../examples/planner/planner.js';
 import { REMINDER_PLAN, scriptedModel } from '../../examples/planner/scripted-model.js';
 
@@ -30,7 +30,7 @@ const FLAWED = {
 describe('examples/planner/', () => {
   it('plans with the schema, corrects a refused plan from its issues, and runs it after approval', async () => {
     const model = scriptedModel([FLAWED, REMINDER_PLAN]);
-    const asked: ApprovalRequest[] = [];
+    const asked: StepApprovalRequest[] = [];
     const lines: string[] = [];
     const job = await planAndRun({
       runtime,

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { createHttpServer } from '../../src/http/server.js';
 import { loadCallersFile, type Authenticator } from '../../src/http/auth/index.js';
 import { createJwtAuthenticator } from '../../src/http/auth/jwt.js';
-import { OperatorRuntime, type ApprovalRequest, type Job } from '../../src/index.js';
+import { OperatorRuntime, type Job, type StepApprovalRequest } from '../../src/index.js';
 import { register } from '../support/runtime-fixtures.js';
 import { AUDIENCE, ISSUER, signToken, tempDir } from './auth/fixtures/helpers.js';
 
@@ -99,7 +99,7 @@ describe('callers file: mayActFor and Warrant-On-Behalf-Of', () => {
     // The agent alone reads the job it acted in, and the subject sees the request.
     assert.equal((await call(url, 'GET', `/api/jobs/${jobId}`, as('assistant-token'))).status, 200);
     const listed = await call(url, 'GET', '/api/approvals', as('ada-token'));
-    const [request] = listed.body as ApprovalRequest[];
+    const [request] = listed.body as StepApprovalRequest[];
     assert.equal(request?.jobId, jobId);
     const decide = (headers: Record<string, string>) =>
       call(url, 'POST', `/api/jobs/${jobId}/steps/mail/approval`, headers, {

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { createHttpServer } from '../../src/http/server.js';
 import {
   OperatorRuntime,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type OperatorRuntimeOptions,
 } from '../../src/index.js';
 import { register } from '../support/runtime-fixtures.js';
@@ -63,7 +63,7 @@ describe('HTTP approvals', () => {
     const jobId = submitted.body.id as string;
     const listed = await call(server.url, 'GET', '/api/approvals', 'bob');
     assert.equal(listed.status, 200);
-    const [request] = listed.body as unknown as ApprovalRequest[];
+    const [request] = listed.body as unknown as StepApprovalRequest[];
     assert.equal(request?.jobId, jobId);
     const path = `/api/jobs/${jobId}/steps/w/approval`;
     const inputDigest = request?.inputDigest;
@@ -150,7 +150,7 @@ describe('HTTP approve with edits (docs/api.md, "Approve with edits")', () => {
     assert.equal(submitted.status, 202);
     const jobId = submitted.body.id as string;
     const [request] = (await call(url, 'GET', '/api/approvals', 'bob'))
-      .body as unknown as ApprovalRequest[];
+      .body as unknown as StepApprovalRequest[];
     const inputDigest = request?.inputDigest;
     const path = `/api/jobs/${jobId}/steps/pay/approval`;
     const decide = (body: unknown) => call(url, 'POST', path, 'bob', body);

@@ -8,7 +8,7 @@ import { createHttpServer } from '../../src/http/server.js';
 import { createResolverAuthenticator } from '../../src/http/auth/index.js';
 import {
   OperatorRuntime,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type ExecutionCaller,
   type Job,
 } from '../../src/index.js';
@@ -119,7 +119,7 @@ describe('HTTP reads follow the read policy', () => {
     assert.equal((await call(server.url, 'GET', `/api/jobs/${waiting.id}`, 'bob')).status, 200);
     assert.equal((await call(server.url, 'GET', `/api/jobs/${alices.id}`, 'bob')).status, 404);
     const requests = (await call(server.url, 'GET', '/api/approvals', 'bob'))
-      .body as ApprovalRequest[];
+      .body as StepApprovalRequest[];
     assert.deepEqual(
       requests.map((request) => request.jobId),
       [waiting.id],
@@ -144,7 +144,7 @@ describe('HTTP reads follow the read policy', () => {
       assert.equal((await call(server.url, 'GET', `/api/jobs/${waiting.id}`, as)).status, 404, as);
     }
     const [request] = (await call(server.url, 'GET', '/api/approvals', 'bob@a'))
-      .body as ApprovalRequest[];
+      .body as StepApprovalRequest[];
     assert.equal(request?.jobId, waiting.id);
     const path = `/api/jobs/${waiting.id}/steps/w/approval`;
     const body = { decision: 'approve', inputDigest: request?.inputDigest };
@@ -177,7 +177,7 @@ describe('HTTP reads follow the read policy', () => {
       [rejected, 'reject', 'failed'],
     ] as const) {
       const [request] = (await call(server.url, 'GET', `/api/approvals?jobId=${job.id}`, 'bob@a'))
-        .body as ApprovalRequest[];
+        .body as StepApprovalRequest[];
       const decided = await call(
         server.url,
         'POST',
@@ -274,7 +274,7 @@ describe('HTTP reads follow the read policy', () => {
     for (const wrong of ['Bearer op-7c1', 'Basic b3A6N2MxZg=='])
       assert.equal((await as(wrong, 'GET', '/api/jobs')).status, 401, wrong);
     const [request] = (await as(operator, 'GET', '/api/approvals'))
-      .body as unknown as ApprovalRequest[];
+      .body as unknown as StepApprovalRequest[];
     assert.equal(request?.jobId, job.id);
     const path = `/api/jobs/${job.id}/steps/w/approval`;
     const body = { decision: 'approve', inputDigest: request?.inputDigest };
@@ -331,16 +331,19 @@ describe('HTTP reads follow the read policy', () => {
       ids.push(job.id);
     }
     const first = await call(server.url, 'GET', '/api/approvals', 'bob');
-    assert.equal((first.body as ApprovalRequest[]).length, 50);
+    assert.equal((first.body as StepApprovalRequest[]).length, 50);
     const cursor = first.headers.get('warrant-next-cursor');
     assert.ok(cursor !== null);
     const second = await call(server.url, 'GET', `/api/approvals?cursor=${cursor}`, 'bob');
-    assert.equal((second.body as ApprovalRequest[]).length, 10);
+    assert.equal((second.body as StepApprovalRequest[]).length, 10);
     assert.equal(second.headers.get('warrant-next-cursor'), null, 'the last page');
-    const seen = [...(first.body as ApprovalRequest[]), ...(second.body as ApprovalRequest[])];
+    const seen = [
+      ...(first.body as StepApprovalRequest[]),
+      ...(second.body as StepApprovalRequest[]),
+    ];
     assert.deepEqual(new Set(seen.map((request) => request.jobId)), new Set(ids));
     const seven = await call(server.url, 'GET', '/api/approvals?limit=7', 'bob');
-    assert.equal((seven.body as ApprovalRequest[]).length, 7);
+    assert.equal((seven.body as StepApprovalRequest[]).length, 7);
     for (const limit of ['0', '1001', 'x', '-1'])
       assert.equal(
         (await call(server.url, 'GET', `/api/approvals?limit=${limit}`, 'bob')).status,

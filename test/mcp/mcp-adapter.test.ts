@@ -8,7 +8,7 @@ import { z } from 'zod';
 import {
   McpAdapter,
   createCapability,
-  type ApprovalRequest,
+  type StepApprovalRequest,
   type CapabilityAuthorizationContext,
   type ExecutionCaller,
   type McpAdapterOptions,
@@ -448,7 +448,7 @@ describe('McpAdapter with approvals', () => {
     const { client } = await connect(new McpAdapter(runtime));
     const result = (await client.callTool({ name: toolOf(tool), arguments: {} })) as CallToolResult;
     assert.equal(result.isError, true);
-    const [request] = await runtime.listApprovals();
+    const [request] = (await runtime.listApprovals()) as StepApprovalRequest[];
     assert.ok(
       textOf(result).startsWith(
         `Awaiting approval: job ${request?.jobId}, step call. Nothing ran yet: an approver decides it`,
@@ -468,7 +468,7 @@ describe('McpAdapter with approvals', () => {
     });
     const { client } = await connect(adapter);
     const result = (await client.callTool({ name: toolOf(tool), arguments: {} })) as CallToolResult;
-    const [request] = await runtime.listApprovals();
+    const [request] = (await runtime.listApprovals()) as StepApprovalRequest[];
     assert.ok(request !== undefined);
     assert.ok(
       textOf(result).includes(
@@ -493,7 +493,7 @@ describe('McpAdapter with approvals', () => {
       name: toolOf(tool),
       arguments: {},
     })) as CallToolResult;
-    const [request] = await runtime.listApprovals();
+    const [request] = (await runtime.listApprovals()) as StepApprovalRequest[];
     assert.equal(result.isError, true);
     assert.deepEqual(result.structuredContent, {
       jobId: request?.jobId,
@@ -523,7 +523,7 @@ describe('McpAdapter with approvals', () => {
     // Once its request is decided, the same call asks again.
     const request = (await runtime.listApprovals()).find(
       (pending) => pending.jobId === (first.structuredContent as { jobId: string }).jobId,
-    ) as ApprovalRequest;
+    ) as StepApprovalRequest;
     await runtime.decideApproval({
       jobId: request.jobId,
       stepId: request.stepId,

@@ -18,6 +18,7 @@ import {
   readPlanToolArgs,
 } from '../../src/mcp/plan-tools.js';
 import { register } from '../support/runtime-fixtures.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const closing: (() => Promise<void>)[] = [];
 after(async () => {
@@ -184,13 +185,9 @@ describe('warrant_preview_plan and warrant_submit_plan (planTools)', () => {
     assert.equal((await runtime.listJobs()).length, before);
   });
 
-  it("refuses approval 'plan' for now, other approvals and bad keys, as tool errors", async () => {
+  it('refuses other approvals and bad keys, as tool errors', async () => {
     for (const [args, message] of [
-      [
-        { plan, approval: 'plan' },
-        /approval 'plan' \(approving the whole plan once\) is not available/,
-      ],
-      [{ plan, approval: 'all' }, /approval must be 'steps' when present/],
+      [{ plan, approval: 'all' }, /approval must be 'steps' or 'plan' when present/],
       [{ plan, idempotencyKey: '' }, /idempotencyKey must be a string of 1 to 200 characters/],
       [{ plan, idempotencyKey: 7 }, /idempotencyKey must be a string/],
     ] as const) {
@@ -203,6 +200,59 @@ describe('warrant_preview_plan and warrant_submit_plan (planTools)', () => {
     assert.deepEqual(readPlanToolArgs(SUBMIT_PLAN_TOOL, 'plan'), {
       problem: 'Invalid arguments: expected an object with plan',
     });
+  });
+
+  it("approval 'plan': one plan request, awaiting { kind: 'plan', planDigest }; a preview deny is PLAN_DENIED", async () => {
+    const result = await call(SUBMIT_PLAN_TOOL, { plan, approval: 'plan' });
+    assert.equal(result.isError, undefined);
+    const content = result.structuredContent as {
+      jobId: string;
+      status: string;
+      awaiting: { kind: string; planDigest: string };
+    };
+    assert.equal(content.status, 'awaiting_approval');
+    const [request] = await runtime.listApprovals({ jobId: content.jobId });
+    assert.equal(request?.kind, 'plan');
+    assert.deepEqual(content.awaiting, {
+      kind: 'plan',
+      planDigest: request?.kind === 'plan' ? request.planDigest : undefined,
+    });
+    const denying = new OperatorRuntime({
+      approvals: { approver: { canApprove: () => true } },
+      authorizer: {
+        authorize: ({ capability }) =>
+          capability.risk === 'write'
+            ? { decision: 'deny', reason: 'no mail today' }
+            : { decision: 'allow' },
+      },
+    });
+    closing.push(() => denying.close());
+    const client = await connect(
+      new McpAdapter(denying, { include: served, planTools: true, caller: { id: 'ada' } }),
+    );
+    const denied = (await client.callTool({
+      name: SUBMIT_PLAN_TOOL,
+      arguments: {
+        plan: { version: '1.0', steps: [{ id: 'mail', capability: send, input: { to: 'x' } }] },
+        approval: 'plan',
+      },
+    })) as CallToolResult;
+    const refused = denied.structuredContent as Json;
+    assert.equal(refused.status, 'failed');
+    assert.equal(refused.code, 'PLAN_DENIED');
+    assert.match(String(refused.error), /^PLAN_DENIED: step "mail" .* is denied: no mail today$/);
+    // Without the approvals option: a tool error saying so.
+    const plain = new OperatorRuntime();
+    closing.push(() => plain.close());
+    const without = await connect(
+      new McpAdapter(plain, { include: served, planTools: true, caller: { id: 'ada' } }),
+    );
+    const noApprovals = (await without.callTool({
+      name: SUBMIT_PLAN_TOOL,
+      arguments: { plan: { version: '1.0', steps: [plan.steps[0]] }, approval: 'plan' },
+    })) as CallToolResult;
+    assert.equal(noApprovals.isError, true);
+    assert.equal((noApprovals.structuredContent as Json).code, 'EXECUTE_OPTIONS_INVALID');
   });
 
   it('submits without a caller when there is none, as capability tools do', async () => {
@@ -239,7 +289,7 @@ describe('warrant_preview_plan and warrant_submit_plan (planTools)', () => {
     assert.equal(content.status, 'awaiting_approval');
     assert.equal(content.awaiting.kind, 'step');
     assert.equal(content.awaiting.stepId, 'mail');
-    const [request] = await runtime.listApprovals({ jobId: content.jobId });
+    const [request] = stepRequests(await runtime.listApprovals({ jobId: content.jobId }));
     assert.equal(content.awaiting.inputDigest, request?.inputDigest);
   });
 

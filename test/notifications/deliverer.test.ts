@@ -17,6 +17,7 @@ import {
   startSilentReceiver,
   type Receiver,
 } from '../support/webhook-receiver.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'warrant-notify-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -37,7 +38,7 @@ const FAST = { initialDelayMs: 20, maxDelayMs: 100, pollMs: 20, timeoutMs: 2_000
 
 /** Approves the step waiting in `jobId`. */
 async function approve(runtime: OperatorRuntime, jobId: string, decision: 'approve' | 'reject') {
-  const [request] = await runtime.listApprovals({ jobId });
+  const [request] = stepRequests(await runtime.listApprovals({ jobId }));
   assert.ok(request, 'a pending request');
   return runtime.decideApproval({
     jobId,

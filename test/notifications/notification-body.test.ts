@@ -142,6 +142,88 @@ describe('notificationBody', () => {
   });
 });
 
+/** A plan request (docs/api.md, "Plan warrants"): held by the plan's first step. */
+const planRequested: JobEvent = {
+  id: 'e2',
+  jobId: 'job-1',
+  type: 'approval.requested',
+  timestamp: '2025-01-01T00:00:00.000Z',
+  data: {
+    kind: 'plan',
+    stepId: 'w',
+    planDigest: `sha256:${'b'.repeat(64)}`,
+    steps: [
+      {
+        id: 'w',
+        capability: 'fs.write',
+        capabilityVersion: '1.0.0',
+        outcome: 'require_approval',
+        reason: 'a secret reason',
+        inputDigest: `sha256:${'a'.repeat(64)}`,
+      },
+      {
+        id: 'x\n<@U1>',
+        capability: 'fs.write',
+        capabilityVersion: '1.0.0',
+        outcome: 'unknown',
+        bounds: { path: { pattern: '^/tmp/secret' } },
+      },
+    ],
+    expiresAt: '2025-01-02T00:00:00.000Z',
+  },
+};
+
+describe('plan requests', () => {
+  it('carry the plan summary: digest, and each step by id, capability and outcome, no text', () => {
+    const body = notificationBody(job, planRequested, { approveFlags: ['--store', 'sqlite:j.db'] });
+    assert.deepEqual(body, {
+      type: 'approval.requested',
+      jobId: 'job-1',
+      at: '2025-01-01T00:00:00.000Z',
+      data: {
+        expiresAt: '2025-01-02T00:00:00.000Z',
+        kind: 'plan',
+        planDigest: `sha256:${'b'.repeat(64)}`,
+        stepCount: 2,
+        steps: [
+          {
+            id: 'w',
+            capability: 'fs.write',
+            capabilityVersion: '1.0.0',
+            outcome: 'require_approval',
+            inputDigest: `sha256:${'a'.repeat(64)}`,
+          },
+          {
+            id: 'x\n<@U1>',
+            capability: 'fs.write',
+            capabilityVersion: '1.0.0',
+            outcome: 'unknown',
+          },
+        ],
+        callerId: 'alice',
+        status: 'awaiting_approval',
+        eventId: 'e2',
+        approveCommand: `warrant approvals approve job-1 --plan --digest sha256:${'b'.repeat(64)} --store sqlite:j.db`,
+      },
+    });
+    assert.doesNotMatch(JSON.stringify(body), /secret/);
+  });
+
+  it('show every step in Slack, escaped, and the command that approves the plan', () => {
+    const { text } = slackMessage(job, planRequested, undefined);
+    assert.equal(
+      text,
+      [
+        'Warrant: approval.requested for job job-1',
+        'Plan of 2 steps:',
+        '- w (fs.write): require_approval',
+        '- x\\n&lt;@U1&gt; (fs.write): unknown',
+        `Approve: warrant approvals approve job-1 --plan --digest sha256:${'b'.repeat(64)}`,
+      ].join('\n'),
+    );
+  });
+});
+
 describe('slackMessage', () => {
   it('names the job, step, capability, reason and the exact approve command', () => {
     const { text } = slackMessage(job, requested, undefined);

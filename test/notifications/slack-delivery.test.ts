@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { OperatorRuntime } from '../../src/index.js';
 import { recordingAuthorizer, register } from '../support/runtime-fixtures.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const MENTION = '<!channel>';
 const LINK = '<https://evil|text>';
@@ -70,7 +71,7 @@ describe('Slack messages, delivered', () => {
       await linked.until(() => linked.deliveries.length >= jobs.size);
 
       for (const [stepId, jobId] of jobs) {
-        const [request] = await runtime.listApprovals({ jobId });
+        const [request] = stepRequests(await runtime.listApprovals({ jobId }));
         assert.ok(request);
         const digest = request.inputDigest;
         const text = textOf(plain, jobId);

@@ -19,6 +19,7 @@ import {
 import { recordValue } from '../../src/jobs/recorded-value.js';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import { settings } from './support.js';
+import { stepRequests } from '../support/step-requests.js';
 
 interface Invocation {
   readonly jobId: string;
@@ -114,12 +115,12 @@ describe('approvals property', () => {
               if (action.restart) {
                 const key = (r: { stepId: string; inputDigest: string }) =>
                   `${r.stepId} ${r.inputDigest}`;
-                const before = (await runtime.listApprovals()).map(key);
+                const before = stepRequests(await runtime.listApprovals()).map(key);
                 await runtime.close();
                 runtime = open();
-                assert.deepEqual((await runtime.listApprovals()).map(key), before);
+                assert.deepEqual(stepRequests(await runtime.listApprovals()).map(key), before);
               }
-              const pending = await runtime.listApprovals();
+              const pending = stepRequests(await runtime.listApprovals());
               const request = pending[action.pick % Math.max(1, pending.length)];
               if (request === undefined) break;
               const decide = (approver: string) =>

@@ -19,6 +19,7 @@ import type { JobEvent } from '../../src/jobs/job.js';
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { uniqueName } from '../support/runtime-fixtures.js';
 import { settings } from './support.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const MAX_RUNS = 150;
 const numRuns = Math.min(settings.numRuns, MAX_RUNS);
@@ -214,7 +215,7 @@ describe('checkpoints: every change to a sealed event is reported, an untouched 
     await first.close();
     copyFileSync(base, older);
     const second = open(base);
-    const [request] = await second.listApprovals({ jobId: pending.id });
+    const [request] = stepRequests(await second.listApprovals({ jobId: pending.id }));
     assert.ok(request !== undefined);
     const approved = await second.decideApproval({
       jobId: pending.id,

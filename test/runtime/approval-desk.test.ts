@@ -17,6 +17,7 @@ import type { JobStore } from '../../src/jobs/job-store.js';
 import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register } from '../support/runtime-fixtures.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const anyone: ApproverPolicy = { canApprove: () => true };
 const ALICE = { id: 'alice' };
@@ -99,7 +100,7 @@ describe('approvals: the request', () => {
       'expiresAt',
     ]);
     assert.equal(requested?.data?.inputDigest, step?.decision?.inputDigest);
-    const [request, ...others] = await s.runtime.listApprovals();
+    const [request, ...others] = stepRequests(await s.runtime.listApprovals());
     assert.equal(others.length, 0);
     assert.equal(request?.jobId, job.id);
     assert.equal(request?.stepId, 'save');
@@ -109,8 +110,8 @@ describe('approvals: the request', () => {
     assert.equal(request?.inputDigest, step?.decision?.inputDigest);
     const expires = Date.parse(request?.expiresAt ?? '') - Date.parse(request?.requestedAt ?? '');
     assert.equal(expires, 24 * 60 * 60 * 1000);
-    assert.deepEqual(await s.runtime.listApprovals({ jobId: 'nope' }), []);
-    assert.equal((await s.runtime.listApprovals({ jobId: job.id })).length, 1);
+    assert.deepEqual(stepRequests(await s.runtime.listApprovals({ jobId: 'nope' })), []);
+    assert.equal(stepRequests(await s.runtime.listApprovals({ jobId: job.id })).length, 1);
     await s.runtime.close();
   });
 
@@ -120,7 +121,7 @@ describe('approvals: the request', () => {
     t.mock.method(Date, 'now', () => (clock += 1));
     const s = setup({ approvals: { approver: anyone, ttlMs: 5_000 } });
     const job = await waiting(s);
-    const [request] = await s.runtime.listApprovals();
+    const [request] = stepRequests(await s.runtime.listApprovals());
     assert.equal(
       Date.parse(request?.expiresAt ?? '') - Date.parse(request?.requestedAt ?? ''),
       5_000,
@@ -136,7 +137,7 @@ describe('approvals: the request', () => {
     const job = await s.runtime.executePlan(plan(s.read, s.write));
     assert.equal(job.status, 'failed');
     assert.equal(job.steps[0]?.error, 'Invalid authorization decision');
-    assert.deepEqual(await s.runtime.listApprovals(), []);
+    assert.deepEqual(stepRequests(await s.runtime.listApprovals()), []);
     await refusedWith(
       s.runtime.decideApproval({
         jobId: job.id,
@@ -179,7 +180,7 @@ describe('approvals: deciding', () => {
       },
     });
     const job = await waiting(s);
-    const [request] = await s.runtime.listApprovals();
+    const [request] = stepRequests(await s.runtime.listApprovals());
     assert.equal(request?.reason, 'a human must look');
     const done = await s.runtime.decideApproval({
       jobId: job.id,
@@ -214,7 +215,7 @@ describe('approvals: deciding', () => {
     });
     const stored = await s.runtime.getJob(job.id);
     assert.equal(stored?.status, 'completed');
-    assert.deepEqual(await s.runtime.listApprovals(), []);
+    assert.deepEqual(stepRequests(await s.runtime.listApprovals()), []);
     await refusedWith(
       s.runtime.decideApproval({
         jobId: job.id,
@@ -291,7 +292,7 @@ describe('approvals: deciding', () => {
       await refusedWith(decide({}), 'APPROVAL_FORBIDDEN');
     }
     assert.deepEqual(s.invoked, []);
-    const [request] = await s.runtime.listApprovals();
+    const [request] = stepRequests(await s.runtime.listApprovals());
     assert.equal(request?.inputDigest, digest);
     assert.equal((await s.runtime.getJob(job.id))?.status, 'awaiting_approval');
     policy = () => Promise.resolve(true);
@@ -321,7 +322,7 @@ describe('approvals: deciding', () => {
       const job = await waiting(s);
       await new Promise((resolve) => setTimeout(resolve, 5));
       if (via === 'list') {
-        assert.deepEqual(await s.runtime.listApprovals(), []);
+        assert.deepEqual(stepRequests(await s.runtime.listApprovals()), []);
       } else {
         await refusedWith(
           s.runtime.decideApproval({
@@ -397,7 +398,7 @@ describe('approvals: durable', () => {
     const job = await waiting(first);
     await first.runtime.close();
     const second = new OperatorRuntime({ store, approvals: { approver: anyone } });
-    const [request] = await second.listApprovals();
+    const [request] = stepRequests(await second.listApprovals());
     assert.equal(request?.jobId, job.id);
     assert.deepEqual(request?.input, { n: 41 });
     const done = await second.decideApproval({
@@ -437,7 +438,7 @@ describe('approvals: durable', () => {
     const after = await s.runtime.getJob(job.id);
     assert.equal(after?.status, 'awaiting_approval');
     assert.ok(!after?.events.some((event) => event.type === 'approval.granted'));
-    assert.equal((await s.runtime.listApprovals()).length, 1);
+    assert.equal(stepRequests(await s.runtime.listApprovals()).length, 1);
     assert.deepEqual(s.invoked, []);
     await s.runtime.close();
   });

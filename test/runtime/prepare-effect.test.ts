@@ -11,6 +11,7 @@ import {
   type ExecutionContext,
   type Job,
   type PrepareContext,
+  type StepApprovalRequest,
 } from '../../src/index.js';
 import { digestJson } from '../../src/json/canonical-json.js';
 import { checkEffect, MAX_EFFECT_BYTES } from '../../src/runtime/prepare-effect.js';
@@ -234,7 +235,7 @@ describe('prepared effects', () => {
 
       const first = await submit();
       assert.equal(first.status, 'awaiting_approval');
-      const [request] = await runtime.listApprovals({ jobId: first.id });
+      const [request] = (await runtime.listApprovals({ jobId: first.id })) as StepApprovalRequest[];
       assert.deepEqual(request?.effect, { op: 'pay', to: 'bob' });
       assert.equal(request?.effectDigest, digestJson({ op: 'pay', to: 'bob' }));
       const requested = first.events.find((event) => event.type === 'approval.requested');

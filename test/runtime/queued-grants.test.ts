@@ -12,7 +12,8 @@ import { after, describe, it } from 'node:test';
 import { OperatorRuntime, type ExecutionPlan, type Job } from '../../src/index.js';
 import { isoNow } from '../../src/jobs/clock.js';
 import { recordValue } from '../../src/jobs/recorded-value.js';
-import { grantApproval } from '../../src/jobs/transitions.js';
+import { grantApproval, grantPlanApproval } from '../../src/jobs/transitions.js';
+import { lastPlanRequest } from '../../src/jobs/plan-grant.js';
 import { queuedResume, queueEntryId } from '../../src/runtime/queued-grants.js';
 import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { register } from '../support/runtime-fixtures.js';
@@ -115,6 +116,51 @@ describe('jobs an approval put back on the queue', () => {
         1,
         'the grant was given to the decision: no second request',
       );
+      assert.equal((await second.verifyJob(waiting.id))?.ok, true);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a plan grant recorded queued starts the plan from its first step, each step under the grant', async () => {
+    const file = join(directory, 'plan-jobs.db');
+    invoked.length = 0;
+    const first = new OperatorRuntime({ store: `sqlite:${file}`, approvals });
+    let waiting: Job;
+    try {
+      waiting = await first.executePlan(plan, { caller: { id: 'alice' }, approval: 'plan' });
+    } finally {
+      await first.close();
+    }
+    assert.equal(waiting.status, 'awaiting_approval');
+    assert.deepEqual(invoked, [], 'nothing runs before the plan is approved');
+
+    // The plan grant of a runtime with a queue engine (docs/api.md, "Plan warrants").
+    const store = new SqliteJobStore(file);
+    try {
+      const record = (await store.get(waiting.id)) as Job;
+      const planDigest = lastPlanRequest(record)?.planDigest as string;
+      const running = { record, job: structuredClone(record) };
+      const at = isoNow();
+      const until = new Date(Date.parse(at) + 60_000).toISOString();
+      await store.update(
+        record,
+        grantPlanApproval(running, at, 'bob', planDigest, until, undefined, true),
+      );
+      const stored = (await store.get(waiting.id)) as Job;
+      assert.equal(stored.status, 'queued');
+      assert.equal(queueEntryId(stored), `${waiting.id}:granted:${stored.events.length - 1}`);
+      assert.equal(queuedResume(stored), undefined, 'from the first step: nothing ran yet');
+    } finally {
+      store.close();
+    }
+
+    const second = new OperatorRuntime({ store: `sqlite:${file}`, approvals });
+    try {
+      const done = await second.waitForJob(waiting.id, { timeoutMs: 20_000 });
+      assert.equal(done?.status, 'completed', JSON.stringify(done?.events));
+      assert.deepEqual(invoked, ['note', 'write']);
+      assert.equal(done.steps[1]?.decision?.approval?.kind, 'plan');
       assert.equal((await second.verifyJob(waiting.id))?.ok, true);
     } finally {
       await second.close();

@@ -9,6 +9,7 @@ import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { AUDIT_SCOPE } from '../../src/runtime/read-policy.js';
 import { countingStore } from '../support/counting-store.js';
 import { register } from '../support/runtime-fixtures.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const plan = (capability: string) => ({
   version: '1.0' as const,
@@ -110,9 +111,14 @@ describe('readPolicy', () => {
       const [write] = register(runtime, { risk: 'write', execute: () => 1 }) as [string];
       const job = await runtime.executePlan(plan(write), { caller: { id: 'u', tenant: 'a' } });
       assert.equal(job.status, 'awaiting_approval');
-      assert.equal((await runtime.listApprovals()).length, 1, 'no caller: unfiltered');
-      assert.deepEqual(await runtime.listApprovals({ caller: { id: 'v', tenant: 'b' } }), []);
-      const [request] = await runtime.listApprovals({ caller: { id: 'v', tenant: 'a' } });
+      assert.equal(stepRequests(await runtime.listApprovals()).length, 1, 'no caller: unfiltered');
+      assert.deepEqual(
+        stepRequests(await runtime.listApprovals({ caller: { id: 'v', tenant: 'b' } })),
+        [],
+      );
+      const [request] = stepRequests(
+        await runtime.listApprovals({ caller: { id: 'v', tenant: 'a' } }),
+      );
       assert.equal(request?.jobId, job.id);
       const decide = (approver: ExecutionCaller) =>
         runtime.decideApproval({
@@ -142,7 +148,7 @@ describe('readPolicy', () => {
       const granted = await runtime.executePlan(plan(write), { caller: { id: 'u', tenant: 'a' } });
       const rejected = await runtime.executePlan(plan(write), { caller: { id: 'u', tenant: 'a' } });
       const decide = async (jobId: string, decision: 'approve' | 'reject') => {
-        const [request] = await runtime.listApprovals({ jobId });
+        const [request] = stepRequests(await runtime.listApprovals({ jobId }));
         return runtime.decideApproval({
           jobId,
           stepId: 's',

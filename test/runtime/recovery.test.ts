@@ -19,6 +19,7 @@ import {
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { runAndKill } from '../support/killed-child.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { stepRequests } from '../support/step-requests.js';
 import recoveryModule from './fixtures/recovery-capabilities.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -212,7 +213,7 @@ function scenarios(storeOf: () => Promise<string>): void {
     try {
       const [waiting, resumed] = (await ended(runtime, jobIds)) as [Job, Job];
       assert.equal(waiting.status, 'awaiting_approval');
-      const [request] = await runtime.listApprovals({ jobId: hung });
+      const [request] = stepRequests(await runtime.listApprovals({ jobId: hung }));
       assert.equal(request?.reason, 'interrupted: may have run');
       assert.ok(waiting.events.some((event) => event.type === 'step.interrupted'));
       // Granted before the crash, never started: decided again, the grant as context.approval.
@@ -246,6 +247,54 @@ function scenarios(storeOf: () => Promise<string>): void {
       const after = ledgerLines(ledger);
       assert.equal(runsOf(after, hung, 'h1').length, 2);
       assert.ok(after.includes(`authorize ${hung} h1 approved-by carol`));
+      for (const id of jobIds) assert.equal((await runtime.verifyJob(id))?.ok, true);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('a step started under a plan grant and interrupted is not run again unless idempotent', async () => {
+    const store = await storeOf();
+    const ledger = newLedger();
+    const { jobIds } = await runAndKill(
+      store,
+      [
+        plan(step('w1', 'recovery.append', { hang: true })),
+        plan(step('w2', 'recovery.put', { hang: true })),
+      ],
+      'approve-plan',
+    );
+    const [appended, put] = jobIds as [string, string];
+    const runtime = new OperatorRuntime({
+      store,
+      recover: true,
+      authorizer: ledgerAuthorizer,
+      approvals: { approver: { canApprove: () => true } },
+    });
+    try {
+      const [waiting, resumed] = (await ended(runtime, jobIds)) as [Job, Job];
+      // Both ran under the plan grant before the kill (docs/api.md, "Plan warrants").
+      for (const job of [waiting, resumed]) {
+        const started = job.events.find((event) => event.type === 'capability.started');
+        assert.deepEqual(
+          started?.data?.approval,
+          {
+            kind: 'plan',
+            planDigest: job.events.find((event) => event.type === 'approval.granted')?.data
+              ?.planDigest,
+            approver: 'bob',
+          },
+          JSON.stringify(job.events),
+        );
+      }
+      // Not idempotent: it may have run, so a person decides again; the grant does not cover it.
+      assert.equal(waiting.status, 'awaiting_approval');
+      const [request] = stepRequests(await runtime.listApprovals({ jobId: appended }));
+      assert.equal(request?.reason, 'interrupted: may have run');
+      assert.equal(runsOf(ledgerLines(ledger), appended, 'w1').length, 1);
+      // Idempotent: run again, authorized again.
+      assert.equal(resumed.status, 'completed');
+      assert.equal(runsOf(ledgerLines(ledger), put, 'w2').length, 2);
       for (const id of jobIds) assert.equal((await runtime.verifyJob(id))?.ok, true);
     } finally {
       await runtime.close();

@@ -13,6 +13,7 @@ import {
   type ExecutionAuthorizer,
   type ExecutionPlan,
   type Job,
+  type StepApprovalRequest,
 } from '../../src/index.js';
 import { digestRecorded } from '../../src/jobs/recorded-value.js';
 import { registerShared, suiteRuntimes } from '../support/store-fixtures.js';
@@ -70,7 +71,7 @@ export function runApprovalEditsContract(store: StoreUnderTest): void {
     );
     const job = await runtime.executePlan(plan(to), { caller: { id: 'alice' } });
     assert.equal(job.status, 'awaiting_approval');
-    const [request] = await runtime.listApprovals({ jobId: job.id });
+    const [request] = (await runtime.listApprovals({ jobId: job.id })) as StepApprovalRequest[];
     assert.deepEqual(request?.input, { to, amount: 7 });
     return { runtime, job, request: request as NonNullable<typeof request>, option };
   };
@@ -176,7 +177,9 @@ export function runApprovalEditsContract(store: StoreUnderTest): void {
       assert.equal(stored.status, 'awaiting_approval');
       assert.equal(stored.events.at(-1)?.type, 'approval.requested');
       assert.deepEqual(
-        (await runtime.listApprovals({ jobId: job.id })).map((pending) => pending.inputDigest),
+        ((await runtime.listApprovals({ jobId: job.id })) as StepApprovalRequest[]).map(
+          (pending) => pending.inputDigest,
+        ),
         [request.inputDigest],
       );
       // Still pending: approved as proposed afterwards, it runs as proposed (nothing edited).

@@ -16,6 +16,7 @@ import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { countingStore } from '../support/counting-store.js';
 import { registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const anyone: ApproverPolicy = { canApprove: () => true };
 
@@ -209,11 +210,11 @@ export function runApprovalContract(store: StoreUnderTest): void {
         );
         const again = runtimeOn(option);
         assert.deepEqual(
-          (await again.listApprovals()).filter((request) => request.jobId === job.id),
+          stepRequests(await again.listApprovals()).filter((request) => request.jobId === job.id),
           [],
           'a request the ledger holds as decided is not listed',
         );
-        assert.deepEqual(await again.listApprovals({ jobId: job.id }), []);
+        assert.deepEqual(stepRequests(await again.listApprovals({ jobId: job.id })), []);
         await assert.rejects(approve(again, job, 'carol'), { code: 'APPROVAL_NOT_PENDING' });
         assert.equal(timesInvoked('replay'), 1, 'the write ran once');
         assert.equal((await again.getJob(job.id))?.status, 'awaiting_approval', 'nothing written');
@@ -280,7 +281,7 @@ export function runApprovalContract(store: StoreUnderTest): void {
         const job = await before.executePlan(plan('restart'), { caller: { id: 'alice' } });
         await before.close();
         const afterRestart = runtimeOn(option);
-        const [request] = await afterRestart.listApprovals();
+        const [request] = stepRequests(await afterRestart.listApprovals());
         assert.equal(request?.jobId, job.id);
         assert.deepEqual(request?.input, { tag: 'restart', n: 7 });
         assert.deepEqual(request?.caller, { id: 'alice' });
@@ -314,7 +315,7 @@ export function runApprovalContract(store: StoreUnderTest): void {
         keep(deciding);
         await assert.rejects(approve(deciding, job), { code: 'JOB_STORE_FAILED' });
         assert.equal(timesInvoked('fault'), 0);
-        const [request] = await submitter.listApprovals();
+        const [request] = stepRequests(await submitter.listApprovals());
         assert.equal(request?.jobId, job.id);
         assert.equal((await submitter.getJob(job.id))?.status, 'awaiting_approval');
         const done = await approve(deciding, job);

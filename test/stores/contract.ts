@@ -25,6 +25,7 @@ import { uniqueName } from '../support/runtime-fixtures.js';
 import { DENY_WRITES, registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import { runApprovalContract } from './approvals-contract.js';
 import { runApprovalEditsContract } from './approval-edits-contract.js';
+import { runPlanWarrantContract } from './plan-warrant-contract.js';
 
 export interface StoreUnderTest {
   readonly name: string;
@@ -213,6 +214,7 @@ export function runJobStoreContract(store: StoreUnderTest): void {
 
   runApprovalContract(store);
   runApprovalEditsContract(store);
+  runPlanWarrantContract(store);
 
   describe(`${store.name} store contract`, () => {
     it('stores a completed job and gives it back with its steps, result and events in order', async () => {

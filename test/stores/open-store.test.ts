@@ -24,6 +24,7 @@ import { PostgresJobStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { CoreStore } from '../support/core-store.js';
 import { register } from '../support/runtime-fixtures.js';
+import { stepRequests } from '../support/step-requests.js';
 
 describe('store selection', () => {
   it('accepts memory (default), sqlite:<file> and postgres URLs, opening nothing while checking', () => {
@@ -269,7 +270,7 @@ describe('a store object (docs/api.md, "Stores")', () => {
     // Written to the host's store: what it holds is what the runtime reads back.
     assert.equal(store.jobs.get(waiting.id)?.status, 'awaiting_approval');
     assert.deepEqual(await runtime.getJob(waiting.id), store.get(waiting.id));
-    const [request] = await runtime.listApprovals();
+    const [request] = stepRequests(await runtime.listApprovals());
     assert.equal(request?.jobId, waiting.id);
     // Taken up again from what the store's `get` answers, through `update`.
     const done = await runtime.decideApproval({

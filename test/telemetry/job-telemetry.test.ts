@@ -24,11 +24,13 @@ import {
   OperatorRuntime,
   cedarAuthorizer,
   type CapabilityAuthorizationContext,
+  type PlanApprovalRequest,
   type ExecutionAuthorizer,
   type Job,
 } from '../../src/index.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register } from '../support/runtime-fixtures.js';
+import { stepRequests } from '../support/step-requests.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -353,7 +355,7 @@ describe('telemetry with a tracer provider', () => {
     assert.equal(firstRun.status.code, SpanStatusCode.UNSET);
 
     exporter.reset();
-    const [request] = await runtime.listApprovals();
+    const [request] = stepRequests(await runtime.listApprovals());
     const [done, approver] = await under('approver', () =>
       runtime.decideApproval({
         jobId: job.id,
@@ -373,6 +375,40 @@ describe('telemetry with a tracer provider', () => {
     assert.equal(ran.attributes['gen_ai.tool.call.id'], `${job.id}:w`);
     assert.equal(ran.attributes['warrant.decision.outcome'], 'allow');
     assert.equal(ran.attributes['warrant.step.status'], 'completed');
+  });
+
+  it('a step run under a plan grant: warrant.approval.kind plan; a step approved on its own has none', async () => {
+    const runtime = new OperatorRuntime({
+      approvals: { approver: { canApprove: () => true } },
+      authorizer: {
+        authorize: (asked: CapabilityAuthorizationContext) =>
+          asked.approval === undefined
+            ? { decision: 'require_approval', reason: 'a human must look' }
+            : { decision: 'allow' },
+      },
+    });
+    const [write] = register(runtime, { risk: 'write', execute: () => 'written' });
+    const plan = { version: '1.0' as const, steps: [{ id: 'w', capability: write as string }] };
+    const job = await runtime.executePlan(plan, { caller: { id: 'alice' }, approval: 'plan' });
+    const [request] = (await runtime.listApprovals()) as PlanApprovalRequest[];
+    exporter.reset();
+    const done = await runtime.decideApproval({
+      kind: 'plan',
+      jobId: job.id,
+      planDigest: request?.planDigest ?? '',
+      approver: { id: 'bob' },
+      decision: 'approve',
+    });
+    assert.equal(done.status, 'completed');
+    const ran = only(`execute_tool ${write}`);
+    assert.equal(ran.attributes['warrant.approval.kind'], 'plan');
+    assert.equal(ran.attributes['warrant.decision.outcome'], 'allow');
+    exporter.reset();
+    await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 'r', capability: write as string }],
+    });
+    assert.equal(only(`execute_tool ${write}`).attributes['warrant.approval.kind'], undefined);
   });
 
   it('a store fault: the spans end with ERROR and error.type JOB_STORE_FAILED, and the job still rejects', async () => {

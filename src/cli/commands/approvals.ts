@@ -5,7 +5,7 @@
  * names the policy. `approve --input <file>` approves with the input of a JSON file instead of
  * the proposed one (docs/api.md, "Approve with edits").
  */
-import type { ApprovalRequest, Job } from '../../index.js';
+import type { ApprovalRequest, Job, PlanApprovalRequest } from '../../index.js';
 import { answerText, CLI_ANSWER, jobAnswer, valueAnswer } from '../../json/answer.js';
 import { closeMcpConnections } from '../../mcp/outbound.js';
 import { callerOf, callerOptionHelp, osUserName } from '../caller-option.js';
@@ -28,6 +28,7 @@ import { writeErr, writeOut } from '../output.js';
 export const approvalsHelp = `Usage: warrant approvals [list] [options] [--json]
        warrant approvals approve|reject <jobId> <stepId> --digest <d> [--comment <c>] [options]
        warrant approvals approve <jobId> <stepId> --digest <d> --input <file.json> [options]
+       warrant approvals approve|reject <jobId> --plan --digest <planDigest> [options]
 
 Lists the pending approval requests of the store (with --caller, only those the read policy
 lets that caller read: of its tenant, submitted by it, or that it may decide; without, all of
@@ -35,8 +36,11 @@ them), or decides one as the caller of --caller (the approver; never the caller 
 the plan, nor one of another tenant). --digest is the request's inputDigest:
 you approve exactly that input, or with --input the JSON input of a file instead (your
 edit: checked against the capability's input contract and authorized again; refused, it
-exits 1 with APPROVAL_INPUT_INVALID and decides nothing). An approved step runs here, so
-give the same --module, --authorizer and --store as the run that stopped. Approvals are on (--approvals is implied).
+exits 1 with APPROVAL_INPUT_INVALID and decides nothing). A plan submitted with
+--plan-approval waits for one plan request (step "(plan)" in the list): decide it with --plan
+and its planDigest; its steps then run here, each authorized at its turn. An approved step
+runs here, so give the same --module, --authorizer and --store as the run that stopped.
+Approvals are on (--approvals is implied).
 Exit codes: 0 listed, or decided and the job completed (or rejected as asked); 1 the decision
 was refused (the line names the code) or the job failed; 2 bad usage; 3 the job stopped at the
 next approval.
@@ -45,7 +49,9 @@ Options:
 ${runtimeOptionsHelp}
 ${callerOptionHelp}
                         (default { "id": "cli:<os user name>" })
-  --digest <d>          the inputDigest of the request (approve, reject)
+  --digest <d>          the inputDigest of the request (approve, reject); with --plan, its
+                        planDigest
+  --plan                decide the job's plan request (no <stepId>)
   --comment <c>         a comment recorded with the decision
   --input <file>        approve: run the step with this JSON input instead (at most 10 MiB)
   --json                print the requests, or the job, as JSON on stdout
@@ -53,18 +59,50 @@ ${callerOptionHelp}
 
 function listLines(requests: readonly ApprovalRequest[]): string {
   if (requests.length === 0) return 'no pending approvals';
-  return formatTable(
+  const table = formatTable(
     ['job', 'step', 'capability', 'risk', 'requested by', 'expires', 'digest'],
-    requests.map((request) => [
-      shownText(request.jobId),
-      shownText(request.stepId),
-      shownText(`${request.capability}@${request.capabilityVersion}`),
-      request.risk,
-      shownText(request.caller?.id ?? '-'),
-      request.expiresAt,
-      request.inputDigest,
-    ]),
+    requests.map((request) =>
+      request.kind === 'plan'
+        ? [
+            shownText(request.jobId),
+            '(plan)',
+            shownText(`${request.steps.length} step${request.steps.length === 1 ? '' : 's'}`),
+            '-',
+            shownText(request.caller?.id ?? '-'),
+            request.expiresAt,
+            request.planDigest,
+          ]
+        : [
+            shownText(request.jobId),
+            shownText(request.stepId),
+            shownText(`${request.capability}@${request.capabilityVersion}`),
+            request.risk,
+            shownText(request.caller?.id ?? '-'),
+            request.expiresAt,
+            request.inputDigest,
+          ],
+    ),
   );
+  // Each plan request with every step: what the approver approves (docs/api.md, "Plan warrants").
+  const plans = requests.flatMap((request) =>
+    request.kind === 'plan' ? [planLines(request)] : [],
+  );
+  return [table, ...plans].join('\n\n');
+}
+
+/** A plan request's steps: each with its preview, its input (references included) and bounds. */
+function planLines(request: PlanApprovalRequest): string {
+  const rows = request.steps.map((step) => [
+    shownText(step.id),
+    shownText(`${step.capability}@${step.capabilityVersion}`),
+    step.outcome,
+    shownText(step.input === undefined ? '-' : JSON.stringify(step.input), 200),
+    shownText(step.bounds === undefined ? '-' : JSON.stringify(step.bounds), 200),
+  ]);
+  return `plan of job ${shownText(request.jobId)}: ${shownText(request.goal)}\n${formatTable(
+    ['step', 'capability', 'preview', 'input', 'bounds'],
+    rows,
+  )}`;
 }
 
 /**
@@ -97,6 +135,7 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     digest: { type: 'string' },
     comment: { type: 'string' },
     input: { type: 'string' },
+    plan: { type: 'boolean' },
     json: { type: 'boolean' },
   });
   if (values.help) {
@@ -109,11 +148,22 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
   if (action === 'list' && jobId !== undefined)
     throw new UsageError(`unknown arguments: ${positionals.join(' ')}`);
   const digest = text(values, 'digest');
-  if (action !== 'list' && (jobId === undefined || stepId === undefined || digest === undefined))
+  const plan = values.plan === true;
+  if (plan && (action === 'list' || stepId !== undefined))
+    throw new UsageError(`warrant approvals ${action} <jobId> --plan --digest <planDigest>`);
+  if (plan && (jobId === undefined || digest === undefined))
+    throw new UsageError(`warrant approvals ${action} <jobId> --plan --digest <planDigest>`);
+  if (
+    !plan &&
+    action !== 'list' &&
+    (jobId === undefined || stepId === undefined || digest === undefined)
+  )
     throw new UsageError(`warrant approvals ${action} <jobId> <stepId> --digest <d>`);
   const inputFile = text(values, 'input');
   if (inputFile !== undefined && action !== 'approve')
     throw new UsageError("--input is an approver's edit: only with warrant approvals approve");
+  if (inputFile !== undefined && plan)
+    throw new UsageError('--input edits the input of a step request: not with --plan');
   // Read before the runtime opens: a file that is not JSON is bad usage, nothing is decided.
   const edited = inputFile === undefined ? undefined : await readEditedInput(inputFile);
   const given = text(values, 'caller');
@@ -132,15 +182,28 @@ export async function approvalsCommand(args: readonly string[]): Promise<number>
     const comment = text(values, 'comment');
     let job: Job;
     try {
-      job = await runtime.decideApproval({
-        jobId: jobId as string,
-        stepId: stepId as string,
-        inputDigest: digest as string,
-        approver,
-        decision,
-        ...(comment === undefined ? {} : { comment }),
-        ...(edited === undefined ? {} : { input: edited.value }),
-      });
+      const commented = comment === undefined ? {} : { comment };
+      job = await runtime.decideApproval(
+        plan
+          ? // The plan request (docs/api.md, "Plan warrants").
+            {
+              kind: 'plan',
+              jobId: jobId as string,
+              planDigest: digest as string,
+              approver,
+              decision,
+              ...commented,
+            }
+          : {
+              jobId: jobId as string,
+              stepId: stepId as string,
+              inputDigest: digest as string,
+              approver,
+              decision,
+              ...commented,
+              ...(edited === undefined ? {} : { input: edited.value }),
+            },
+      );
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code !== 'string' || !code.startsWith('APPROVAL_')) throw error;

@@ -58,6 +58,11 @@ ${callerOptionHelp}
                         (default { "id": "cli:<os user name>" })
   --json                print the job as JSON on stdout; a plan refused at admission
                         prints { "error", "code", "issues" } (as over HTTP) instead
+  --plan-approval       one approval for the whole plan (implies --approvals): every step
+                        is previewed first; a step previewed deny fails the job
+                        (PLAN_DENIED), otherwise the plan waits for one plan request
+                        (exit 3, the command that approves it is printed) before any step
+                        runs; each step is still authorized at its turn
   --dry-run             run nothing, record nothing (memory store): print each step's
                         decision, a step waiting on earlier results as unknown (with
                         --json: { "steps": [...] } on stdout); exit 0 when no step would be
@@ -184,6 +189,7 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     caller: { type: 'string' },
     json: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'plan-approval': { type: 'boolean' },
   });
   if (values.help) {
     console.log(runHelp);
@@ -201,7 +207,12 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     throw new UsageError(`${file} is not valid JSON: ${firstLine(error)}`);
   }
   if (values['dry-run'] === true) return dryRun(plan, caller, values as RuntimeFlags, values.json);
-  const runtime = await createProgramRuntime(values as RuntimeFlags);
+  // A plan warrant needs approvals (docs/api.md, "Plan warrants"): the flag turns them on.
+  const planApproval = values['plan-approval'] === true;
+  const flags: RuntimeFlags = planApproval
+    ? { ...(values as RuntimeFlags), approvals: true }
+    : (values as RuntimeFlags);
+  const runtime = await createProgramRuntime(flags);
   const position = new JobPosition(plan);
   const progress = new RunProgress({ stream: process.stderr, stepIds: stepIdsOf(plan) });
   // Ctrl-C cancels the job (docs/guide/cli.md, "Exit codes"): its running step's signal aborts, the
@@ -237,7 +248,10 @@ export async function runCommand(args: readonly string[]): Promise<number> {
         progress.finish();
         return position.describe();
       });
-      job = await runtime.executePlan(plan, { caller });
+      job = await runtime.executePlan(
+        plan,
+        planApproval ? { caller, approval: 'plan' } : { caller },
+      );
     } catch (error) {
       if (!isPlanAdmissionError(error)) throw error;
       writeErr(`Plan refused at admission (${error.code}):\n`);
@@ -252,8 +266,8 @@ export async function runCommand(args: readonly string[]): Promise<number> {
     writeErr(
       `\njob ${job.id} ${job.status}${job.error === undefined ? '' : `: ${printable(job.error, MAX_SHOWN_ERROR_CHARS)}`}\n`,
     );
-    if (job.status === 'awaiting_approval') writeErr(approveCommand(job, values as RuntimeFlags));
-    writeErr(defaultDenialHint(job, values as RuntimeFlags));
+    if (job.status === 'awaiting_approval') writeErr(approveCommand(job, flags));
+    writeErr(defaultDenialHint(job, flags));
     if (values.json) writeOut(`${answerText(jobAnswer(job, CLI_ANSWER), 2)}\n`);
     else writeOut(`${job.id}\n`);
     if (job.status === 'awaiting_approval') return 3;

@@ -655,6 +655,114 @@
     );
   }
 
+  /**
+   * A plan request (docs/api.md, "Plan warrants"): every step with its preview outcome, its input
+   * (result references as written) and its bounds, and one approval for the whole plan, bound to
+   * its planDigest.
+   */
+  function planCard(request, onDecided) {
+    const comment = h('input', {
+      type: 'text',
+      maxlength: 500,
+      placeholder: 'comment (optional)',
+      'aria-label': 'comment',
+    });
+    const outcome = h('p', { class: 'outcome', role: 'status' });
+    const buttons = [];
+    const decide = async (decision) => {
+      for (const button of buttons) button.disabled = true;
+      outcome.className = 'outcome';
+      outcome.textContent = decision === 'approve' ? 'Approving the plan…' : 'Rejecting the plan…';
+      const body = { decision, planDigest: request.planDigest };
+      if (comment.value.trim() !== '') body.comment = comment.value.trim();
+      try {
+        const answer = await api(`api/jobs/${encodeURIComponent(request.jobId)}/plan-approval`, {
+          method: 'POST',
+          body,
+        });
+        if (answer.ok) {
+          outcome.textContent = `${decision === 'approve' ? 'Approved' : 'Rejected'}; the job is ${answer.body?.status}.`;
+          onDecided();
+          return;
+        }
+        outcome.className = 'outcome error';
+        outcome.textContent = `Refused: ${errorOf(answer)}`;
+      } catch (error) {
+        if (error instanceof NeedsToken) return;
+        outcome.className = 'outcome error';
+        outcome.textContent = `Request failed: ${error.message}`;
+      }
+      for (const button of buttons) button.disabled = false;
+    };
+    buttons.push(
+      h(
+        'button',
+        { type: 'button', class: 'approve', onclick: () => decide('approve') },
+        'Approve plan',
+      ),
+      h(
+        'button',
+        { type: 'button', class: 'reject', onclick: () => decide('reject') },
+        'Reject plan',
+      ),
+    );
+    return h(
+      'div',
+      { class: 'approval plan-approval', 'data-plan': request.planDigest },
+      h(
+        'p',
+        {},
+        `Decide the whole plan (${request.steps.length} steps) with digest `,
+        h('code', {}, request.planDigest),
+      ),
+      fields([
+        ['Goal', h('span', { class: 'goal' }, request.goal)],
+        ['Requested by', request.caller?.id === undefined ? '—' : String(request.caller.id)],
+        ['Requested', time(request.requestedAt)],
+        ['Expires', time(request.expiresAt)],
+      ]),
+      h(
+        'table',
+        { class: 'list plan-steps' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Step', 'Capability', 'Preview', 'Input', 'Bounds'].map((name) => h('th', {}, name)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          request.steps.map((step) =>
+            h(
+              'tr',
+              { 'data-step': step.id },
+              h('td', {}, h('strong', {}, step.id)),
+              h('td', {}, h('code', {}, `${step.capability}@${step.capabilityVersion}`)),
+              h(
+                'td',
+                {},
+                badge(step.outcome),
+                step.reason === undefined ? '' : h('span', { class: 'reason' }, ` ${step.reason}`),
+              ),
+              h('td', {}, 'input' in step ? block(step.input, `input of ${step.id}`) : '—'),
+              h(
+                'td',
+                {},
+                step.bounds === undefined ? '—' : block(step.bounds, `bounds of ${step.id}`),
+              ),
+            ),
+          ),
+        ),
+      ),
+      h('div', { class: 'actions' }, comment, buttons),
+      outcome,
+    );
+  }
+
   function stepItem(step, pending, onDecided) {
     const decision = step.decision;
     // The version the plan asked for, else the one that was authorized.
@@ -698,6 +806,18 @@
         ],
         // The limit that denied the step (docs/api.md, "Limits"); its reason is the decision's.
         ['Limit', decision?.limit],
+        // A step covered by a plan grant (docs/api.md, "Plan warrants").
+        [
+          'Approved',
+          decision?.approval === undefined
+            ? undefined
+            : h(
+                'span',
+                { class: 'plan-grant' },
+                `with the plan, by ${decision.approval.approver}: `,
+                h('code', {}, decision.approval.planDigest),
+              ),
+        ],
         ['Decided', decision === undefined ? undefined : time(decision.decidedAt)],
         ['Input digest', decision === undefined ? undefined : h('code', {}, decision.inputDigest)],
         [
@@ -823,7 +943,12 @@
       return;
     }
     const job = answer.body;
-    const pending = new Map(approvals.map((request) => [request.stepId, request]));
+    const pending = new Map(
+      approvals
+        .filter((request) => request.kind !== 'plan')
+        .map((request) => [request.stepId, request]),
+    );
+    const planned = approvals.find((request) => request.kind === 'plan');
     show(
       h('p', {}, h('a', { href: '#/' }, '← all jobs')),
       h('h1', {}, job.goal === '' ? job.id : job.goal, ' ', badge(job.status)),
@@ -851,6 +976,7 @@
         ['Error', job.error === undefined ? undefined : h('span', { class: 'error' }, job.error)],
         ['Result', 'result' in job ? block(job.result, 'job result') : undefined],
       ]),
+      planned === undefined ? undefined : [h('h2', {}, 'Plan approval'), planCard(planned, render)],
       h('h2', {}, 'Steps'),
       h(
         'ol',
@@ -866,11 +992,14 @@
   // ---- Approvals and capabilities ------------------------------------------------------------
 
   async function approvalsView(current) {
-    const [requests, waiting] = await Promise.all([
+    const [pending, waiting] = await Promise.all([
       apiData('api/approvals'),
       apiData('api/jobs?status=awaiting_approval&limit=1000'),
     ]);
     if (!isCurrent(current)) return;
+    // Plan requests (docs/api.md, "Plan warrants") first, each as its plan card; then the steps.
+    const plans = pending.filter((request) => request.kind === 'plan');
+    const requests = pending.filter((request) => request.kind !== 'plan');
     // The goal of each request's job: what the approver is asked to let happen, and why.
     const goals = new Map(waiting.map((job) => [job.id, job.goal]));
     show(
@@ -880,8 +1009,31 @@
         { class: 'muted small' },
         h('a', { href: '#/notifications' }, 'Notifications not delivered'),
       ),
+      plans.length === 0
+        ? undefined
+        : h(
+            'ul',
+            { class: 'cards plans' },
+            plans.map((request) =>
+              h(
+                'li',
+                { class: 'card plan-card', 'data-job': request.jobId },
+                h(
+                  'div',
+                  { class: 'step-head' },
+                  'plan of job ',
+                  jobLink(request.jobId, request.jobId),
+                ),
+                planCard(request, () => {
+                  location.hash = `#/jobs/${encodeURIComponent(request.jobId)}`;
+                }),
+              ),
+            ),
+          ),
       requests.length === 0
-        ? h('p', { class: 'muted' }, 'Nothing awaits approval.')
+        ? plans.length === 0
+          ? h('p', { class: 'muted' }, 'Nothing awaits approval.')
+          : undefined
         : h(
             'ul',
             { class: 'cards' },

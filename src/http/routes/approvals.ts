@@ -4,7 +4,9 @@
  * `GET /api/approvals/count` (`{ count }`) and
  * `POST /api/jobs/:id/steps/:stepId/approval` `{ decision, inputDigest, comment?, input? }`
  * (`input`: approve with edits, docs/api.md "Approve with edits"; the body's JSON depth and size
- * limits hold for it, then the runtime's bounds of a plan's inputs), decided by
+ * limits hold for it, then the runtime's bounds of a plan's inputs) and
+ * `POST /api/jobs/:id/plan-approval` `{ decision, planDigest, comment? }` (docs/api.md, "Plan
+ * warrants"), decided by
  * the request's caller as approver: 200 with the job at its next stop, or the refusal's status
  * (approvalRefusalStatus). Nothing in the body names the approver. Without an authentication
  * mode (nor a `resolveCaller`) every approval route is 403: nobody approves as `http`
@@ -87,6 +89,39 @@ export const approvalRoutes: FastifyPluginCallback<IdentifiedRouteOptions> = (
             decision: body.decision as 'approve' | 'reject',
             ...(body.comment === undefined ? {} : { comment: body.comment as string }),
             ...(body.input === undefined ? {} : { input: body.input }),
+          }),
+        );
+        return jobAnswer(job, REMOTE_ANSWER);
+      } catch (error) {
+        const status = approvalRefusalStatus((error as { code?: unknown } | null)?.code);
+        if (status === undefined) throw error;
+        return reply
+          .code(status)
+          .send({ error: errorText((error as Error).message, REMOTE_ANSWER) });
+      }
+    },
+  );
+  app.post<{ Params: { id: string }; Body: unknown }>(
+    '/api/jobs/:id/plan-approval',
+    async (request, reply) => {
+      if (!identified(request)) return noApprover(reply);
+      const body: unknown = request.body;
+      if (!isJsonObject(body))
+        return reply
+          .code(400)
+          .send({ error: 'Body must be a JSON object { decision, planDigest, comment? }' });
+      const approver = await callerOf(request);
+      if (approver === undefined)
+        return reply.code(403).send({ error: 'An approval needs an identified approver' });
+      try {
+        const job = await inRequestTraceContext(request.headers, () =>
+          runtime.decideApproval({
+            kind: 'plan',
+            jobId: request.params.id,
+            planDigest: body.planDigest as string,
+            approver,
+            decision: body.decision as 'approve' | 'reject',
+            ...(body.comment === undefined ? {} : { comment: body.comment as string }),
           }),
         );
         return jobAnswer(job, REMOTE_ANSWER);

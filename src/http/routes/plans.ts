@@ -5,7 +5,8 @@
  * the first job and `Idempotent-Replayed: true`, a key used for another plan 409
  * (docs/guide/http.md, "HTTP routes"): the runtime says which submission replayed (`onReplay`,
  * `submitPlan`'s `replayed`) and waits for the first job itself (docs/api.md, "Idempotency").
- * With `queued` (`warrant serve --queue`) every plan goes through the queue. `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
+ * With `queued` (`warrant serve --queue`) every plan goes through the queue. The body's
+ * `approval: 'plan'` asks one approval for the whole plan (docs/api.md, "Plan warrants"). `POST /api/plans/preview`: each step's decision, nothing run (docs/api.md,
  * "runtime.previewPlan"). `GET /api/plans/schema`: the JSON Schema of an admissible plan
  * (docs/api.md, "runtime.planSchema"), introspection like `GET /api/capabilities`.
  */
@@ -21,6 +22,27 @@ import { inRequestTraceContext } from '../trace-context.js';
 export interface PlanRouteOptions extends GovernedRouteOptions {
   /** Every plan goes through the queue (`warrant serve --queue`). */
   readonly queued: boolean;
+}
+
+/**
+ * The body's `approval` (docs/api.md, "Plan warrants"), taken out of the plan: `'steps'` (the
+ * default) or `'plan'`; undefined with `invalid` true for any other value.
+ */
+function approvalOf(body: unknown): {
+  plan: unknown;
+  approval: 'steps' | 'plan' | undefined;
+  invalid: boolean;
+} {
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    !Object.hasOwn(body, 'approval')
+  )
+    return { plan: body, approval: undefined, invalid: false };
+  const { approval, ...plan } = body as Record<string, unknown>;
+  if (approval === 'steps' || approval === 'plan') return { plan, approval, invalid: false };
+  return { plan, approval: undefined, invalid: true };
 }
 
 /** The answer to a repeated idempotency key: 200, the first job, where to find it. */
@@ -68,7 +90,14 @@ export const planRoutes: FastifyPluginCallback<PlanRouteOptions> = (app, options
   app.post<{ Body: unknown }>('/api/plans', async (request, reply) => {
     try {
       const caller = await callerOf(request);
-      const plan = request.body as ExecutionPlan;
+      const taken = approvalOf(request.body);
+      if (taken.invalid)
+        return reply.code(400).send({
+          error: "approval must be 'steps' or 'plan'",
+          code: ErrorCode.EXECUTE_OPTIONS_INVALID,
+        });
+      const plan = taken.plan as ExecutionPlan;
+      const approval = taken.approval === undefined ? {} : { approval: taken.approval };
       // `Prefer: respond-async` (RFC 7240): queued, not run inline; 202 with where to look.
       const respondAsync = /(?:^|,)\s*respond-async\s*(?:[,;]|$)/i.test(
         String(request.headers.prefer ?? ''),
@@ -77,7 +106,7 @@ export const planRoutes: FastifyPluginCallback<PlanRouteOptions> = (app, options
       if (respondAsync || queued) {
         // Through the queue; always with `warrant serve --queue`, where workers run every plan.
         const { jobId, replayed } = await inRequestTraceContext(request.headers, () =>
-          runtime.submitPlan(plan, { caller }),
+          runtime.submitPlan(plan, { caller, ...approval }),
         );
         if (replayed)
           return replayAnswer(
@@ -106,6 +135,7 @@ export const planRoutes: FastifyPluginCallback<PlanRouteOptions> = (app, options
         job = await inRequestTraceContext(request.headers, () =>
           runtime.executePlan(plan, {
             caller,
+            ...approval,
             onReplay: (jobId) => {
               replayOf = jobId;
             },
@@ -116,11 +146,21 @@ export const planRoutes: FastifyPluginCallback<PlanRouteOptions> = (app, options
       if (job.status === 'completed') return reply.code(201).send(jobAnswer(job, REMOTE_ANSWER));
       if (job.status === 'awaiting_approval')
         return reply.code(202).send(jobAnswer(job, REMOTE_ANSWER));
+      // A plan refused at its preview names its code (docs/api.md, "Plan warrants").
+      const planDenied = job.error?.startsWith(`${ErrorCode.PLAN_DENIED}:`) === true;
       return reply.code(failedJobStatus(job)).send({
         error: errorText(job.error ?? 'Execution failed', REMOTE_ANSWER),
+        ...(planDenied && { code: ErrorCode.PLAN_DENIED }),
         job: jobAnswer(job, REMOTE_ANSWER),
       });
     } catch (error) {
+      // `approval: 'plan'` on a server without approvals (docs/api.md, "Plan warrants").
+      if ((error as { code?: unknown } | null)?.code === ErrorCode.EXECUTE_OPTIONS_INVALID) {
+        return reply.code(400).send({
+          error: errorText((error as Error).message, REMOTE_ANSWER),
+          code: ErrorCode.EXECUTE_OPTIONS_INVALID,
+        });
+      }
       if ((error as { code?: unknown } | null)?.code === ErrorCode.IDEMPOTENCY_CONFLICT) {
         return reply.code(409).send({
           error: errorText((error as Error).message, REMOTE_ANSWER),

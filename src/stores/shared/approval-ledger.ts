@@ -21,7 +21,10 @@ import { decodeEvent } from './record-columns.js';
 /** What a change that consumes an approval request decided, for the store's checks. */
 export interface ClaimedRequest {
   readonly stepId: string;
-  /** The digest of the request decided on (the step's decision as the process read it). */
+  /**
+   * The digest of the request decided on, as the process read it: the step's decision's input
+   * digest, or for a plan request (docs/api.md, "Plan warrants") its `planDigest`.
+   */
   readonly inputDigest: string | undefined;
   readonly decision: 'granted' | 'rejected' | 'expired';
 }
@@ -35,7 +38,18 @@ export function claimedRequest(job: Job, change: JobChange, position: number): C
     : types.includes('approval.rejected')
       ? 'rejected'
       : 'expired';
-  return { stepId: step.id, inputDigest: step.decision?.inputDigest, decision };
+  return { stepId: step.id, inputDigest: requestedDigest(job, step), decision };
+}
+
+/** The digest of the step's last request in the job's events: its plan's, or its decision's. */
+function requestedDigest(job: Job, step: JobStep): string | undefined {
+  for (let at = job.events.length - 1; at >= 0; at--) {
+    const event = job.events[at] as JobEvent;
+    if (event.type !== 'approval.requested' || event.data?.stepId !== step.id) continue;
+    if (event.data.kind === 'plan') return event.data.planDigest as string | undefined;
+    break;
+  }
+  return step.decision?.inputDigest;
 }
 
 /** A stored event row: its JSON text and chain hash. */
@@ -82,7 +96,8 @@ export function checkStoredRequest(
         `The approval request of ${named} does not match its chain hash: it cannot be decided`,
       );
     }
-    if (event.data.inputDigest !== claim.inputDigest) {
+    const digest = event.data.kind === 'plan' ? event.data.planDigest : event.data.inputDigest;
+    if (digest !== claim.inputDigest) {
       throw refused(
         ErrorCode.APPROVAL_NOT_PENDING,
         `The approval request of ${named} is not the one decided on`,
