@@ -677,6 +677,8 @@ export function awaitApproval(
   };
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;
+  // A policy authorizer's determining policies, as the decision records them (verify proves them).
+  if (end.decided.policies !== undefined) data.policies = end.decided.policies;
   // The effect the approver is asked about (docs/api.md, "Prepared effects").
   const effect = end.decided.recorded.effect;
   if (effect !== undefined) data.effectDigest = effect.digest;

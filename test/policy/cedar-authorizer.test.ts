@@ -502,6 +502,10 @@ describe('cedarAuthorizer in the runtime', () => {
     const decision = job.steps[0]?.decision;
     assert.equal(decision?.outcome, 'approval_required');
     assert.deepEqual(decision?.policies, ['ask']);
+    // The request's event proves the decision's policies, so the waiting job verifies.
+    const requested = job.events.find((event) => event.type === 'approval.requested');
+    assert.deepEqual(requested?.data?.policies, ['ask']);
+    assert.equal((await runtime.verifyJob(job.id))?.ok, true);
     const done = await runtime.decideApproval({
       jobId: job.id,
       stepId: 'a',
@@ -512,6 +516,7 @@ describe('cedarAuthorizer in the runtime', () => {
     assert.equal(done.status, 'completed');
     assert.deepEqual(done.steps[0]?.decision?.policies, ['ask']);
     assert.equal(done.steps[0]?.decision?.outcome, 'allow');
+    assert.equal((await runtime.verifyJob(done.id))?.ok, true);
     await runtime.close();
   });
 });
