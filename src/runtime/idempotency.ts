@@ -49,8 +49,19 @@ export interface KeyClaim {
 }
 
 /**
- * Claims `key` for a new job of `plan`. Resolves the new job's id, or the first job's for a
- * repeat of the same plan; rejects IDEMPOTENCY_CONFLICT for a repeat with another plan.
+ * What a repeat must match: the plan's digest, and under a plan warrant the mode too (a plan
+ * approved once is another submission than the same plan approved step by step, docs/api.md
+ * "Plan warrants"). A plan submitted step by step keeps the digest it always had.
+ */
+function submissionDigest(plan: AdmittedPlan, approval: 'steps' | 'plan'): string {
+  const digest = planDigest(plan);
+  return approval === 'plan' ? recordValue({ plan: digest, approval }, 'plan').digest : digest;
+}
+
+/**
+ * Claims `key` for a new job of `plan` (submitted with `approval`). Resolves the new job's id,
+ * or the first job's for a repeat of the same plan in the same mode; rejects
+ * IDEMPOTENCY_CONFLICT for a repeat with another plan or another approval mode.
  */
 export async function claimKey(
   store: JobStore,
@@ -58,9 +69,10 @@ export async function claimKey(
   key: string,
   plan: AdmittedPlan,
   ttlMs: number,
+  approval: 'steps' | 'plan' = 'steps',
 ): Promise<KeyClaim> {
   const jobId = newJobId();
-  const digest = planDigest(plan);
+  const digest = submissionDigest(plan, approval);
   const at = Date.now();
   const holder = hasIdempotency(store)
     ? await store.claimIdempotency({
@@ -77,7 +89,7 @@ export async function claimKey(
     throw createError(
       Error,
       ErrorCode.IDEMPOTENCY_CONFLICT,
-      `Idempotency key ${JSON.stringify(key)} was used by job ${JSON.stringify(holder.jobId)} for another plan`,
+      `Idempotency key ${JSON.stringify(key)} was used by job ${JSON.stringify(holder.jobId)} for another plan (or another approval mode)`,
     );
   }
   return { jobId: holder.jobId, replayed: true };

@@ -96,7 +96,7 @@ export function executeSubmission(
     // A plan with an idempotency key, from a caller with an id, claims its key first.
     const deps =
       admitted.idempotencyKey !== undefined && caller?.id !== undefined
-        ? claimFor(host, admitted, caller as CallerWithId)
+        ? claimFor(host, admitted, caller as CallerWithId, underWarrant ? 'plan' : 'steps')
         : host.store.dependencies();
     if (deps instanceof Promise) {
       job = deps.then((ready: ClaimedDependencies) => {
@@ -128,10 +128,11 @@ async function claimFor(
   host: SubmissionHost,
   admitted: AdmittedPlan,
   caller: CallerWithId,
+  approval: 'steps' | 'plan',
 ): Promise<ClaimedDependencies> {
   const deps = await host.store.dependencies();
   const key = admitted.idempotencyKey as string;
-  const claim = await claimKey(deps.store, caller, key, admitted, host.idempotencyTtlMs);
+  const claim = await claimKey(deps.store, caller, key, admitted, host.idempotencyTtlMs, approval);
   return { ...deps, jobId: claim.jobId, replayed: claim.replayed };
 }
 
@@ -157,6 +158,7 @@ export async function submitQueued(
       key,
       admitted,
       host.idempotencyTtlMs,
+      approval === 'plan' ? 'plan' : 'steps',
     );
     if (claim.replayed) {
       // Resolved once recorded, as a new job is: its submitter may still be writing it.

@@ -167,6 +167,30 @@ describe('the preview at submission', () => {
     await runtime.close();
   });
 
+  it('an idempotency key holds the approval mode: the same plan in the other mode is IDEMPOTENCY_CONFLICT', async () => {
+    const { runtime, write } = setup();
+    const plan = { version: '1.0' as const, steps: [{ id: 'w', capability: write, input: {} }] };
+    const first = await runtime.submitPlan(plan, {
+      caller: ALICE,
+      approval: 'plan',
+      idempotencyKey: 'k1',
+    });
+    const again = await runtime.submitPlan(plan, {
+      caller: ALICE,
+      approval: 'plan',
+      idempotencyKey: 'k1',
+    });
+    assert.deepEqual(again, { jobId: first.jobId, replayed: true });
+    await assert.rejects(runtime.submitPlan(plan, { caller: ALICE, idempotencyKey: 'k1' }), {
+      code: 'IDEMPOTENCY_CONFLICT',
+    });
+    await assert.rejects(
+      runtime.executePlan({ ...plan, idempotencyKey: 'k1' }, { caller: ALICE }),
+      { code: 'IDEMPOTENCY_CONFLICT' },
+    );
+    await runtime.close();
+  });
+
   it('a job waiting for its plan request is cancelled like any waiting job; nothing is decided', async () => {
     const { runtime, write, invoked } = setup();
     const job = await runtime.executePlan(
