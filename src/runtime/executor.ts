@@ -299,23 +299,24 @@ function notGoverned(copied: GovernedCopy & { ok: false }): StepEnd {
   return { status: 'failed', error: `${NOT_GOVERNED}: ${governedField(path)} is ${what}` };
 }
 
+/** A step's input ready to authorize: the input itself and the record of it. */
+interface ReadyInput {
+  readonly input: unknown;
+  readonly recorded: RecordedAsk;
+}
+
 /**
- * Resolve → check → authorize → invoke for one step. Never throws; store faults aside.
- * `governed` (a 2.0 plan, docs/api.md "Plan version 2.0"): the input the authorizer sees is a
- * deep-frozen plain-data copy, and the capability gets a fresh mutable copy made after an allow.
+ * The input a step runs with: its references resolved (or an approver's edit), in a 2.0 plan a
+ * deep-frozen plain-data copy, and checked by the capability's input contract (whose output it
+ * is from here on); or the step's end when it cannot be.
  */
-async function runStep(
-  run: JobRun,
+async function stepInput(
   step: AdmittedStep,
   results: readonly unknown[],
-  caller: ExecutionCaller | undefined,
-  deps: ExecutorDependencies,
   approval: StepApproval | undefined,
   governed: boolean,
-): Promise<StepEnd> {
+): Promise<ReadyInput | StepEnd> {
   const { capability } = step;
-  const { running } = run;
-  const jobId = running.job.id;
   let input: unknown;
   try {
     // An approver's edit replaces the step's own input, references and all.
@@ -343,26 +344,44 @@ async function runStep(
   } else {
     input = valid.value;
   }
-  // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will receive. What it is
-  // asked about is recorded (encoded, digested) before it answers.
-  let recordedInput: RecordedAsk = recordValue(input, 'input');
+  // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will
+  // receive. What it is asked about is recorded (encoded, digested) before it answers.
+  return { input, recorded: recordValue(input, 'input') };
+}
+
+/**
+ * What the authorizer is asked about one step (its context, not frozen yet) and the record of
+ * it: the input, an approval bound to the exact action (the same version, the same input as
+ * authorized), an outbound MCP tool's pinned definition and a prepared effect; or the step's
+ * end when the action is no longer the one approved or cannot be prepared.
+ */
+async function askFor(
+  run: JobRun,
+  step: AdmittedStep,
+  ready: ReadyInput,
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  approval: StepApproval | undefined,
+): Promise<{ asked: CapabilityAuthorizationContext; recorded: RecordedAsk } | StepEnd> {
+  const { capability } = step;
+  const { running } = run;
+  let recorded = ready.recorded;
   const asked: CapabilityAuthorizationContext = {
-    jobId,
+    jobId: running.job.id,
     stepId: step.id,
     capability: capability.identity,
-    input,
+    input: ready.input,
     caller,
-    inputDigest: recordedInput.digest,
+    inputDigest: recorded.digest,
   };
   if (approval !== undefined) {
-    // The approval is bound to the exact action: the same version, the same input as authorized.
     if (capability.version !== approval.capabilityVersion) {
       return {
         status: 'failed',
         error: `Capability version changed since approval was requested: ${capability.name}@${approval.capabilityVersion} is now ${capability.version}`,
       };
     }
-    if (recordedInput.digest !== approval.grant.inputDigest)
+    if (recorded.digest !== approval.grant.inputDigest)
       return { status: 'failed', error: 'Input changed since approval was requested' };
     (asked as { approval?: ApprovalGrant }).approval = approval.grant;
   }
@@ -380,21 +399,46 @@ async function runStep(
   // The effect is prepared (and held to the approved one) before the authorizer is asked
   // (docs/api.md, "Prepared effects").
   if (capability.prepare !== undefined || approval !== undefined) {
-    const { control } = run;
     const prepared = await prepareEffect(
       running,
       step,
       asked,
-      recordedInput,
+      recorded,
       deps.signal,
-      control,
+      run.control,
       // An approver's edit is a new input, so a new effect: authorized again, not held to the
       // proposed one (docs/decisions.md, "An approval covers one effect").
       approval !== undefined && approval.grant.edited !== true,
     );
     if ('status' in prepared) return prepared;
-    recordedInput = prepared;
+    recorded = prepared;
   }
+  return { asked, recorded };
+}
+
+/**
+ * Resolve → check → authorize → invoke for one step. Never throws; store faults aside.
+ * `governed` (a 2.0 plan, docs/api.md "Plan version 2.0"): the input the authorizer sees is a
+ * deep-frozen plain-data copy, and the capability gets a fresh mutable copy made after an allow.
+ */
+async function runStep(
+  run: JobRun,
+  step: AdmittedStep,
+  results: readonly unknown[],
+  caller: ExecutionCaller | undefined,
+  deps: ExecutorDependencies,
+  approval: StepApproval | undefined,
+  governed: boolean,
+): Promise<StepEnd> {
+  const { capability } = step;
+  const { running } = run;
+  const jobId = running.job.id;
+  const ready = await stepInput(step, results, approval, governed);
+  if ('status' in ready) return ready;
+  const { input } = ready;
+  const prepared = await askFor(run, step, ready, caller, deps, approval);
+  if ('status' in prepared) return prepared;
+  const { asked, recorded: recordedInput } = prepared;
   const authorization = Object.freeze(asked);
   // One pass per invocation: a retry (docs/api.md, "Retries") is authorized again first.
   for (let attempt = 1; ; attempt++) {
