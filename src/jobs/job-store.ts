@@ -277,6 +277,56 @@ export interface CheckpointStore extends ChainStore {
   readSeal(jobId: string): JobSeal | undefined | Promise<JobSeal | undefined>;
 }
 
+/** An entry of a checkpoint as a scan reads it: with whether its job was stored then. */
+export interface ScannedEntry extends SealedEntry {
+  readonly stored: boolean;
+}
+
+/** One job as a scan reads it: its record with its chain, and what checkpoints sealed of it. */
+export interface ScannedJob {
+  readonly id: string;
+  /**
+   * The record with its chain hashes and consumed requests, read together; undefined when the
+   * record cannot be read (`unreadable`), or the job is gone since the scan began.
+   */
+  readonly chain: RecordedChain | undefined;
+  /** Why the record cannot be read: the message of its JOB_RECORD_UNREADABLE error. */
+  readonly unreadable?: string;
+  /** The entries checkpoints sealed of this job, by checkpoint. */
+  readonly sealed: readonly SealedEntry[];
+}
+
+/**
+ * A durable store read a page at a time for `verifyStore` (docs/api.md, "Stores"): the
+ * checkpoints and the ledger are read whole, the jobs and the checkpoints' entries in pages, so
+ * memory stays bounded by a page whatever the number of jobs.
+ */
+export interface StoreScan {
+  /** Every checkpoint, by seq, when the scan began. */
+  readonly checkpoints: readonly Checkpoint[];
+  /** Jobs stored when the scan began: `chains()` reads those. */
+  readonly jobs: number;
+  /** Jobs with events committed since the last checkpoint. */
+  readonly unsealed: number;
+  /** The leaf of every ledger entry a checkpoint sealed (stores that keep a ledger). */
+  readonly approvals?: readonly SealedApproval[];
+  /** Every entry of the ledger of consumed approvals (stores that keep one). */
+  readonly ledger?: readonly LedgerEntry[];
+  /** The jobs `jobs` counts, oldest first, a page at a time; each page is one snapshot. */
+  chains(): AsyncIterable<readonly ScannedJob[]> | Iterable<readonly ScannedJob[]>;
+  /**
+   * Every entry of every checkpoint, by checkpoint then job id, a page at a time; read after
+   * `chains()`, so a job gone meanwhile is found here.
+   */
+  entries(): AsyncIterable<readonly ScannedEntry[]> | Iterable<readonly ScannedEntry[]>;
+}
+
+/** Checkpoints read in pages (docs/api.md, "Stores"): `verifyStore` in bounded memory. */
+export interface SealScanStore extends CheckpointStore {
+  /** Begins a scan; `page` bounds the jobs (and entries, times ten) read at a time. */
+  scanSeals(page?: number): StoreScan | Promise<StoreScan>;
+}
+
 /** The ledger of consumed approvals (docs/api.md, "Approvals"). */
 export interface ApprovalLedger {
   /**

@@ -16,6 +16,7 @@ import type {
   OutboxStore,
   OwnedStore,
   QueueStore,
+  SealScanStore,
 } from './job-store.js';
 
 /** True when every one of `names` is a method of `store`. */
@@ -35,6 +36,10 @@ export function hasChain(store: JobStore): store is JobStore & ChainStore {
 
 export function hasCheckpoints(store: JobStore): store is JobStore & CheckpointStore {
   return methods(store, 'readChain', 'seal', 'readSeals', 'readSeal');
+}
+
+export function hasSealScan(store: JobStore): store is JobStore & SealScanStore {
+  return hasCheckpoints(store) && methods(store, 'scanSeals');
 }
 
 export function hasLedger(store: JobStore): store is JobStore & ApprovalLedger {

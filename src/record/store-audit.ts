@@ -9,8 +9,8 @@ import { merkleProof, type CheckpointHead } from './checkpoint.js';
 import { chainHashes } from './event-chain.js';
 import { buildEvidence, type EvidenceBundle, type EvidenceCheckpoint } from './evidence.js';
 import type { JobStore, StoreSeals } from '../jobs/job-store.js';
-import { hasCheckpoints } from '../jobs/store-parts.js';
-import { verifySeals, type StoreVerification } from './verify-store.js';
+import { hasCheckpoints, hasSealScan } from '../jobs/store-parts.js';
+import { verifyScan, verifySeals, type StoreVerification } from './verify-store.js';
 
 /** `'<seq>:<hash>'`, as `verify --all` prints it (`head: <seq> <hash>`) with a colon. */
 export function parseHead(text: unknown): CheckpointHead {
@@ -49,6 +49,8 @@ export async function verifyStoreOf(
       options,
     );
   }
+  // A store that reads its seals a page at a time: memory bounded by a page (docs/api.md, "Stores").
+  if (hasSealScan(store)) return verifyScan(await store.scanSeals(), auditKey, options);
   const readChain = store.readChain.bind(store);
   const seals = await store.readSeals();
   return verifySeals(seals, async (id) => readChain(id), auditKey, options);

@@ -19,8 +19,10 @@ import type {
   Checkpoint,
   ConsumedApproval,
   LedgerEntry,
+  ScannedJob,
   SealedApproval,
   SealedEntry,
+  StoreScan,
   StoreSeals,
 } from '../jobs/job-store.js';
 import { NO_CHAIN, verifyRecord } from './verify-record.js';
@@ -81,10 +83,13 @@ function problem(
   };
 }
 
+/**
+ * The checks of the chain of checkpoints, each checkpoint's in turn: in its place, after the one
+ * before, its root (`rootOf`: the root of its entries as stored) and its hash.
+ */
 function checkCheckpoints(
   checkpoints: readonly Checkpoint[],
-  entriesOf: ReadonlyMap<number, SealedEntry[]>,
-  approvalsOf: ReadonlyMap<number, SealedApproval[]>,
+  rootOf: (seq: number) => string,
   auditKey: string | undefined,
 ): StoreProblem[] {
   const problems: StoreProblem[] = [];
@@ -110,7 +115,7 @@ function checkCheckpoints(
           seq,
         ),
       );
-    if (merkleRoot(entriesOf.get(seq) ?? [], approvalsOf.get(seq)) !== checkpoint.root)
+    if (rootOf(seq) !== checkpoint.root)
       problems.push(
         problem(
           'checkpoint',
@@ -142,6 +147,24 @@ function checkCheckpoints(
   return problems;
 }
 
+/** What the entries of one checkpoint give: their root, and whether they are all unchained. */
+interface EntriesSeen {
+  readonly root: string;
+  /** The jobs and events of its entries when every one is unchained (an origin's). */
+  readonly unchained: Map<string, number> | undefined;
+}
+
+/** The root of a checkpoint's entries, and the jobs it seals as unchained when all are. */
+function seeEntries(
+  entries: readonly SealedEntry[],
+  approvals: readonly SealedApproval[] | undefined,
+): EntriesSeen {
+  const root = merkleRoot(entries, approvals);
+  if (!entries.every((entry) => entry.hash === UNCHAINED_ENTRY))
+    return { root, unchained: undefined };
+  return { root, unchained: new Map(entries.map((entry) => [entry.jobId, entry.events])) };
+}
+
 /**
  * The store's chain origin (checkpoint.ts): the first checkpoint with no leaves but the jobs it
  * seals as recorded before the chain, and those jobs with their numbers of events. A second one
@@ -150,21 +173,21 @@ function checkCheckpoints(
  */
 function findOrigin(
   checkpoints: readonly Checkpoint[],
-  entriesOf: ReadonlyMap<number, SealedEntry[]>,
+  seen: (seq: number) => EntriesSeen,
   approvalsOf: ReadonlyMap<number, SealedApproval[]>,
 ): { origin: number | undefined; unchained: Map<string, number>; problems: StoreProblem[] } {
   let origin: number | undefined;
-  const unchained = new Map<string, number>();
+  let unchained = new Map<string, number>();
   const problems: StoreProblem[] = [];
   for (const { seq, root } of checkpoints) {
-    const entries = entriesOf.get(seq) ?? [];
     if ((approvalsOf.get(seq)?.length ?? 0) > 0) continue;
-    if (!entries.every((entry) => entry.hash === UNCHAINED_ENTRY)) continue;
+    const entries = seen(seq);
+    if (entries.unchained === undefined) continue;
     // A checkpoint whose entries were deleted is reported by its root, not taken as an origin.
-    if (merkleRoot(entries) !== root) continue;
+    if (entries.root !== root) continue;
     if (origin === undefined) {
       origin = seq;
-      for (const entry of entries) unchained.set(entry.jobId, entry.events);
+      unchained = entries.unchained;
     } else {
       problems.push(
         problem(
@@ -256,37 +279,113 @@ export interface ReadJobChain {
   readonly consumed?: readonly ConsumedApproval[] | undefined;
 }
 
+/** A job as verifyScan reads it: a scanned job, or one of a store that keeps no chain. */
+type JobRead = Omit<ScannedJob, 'chain'> & { readonly chain: ReadJobChain | undefined };
+
+/** A scan, or the seals of a store without one read as a scan (verifySeals). */
+interface ScanOf extends Omit<StoreScan, 'chains'> {
+  chains(): AsyncIterable<readonly JobRead[]> | Iterable<readonly JobRead[]>;
+}
+
+/** A job without a chain, told apart once the origin is known (after the entries are read). */
+interface WithoutChain {
+  readonly jobId: string;
+  readonly events: number | undefined;
+}
+
+/** The checks of one job read by the scan; a job without a chain waits for the origin. */
+function checkJob(
+  scanned: JobRead,
+  auditKey: string | undefined,
+): StoreProblem | WithoutChain | undefined {
+  const { id: jobId, chain, sealed } = scanned;
+  if (scanned.unreadable !== undefined) return problem('record', scanned.unreadable, jobId);
+  if (chain === undefined) {
+    return sealed.length > 0
+      ? problem('gone', `job ${jobId} is gone while it was being verified`, jobId)
+      : undefined;
+  }
+  const sealedProblem =
+    sealed.length === 0 ? undefined : checkSealed(jobId, sealed, chain.hashes ?? []);
+  if (sealedProblem !== undefined) return sealedProblem;
+  const verification = verifyRecord(chain.job, chain.hashes, auditKey, chain.consumed);
+  if (verification.ok) return undefined;
+  if (verification.reason === NO_CHAIN) return { jobId, events: chain.hashes?.length };
+  return {
+    ...problem('record', verification.reason, jobId),
+    ...(verification.eventIndex === undefined ? {} : { eventIndex: verification.eventIndex }),
+    ...(verification.stepId === undefined ? {} : { stepId: verification.stepId }),
+  };
+}
+
 /**
- * Verifies a store from its seals; `readChain` reads one job with its chain hashes. A record
- * that cannot be read (JOB_RECORD_UNREADABLE) is a problem; any other error rejects.
+ * Verifies a store read by a scan (job-store.ts, `StoreScan`): the jobs a page at a time, each
+ * checked as read, then the checkpoints' entries a page at a time, each checkpoint's root computed
+ * as its last entry is read. Memory holds a page, the checkpoints, the ledger and the problems
+ * found, never every job or entry. A record that cannot be read (JOB_RECORD_UNREADABLE) is a
+ * problem; any other error rejects.
  */
-export async function verifySeals(
-  seals: StoreSeals,
-  readChain: (id: string) => Promise<ReadJobChain | undefined>,
+export async function verifyScan(
+  scan: ScanOf,
   auditKey: string | undefined,
   options: VerifyStoreOptions = {},
 ): Promise<StoreVerification> {
-  const { checkpoints } = seals;
-  const entriesOf = new Map<number, SealedEntry[]>();
-  const sealedOf = new Map<string, SealedEntry[]>();
-  for (const entry of seals.entries) {
-    const byCheckpoint = entriesOf.get(entry.checkpoint);
-    if (byCheckpoint === undefined) entriesOf.set(entry.checkpoint, [entry]);
-    else byCheckpoint.push(entry);
-    const byJob = sealedOf.get(entry.jobId);
-    if (byJob === undefined) sealedOf.set(entry.jobId, [entry]);
-    else byJob.push(entry);
-  }
+  const { checkpoints } = scan;
   const approvalsOf = new Map<number, SealedApproval[]>();
-  for (const approval of seals.approvals ?? []) {
+  for (const approval of scan.approvals ?? []) {
     const byCheckpoint = approvalsOf.get(approval.checkpoint);
     if (byCheckpoint === undefined) approvalsOf.set(approval.checkpoint, [approval]);
     else byCheckpoint.push(approval);
   }
-  const problems = checkCheckpoints(checkpoints, entriesOf, approvalsOf, auditKey);
-  const origin = findOrigin(checkpoints, entriesOf, approvalsOf);
+
+  const records: (StoreProblem | WithoutChain)[] = [];
+  for await (const page of scan.chains()) {
+    for (const scanned of page) {
+      const found = checkJob(scanned, auditKey);
+      if (found !== undefined) records.push(found);
+    }
+  }
+
+  // The entries, by checkpoint: each checkpoint's root once its last entry is read.
+  const listed = new Set(checkpoints.map((checkpoint) => checkpoint.seq));
+  const seenOf = new Map<number, EntriesSeen>();
+  const gone: StoreProblem[] = [];
+  const goneIds = new Set<string>();
+  let current: number | undefined;
+  let group: SealedEntry[] = [];
+  const close = () => {
+    if (current !== undefined && listed.has(current))
+      seenOf.set(current, seeEntries(group, approvalsOf.get(current)));
+    group = [];
+  };
+  for await (const page of scan.entries()) {
+    for (const entry of page) {
+      if (entry.checkpoint !== current) {
+        close();
+        current = entry.checkpoint;
+      }
+      group.push(entry);
+      if (!entry.stored && !goneIds.has(entry.jobId)) {
+        goneIds.add(entry.jobId);
+        gone.push(
+          problem(
+            'gone',
+            `job ${entry.jobId} is gone: checkpoint ${entry.checkpoint} sealed ${entry.events} of its events`,
+            entry.jobId,
+            entry.checkpoint,
+          ),
+        );
+      }
+    }
+  }
+  close();
+  const seen = (seq: number): EntriesSeen =>
+    seenOf.get(seq) ?? seeEntries([], approvalsOf.get(seq));
+
+  const problems = checkCheckpoints(checkpoints, (seq) => seen(seq).root, auditKey);
+  const origin = findOrigin(checkpoints, seen, approvalsOf);
   problems.push(...origin.problems);
-  problems.push(...checkLedger(seals.approvals ?? [], seals.ledger ?? []));
+  problems.push(...checkLedger(scan.approvals ?? [], scan.ledger ?? []));
   const last = checkpoints.at(-1);
   const head = last === undefined ? undefined : { seq: last.seq, hash: last.hash };
   if (options.since !== undefined) {
@@ -312,69 +411,74 @@ export async function verifySeals(
       );
     }
   }
+  problems.push(...gone);
 
   let unchained = 0;
-  const stored = new Set(seals.jobIds);
-  for (const jobId of sealedOf.keys()) {
-    if (!stored.has(jobId)) {
-      const first = (sealedOf.get(jobId) as SealedEntry[])[0] as SealedEntry;
-      problems.push(
-        problem(
-          'gone',
-          `job ${jobId} is gone: checkpoint ${first.checkpoint} sealed ${first.events} of its events`,
-          jobId,
-          first.checkpoint,
-        ),
-      );
-    }
-  }
-  for (const jobId of seals.jobIds) {
-    let read: ReadJobChain | undefined;
-    try {
-      read = await readChain(jobId);
-    } catch (error) {
-      if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
-        throw error;
-      problems.push(problem('record', (error as Error).message, jobId));
+  for (const found of records) {
+    if ('kind' in found) {
+      problems.push(found);
       continue;
     }
-    const sealed = sealedOf.get(jobId);
-    if (read === undefined) {
-      if (sealed !== undefined)
-        problems.push(problem('gone', `job ${jobId} is gone while it was being verified`, jobId));
-      continue;
-    }
-    const sealedProblem =
-      sealed === undefined ? undefined : checkSealed(jobId, sealed, read.hashes ?? []);
-    if (sealedProblem !== undefined) {
-      problems.push(sealedProblem);
-      continue;
-    }
-    const verification = verifyRecord(read.job, read.hashes, auditKey, read.consumed);
-    if (verification.ok) continue;
-    if (verification.reason === NO_CHAIN) {
-      const before = origin.unchained.get(jobId);
-      if (before !== undefined && before === read.hashes?.length) {
-        unchained++;
-      } else {
-        problems.push(problem('record', notChained(origin.origin, before), jobId));
-      }
-      continue;
-    }
-    problems.push({
-      ...problem('record', verification.reason, jobId),
-      ...(verification.eventIndex === undefined ? {} : { eventIndex: verification.eventIndex }),
-      ...(verification.stepId === undefined ? {} : { stepId: verification.stepId }),
-    });
+    // Recorded before the chain, as the origin sealed it; any other job without a chain is not.
+    const before = origin.unchained.get(found.jobId);
+    if (before !== undefined && before === found.events) unchained++;
+    else problems.push(problem('record', notChained(origin.origin, before), found.jobId));
   }
   return {
     ok: problems.length === 0,
     ...(head === undefined ? {} : { head }),
     checkpoints: checkpoints.length,
-    jobs: seals.jobIds.length,
+    jobs: scan.jobs,
     sealedEvents: checkpoints.reduce((sum, checkpoint) => sum + checkpoint.events, 0),
-    unsealed: seals.unsealed,
+    unsealed: scan.unsealed,
     unchained,
     problems,
   };
+}
+
+/**
+ * Verifies a store from its seals read whole; `readChain` reads one job with its chain hashes
+ * (a store without `scanSeals`: store-audit.ts). The same checks as verifyScan, which it feeds.
+ */
+export async function verifySeals(
+  seals: StoreSeals,
+  readChain: (id: string) => Promise<ReadJobChain | undefined>,
+  auditKey: string | undefined,
+  options: VerifyStoreOptions = {},
+): Promise<StoreVerification> {
+  const sealedOf = new Map<string, SealedEntry[]>();
+  for (const entry of seals.entries) {
+    const byJob = sealedOf.get(entry.jobId);
+    if (byJob === undefined) sealedOf.set(entry.jobId, [entry]);
+    else byJob.push(entry);
+  }
+  const stored = new Set(seals.jobIds);
+  async function* chains(): AsyncGenerator<JobRead[]> {
+    for (const id of seals.jobIds) {
+      const sealed = sealedOf.get(id) ?? [];
+      try {
+        const read = await readChain(id);
+        yield [{ id, chain: read, sealed }];
+      } catch (error) {
+        if ((error as { code?: unknown } | null)?.code !== ErrorCode.JOB_RECORD_UNREADABLE)
+          throw error;
+        yield [{ id, chain: undefined, unreadable: (error as Error).message, sealed }];
+      }
+    }
+  }
+  return verifyScan(
+    {
+      checkpoints: seals.checkpoints,
+      jobs: seals.jobIds.length,
+      unsealed: seals.unsealed,
+      ...(seals.approvals === undefined ? {} : { approvals: seals.approvals }),
+      ...(seals.ledger === undefined ? {} : { ledger: seals.ledger }),
+      chains,
+      entries: () => [
+        seals.entries.map((entry) => ({ ...entry, stored: stored.has(entry.jobId) })),
+      ],
+    },
+    auditKey,
+    options,
+  );
 }

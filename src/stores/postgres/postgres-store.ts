@@ -41,7 +41,7 @@ import type {
   CancelStore,
   Checkpoint,
   CheckpointEntry,
-  CheckpointStore,
+  SealScanStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
@@ -62,6 +62,7 @@ import type {
   SealedEntry,
   StoreAvailability,
   StoredCancel,
+  StoreScan,
   StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
@@ -78,6 +79,7 @@ import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
 import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
 import { schemaStep } from '../shared/schema-version.js';
 import { outboxRows, PostgresOutbox } from './postgres-outbox.js';
+import { postgresScan } from './postgres-scan.js';
 import {
   isTransientStoreError,
   retryTransient,
@@ -978,7 +980,7 @@ export class PostgresJobStore
   implements
     JobStore,
     AwaitingIndex,
-    CheckpointStore,
+    SealScanStore,
     ApprovalLedger,
     CancelStore,
     IdempotencyStore,
@@ -2258,35 +2260,59 @@ FROM warrant_jobs j WHERE j.status = 'awaiting_approval'`;
 
   /** The checkpoints, their entries and the job ids, in one snapshot (REPEATABLE READ). */
   async readSeals(): Promise<StoreSeals> {
-    await this.#whenReady();
-    const client = await this.#pool.connect();
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const checkpoints = await client.query<Checkpoint>(
-        `SELECT ${CHECKPOINT_COLUMNS} FROM warrant_checkpoints ORDER BY seq`,
-      );
+    return this.#inSnapshot(async (client) => {
+      const head = await this.#sealsHead(client);
       const entries = await client.query<SealedEntry>(
         'SELECT checkpoint, job_id AS "jobId", events, hash FROM warrant_checkpoint_entries ORDER BY checkpoint, job_id',
       );
       const jobs = await client.query<{ id: string }>('SELECT id FROM warrant_jobs ORDER BY seq');
-      const unsealed = await client.query<{ count: number }>(
-        'SELECT count(DISTINCT job_seq)::int AS count FROM warrant_checkpoint_unsealed',
+      return { ...head, entries: entries.rows, jobIds: jobs.rows.map((row) => row.id) };
+    });
+  }
+
+  /** The seals a page at a time, for verifyStore (postgres-scan.ts). */
+  async scanSeals(page?: number): Promise<StoreScan> {
+    const head = await this.#inSnapshot(async (client) => {
+      const bound = await client.query<{ jobs: number; last: string }>(
+        'SELECT count(*)::int AS jobs, coalesce(max(seq), 0)::text AS last FROM warrant_jobs',
       );
-      const approvals = await client.query<SealedApproval>(
-        `SELECT ${SEALED_APPROVAL_COLUMNS} FROM warrant_checkpoint_approvals`,
-      );
-      const ledger = await client.query<LedgerRow>(
-        `SELECT ${LEDGER_COLUMNS} FROM warrant_approval_ledger`,
-      );
+      const { jobs, last } = bound.rows[0] as { jobs: number; last: string };
+      return { ...(await this.#sealsHead(client)), jobs, last };
+    });
+    return postgresScan((config) => this.#read(config), head, page);
+  }
+
+  /** The checkpoints, the ledger and its leaves: what readSeals and scanSeals read whole. */
+  async #sealsHead(client: pg.PoolClient): Promise<Omit<StoreSeals, 'entries' | 'jobIds'>> {
+    const checkpoints = await client.query<Checkpoint>(
+      `SELECT ${CHECKPOINT_COLUMNS} FROM warrant_checkpoints ORDER BY seq`,
+    );
+    const unsealed = await client.query<{ count: number }>(
+      'SELECT count(DISTINCT job_seq)::int AS count FROM warrant_checkpoint_unsealed',
+    );
+    const approvals = await client.query<SealedApproval>(
+      `SELECT ${SEALED_APPROVAL_COLUMNS} FROM warrant_checkpoint_approvals`,
+    );
+    const ledger = await client.query<LedgerRow>(
+      `SELECT ${LEDGER_COLUMNS} FROM warrant_approval_ledger`,
+    );
+    return {
+      checkpoints: checkpoints.rows,
+      unsealed: unsealed.rows[0]?.count ?? 0,
+      approvals: approvals.rows,
+      ledger: ledger.rows.map(ledgerEntry),
+    };
+  }
+
+  /** Reads in one snapshot (REPEATABLE READ, read only). */
+  async #inSnapshot<T>(read: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    await this.#whenReady();
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await read(client);
       await client.query('COMMIT');
-      return {
-        checkpoints: checkpoints.rows,
-        entries: entries.rows,
-        jobIds: jobs.rows.map((row) => row.id),
-        unsealed: unsealed.rows[0]?.count ?? 0,
-        approvals: approvals.rows,
-        ledger: ledger.rows.map(ledgerEntry),
-      };
+      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;

@@ -24,7 +24,6 @@ import type {
   CancelStore,
   Checkpoint,
   CheckpointEntry,
-  CheckpointStore,
   ConsumedApproval,
   ConsumedRequest,
   IdempotencyClaim,
@@ -43,7 +42,9 @@ import type {
   RecordedChain,
   SealedApproval,
   SealedEntry,
+  SealScanStore,
   StoredCancel,
+  StoreScan,
   StoreSeals,
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
@@ -71,6 +72,7 @@ import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
 import { schemaStep } from '../shared/schema-version.js';
 import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
+import { sqliteScan, type ScanHead } from './sqlite-scan.js';
 import {
   isTransientStoreError,
   retryTransient,
@@ -485,7 +487,7 @@ export class SqliteJobStore
   implements
     JobStore,
     AwaitingIndex,
-    CheckpointStore,
+    SealScanStore,
     ApprovalLedger,
     CancelStore,
     IdempotencyStore,
@@ -1396,21 +1398,39 @@ export class SqliteJobStore
     this.#writes.flush();
     const db = this.#db;
     return db.transaction(() => ({
-      checkpoints: db
-        .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY seq`)
-        .all() as Checkpoint[],
+      ...this.#sealsHead(),
       entries: db
         .prepare(
           'SELECT checkpoint, job_id AS jobId, events, hash FROM checkpoint_entries ORDER BY checkpoint, job_id',
         )
         .all() as SealedEntry[],
       jobIds: db.prepare('SELECT id FROM jobs ORDER BY seq').pluck().all() as string[],
+    }))();
+  }
+
+  /** The seals a page at a time, for verifyStore (sqlite-scan.ts). */
+  scanSeals(page?: number): StoreScan {
+    return sqliteScan(
+      this.#db,
+      () => this.#sealsHead(),
+      () => this.#writes.flush(),
+      page,
+    );
+  }
+
+  /** The checkpoints, the ledger and its leaves: what readSeals and scanSeals read whole. */
+  #sealsHead(): ScanHead {
+    const db = this.#db;
+    return {
+      checkpoints: db
+        .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY seq`)
+        .all() as Checkpoint[],
       unsealed: db.prepare('SELECT count(*) FROM checkpoint_unsealed').pluck().get() as number,
       approvals: this.#sealedApprovals(),
       ledger: (
         db.prepare(`SELECT ${LEDGER_COLUMNS} FROM approval_ledger`).raw().all() as LedgerRow[]
       ).map(ledgerEntry),
-    }))();
+    };
   }
 
   /** The ledger leaves checkpoints sealed, of one checkpoint or of all. */
