@@ -1,7 +1,7 @@
 // `warrant serve` says when its store stops answering writes and when it answers again, once each
 // per outage (docs/guide/stores.md, "Store outages"; docs/api.md, "Store outages"): the built
-// program on a SQLite file that this test locks from another connection for a few seconds, as
-// another process would.
+// program on a SQLite file that this test locks from another connection until the server reports
+// the outage, as another process would.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,8 +34,9 @@ describe('warrant serve during a store outage', () => {
       locker.db = new Database(file);
       locker.db.exec('BEGIN IMMEDIATE');
       const answered = call(address, 'POST', '/api/plans', { body: plan });
-      // Held past the server's first attempt (its 5 s busy time-out), released before its last.
-      await new Promise((done) => setTimeout(done, 6_000));
+      // Held until the server says its writes fail (its first attempt waited out the 5 s busy
+      // time-out), then released before its last attempt: an event, not a time window.
+      await stderrMatches(served, /store outage: writes to the job store are failing/);
       locker.db.exec('COMMIT');
       const answer = await answered;
       assert.equal(answer.status, 201, JSON.stringify(answer.json));
