@@ -10,7 +10,7 @@ import { describeThrown, describeValue } from '../errors/describe-value.js';
 import { readField } from '../values/hostile-reads.js';
 import { createError } from '../errors/warrant-error.js';
 import { captureEditedInput } from './edited-input.js';
-import { checkPlanDecision, type CheckedPlanDecision } from './plan-request.js';
+import type { CheckedPlanDecision } from './plan-request.js';
 
 /** Arguments of `runtime.decideApproval()` on a step request. */
 export interface ApprovalDecision {
@@ -48,32 +48,26 @@ function invalid(message: string): TypeError {
   return createError(TypeError, ErrorCode.APPROVAL_DECISION_INVALID, message);
 }
 
-/**
- * Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. `kind: 'plan'` is a
- * decision on a plan request (docs/api.md, "Plan warrants"), read by checkPlanDecision.
- */
-export function checkDecisionArguments(value: unknown): CheckedDecision | CheckedPlanDecision {
-  if (typeof value !== 'object' || value === null) {
-    throw invalid(`decideApproval() takes an object, got ${describeValue(value)}`);
-  }
-  const kind = readField(value, 'kind', (problem) => invalid(`decideApproval() kind ${problem}`));
-  if (kind === 'plan') return checkPlanDecision(value);
-  if (kind !== undefined && kind !== 'step')
-    throw invalid(`decideApproval() kind must be 'step' or 'plan', got ${describeValue(kind)}`);
-  const field = (key: keyof ApprovalDecision): unknown =>
+/** The fields every decision has, read once and checked; `digests` the kind's own strings. */
+function readCommon<K extends string>(
+  value: object,
+  digests: readonly K[],
+): {
+  readonly strings: Record<'jobId' | K, string>;
+  readonly approver: ExecutionCaller & { readonly id: string };
+  readonly decision: 'approve' | 'reject';
+  readonly comment: string | undefined;
+  readonly input: unknown;
+} {
+  const field = (key: string): unknown =>
     readField(value, key, (problem) => invalid(`decideApproval() ${key} ${problem}`));
-  const jobId = field('jobId');
-  const stepId = field('stepId');
-  const inputDigest = field('inputDigest');
+  const strings: Record<string, unknown> = { jobId: field('jobId') };
+  for (const key of digests) strings[key] = field(key);
   const approver = field('approver');
   const decision = field('decision');
   const comment = field('comment');
   const input = field('input');
-  for (const [name, text] of [
-    ['jobId', jobId],
-    ['stepId', stepId],
-    ['inputDigest', inputDigest],
-  ] as const) {
+  for (const [name, text] of Object.entries(strings)) {
     if (typeof text !== 'string')
       throw invalid(`decideApproval() ${name} must be a string, got ${describeValue(text)}`);
   }
@@ -95,13 +89,41 @@ export function checkDecisionArguments(value: unknown): CheckedDecision | Checke
   if (snapshot === undefined || typeof snapshot.id !== 'string' || snapshot.id === '')
     throw invalid('decideApproval() approver must be a caller with a non-empty string id');
   return {
-    kind: 'step',
-    jobId: jobId as string,
-    stepId: stepId as string,
-    inputDigest: inputDigest as string,
+    strings: strings as Record<'jobId' | K, string>,
     approver: snapshot as ExecutionCaller & { readonly id: string },
     decision,
     comment: comment as string | undefined,
+    input,
+  };
+}
+
+/**
+ * Reads the arguments once; a malformed one is APPROVAL_DECISION_INVALID. `kind: 'plan'` is a
+ * decision on a plan request (docs/api.md, "Plan warrants"), which takes no `input`: an approver
+ * edits a step's input, never a plan (docs/api.md, "Approve with edits").
+ */
+export function checkDecisionArguments(value: unknown): CheckedDecision | CheckedPlanDecision {
+  if (typeof value !== 'object' || value === null) {
+    throw invalid(`decideApproval() takes an object, got ${describeValue(value)}`);
+  }
+  const kind = readField(value, 'kind', (problem) => invalid(`decideApproval() kind ${problem}`));
+  if (kind !== undefined && kind !== 'step' && kind !== 'plan')
+    throw invalid(`decideApproval() kind must be 'step' or 'plan', got ${describeValue(kind)}`);
+  if (kind === 'plan') {
+    const { strings, input, ...rest } = readCommon(value, ['planDigest']);
+    if (input !== undefined)
+      throw invalid(
+        "decideApproval() input is an approver's edit of a step request: not on a plan",
+      );
+    return { kind: 'plan', jobId: strings.jobId, planDigest: strings.planDigest, ...rest };
+  }
+  const { strings, input, ...rest } = readCommon(value, ['stepId', 'inputDigest']);
+  return {
+    kind: 'step',
+    jobId: strings.jobId,
+    stepId: strings.stepId,
+    inputDigest: strings.inputDigest,
+    ...rest,
     input: input === undefined ? undefined : captureEditedInput(input),
   };
 }

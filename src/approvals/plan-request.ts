@@ -4,13 +4,8 @@
  * arguments of a decision on it (`decideApproval({ kind: 'plan', ... })`), read once and checked.
  */
 import type { ExecutionCaller } from '../callers/execution-caller.js';
-import { snapshotCaller } from '../callers/caller-snapshot.js';
-import { describeThrown, describeValue } from '../errors/describe-value.js';
-import { ErrorCode } from '../errors/error-codes.js';
-import { createError } from '../errors/warrant-error.js';
 import type { Job, JobStep } from '../jobs/job.js';
 import type { PlanRequestStep, RecordedPlanRequest } from '../jobs/plan-grant.js';
-import { readField } from '../values/hostile-reads.js';
 
 /** One step of a pending plan request, with its input as recorded (references included). */
 export interface PlanApprovalStep extends PlanRequestStep {
@@ -76,58 +71,4 @@ export interface CheckedPlanDecision {
   readonly approver: ExecutionCaller & { readonly id: string };
   readonly decision: 'approve' | 'reject';
   readonly comment: string | undefined;
-}
-
-function invalid(message: string): TypeError {
-  return createError(TypeError, ErrorCode.APPROVAL_DECISION_INVALID, message);
-}
-
-/**
- * Reads a plan decision's fields once (its `kind` read already); a malformed one is
- * APPROVAL_DECISION_INVALID.
- */
-export function checkPlanDecision(value: object): CheckedPlanDecision {
-  const field = (key: Exclude<keyof PlanApprovalDecision, 'kind'>): unknown =>
-    readField(value, key, (problem) => invalid(`decideApproval() ${key} ${problem}`));
-  const jobId = field('jobId');
-  const planDigest = field('planDigest');
-  const approver = field('approver');
-  const decision = field('decision');
-  const comment = field('comment');
-  // An approver edits a step's input, never a plan (docs/api.md, "Approve with edits").
-  const input = readField(value, 'input', (problem) =>
-    invalid(`decideApproval() input ${problem}`),
-  );
-  if (input !== undefined)
-    throw invalid("decideApproval() input is an approver's edit of a step request: not on a plan");
-  for (const [name, text] of [
-    ['jobId', jobId],
-    ['planDigest', planDigest],
-  ] as const) {
-    if (typeof text !== 'string')
-      throw invalid(`decideApproval() ${name} must be a string, got ${describeValue(text)}`);
-  }
-  if (decision !== 'approve' && decision !== 'reject') {
-    throw invalid(
-      `decideApproval() decision must be 'approve' or 'reject', got ${describeValue(decision)}`,
-    );
-  }
-  if (comment !== undefined && typeof comment !== 'string')
-    throw invalid(`decideApproval() comment must be a string, got ${describeValue(comment)}`);
-  let snapshot: ExecutionCaller | undefined;
-  try {
-    snapshot = snapshotCaller(approver);
-  } catch (error) {
-    throw invalid(`decideApproval() approver: ${describeThrown(error)}`);
-  }
-  if (snapshot === undefined || typeof snapshot.id !== 'string' || snapshot.id === '')
-    throw invalid('decideApproval() approver must be a caller with a non-empty string id');
-  return {
-    kind: 'plan',
-    jobId: jobId as string,
-    planDigest: planDigest as string,
-    approver: snapshot as ExecutionCaller & { readonly id: string },
-    decision,
-    comment: comment as string | undefined,
-  };
 }
