@@ -9,7 +9,7 @@ import { PostgresJobStore } from '../../../src/stores/postgres/postgres-store.js
 import type { ScannedJob } from '../../../src/jobs/job-store.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { registerShared } from '../../support/store-fixtures.js';
-import type { StoreUnderTest } from '../contract.js';
+import { postgresUnderTest } from '../stores-under-test.js';
 import { runScanContract } from '../scan-contract.js';
 
 let server: TestPostgres | undefined;
@@ -24,29 +24,7 @@ after(async () => {
   await server?.stop();
 });
 
-/** Runs `text` on its own connection (as someone with access to the database would). */
-async function query(url: string, text: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Record<string, unknown>>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-const postgresStore: StoreUnderTest = {
-  name: 'postgres',
-  freshStoreOption: async () => (await postgres()).createDatabase(),
-  reopen: (option) => new PostgresJobStore(option),
-  sql: async (option, text, values = []) => {
-    let parameter = 0;
-    const statement = text
-      .replace(/\{(\w+)\}/g, 'warrant_$1')
-      .replace(/\?/g, () => `$${++parameter}`);
-    return query(option, statement, values);
-  },
-};
+const postgresStore = postgresUnderTest(postgres);
 runScanContract(postgresStore);
 
 const { echo } = registerShared('postgres-scan', { echo: { execute: ({ input }) => input } });

@@ -18,7 +18,8 @@ import {
 } from '../../../src/stores/postgres/postgres-store.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { uniqueName } from '../../support/runtime-fixtures.js';
-import { runJobStoreContract, type StoreUnderTest } from '../contract.js';
+import { runJobStoreContract } from '../contract.js';
+import { postgresQuery as query, postgresUnderTest } from '../stores-under-test.js';
 import { runCheckpointContract } from '../checkpoint-contract.js';
 import { runVerifyContract } from '../verify-contract.js';
 
@@ -34,35 +35,10 @@ after(async () => {
   await server?.stop();
 });
 
-const postgresStore: StoreUnderTest = {
-  name: 'postgres',
-  freshStoreOption: async () => (await postgres()).createDatabase(),
-  reopen: (option) => new PostgresJobStore(option),
-  sql: async (option, text, values = []) => {
-    let parameter = 0;
-    const statement = text
-      .replace(/\{(\w+)\}/g, 'warrant_$1')
-      .replace(/\?/g, () => `$${++parameter}`);
-    return query(option, statement, values);
-  },
-};
+const postgresStore = postgresUnderTest(postgres);
 runJobStoreContract(postgresStore);
 runVerifyContract(postgresStore);
 runCheckpointContract(postgresStore);
-
-async function query<T extends pg.QueryResultRow>(
-  url: string,
-  sql: string,
-  values: unknown[] = [],
-) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 const echo = uniqueName('pg.echo');
 new OperatorRuntime().use({

@@ -1,46 +1,25 @@
 // The SQLite store read a page at a time for verifyStore (src/stores/sqlite/sqlite-scan.ts): the
 // scan contract, and rows of a job row deleted without its steps and events skipped.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Database } from '../../../src/stores/sqlite/sqlite-driver.cjs';
 import { OperatorRuntime } from '../../../src/index.js';
 import { SqliteJobStore } from '../../../src/stores/sqlite/sqlite-store.js';
 import type { ScannedJob } from '../../../src/jobs/job-store.js';
 import { registerShared } from '../../support/store-fixtures.js';
-import type { StoreUnderTest } from '../contract.js';
+import { sqliteUnderTest } from '../stores-under-test.js';
 import { runScanContract } from '../scan-contract.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-scan-'));
-let files = 0;
-const freshFile = () => join(directory, `jobs-${++files}.db`);
-
-const sqlite: StoreUnderTest = {
-  name: 'sqlite',
-  freshStoreOption: () => `sqlite:${freshFile()}`,
-  reopen: (option) => new SqliteJobStore(option.slice('sqlite:'.length)),
-  sql: async (option, text, values = []) => {
-    const db = new Database(option.slice('sqlite:'.length));
-    try {
-      const statement = db.prepare(text.replace(/\{(\w+)\}/g, '$1'));
-      return statement.reader
-        ? (statement.all(...values) as Record<string, unknown>[])
-        : (statement.run(...values), []);
-    } finally {
-      db.close();
-    }
-  },
-};
+const sqlite = sqliteUnderTest('sqlite-scan');
 runScanContract(sqlite);
 
 const { echo } = registerShared('sqlite-scan', { echo: { execute: ({ input }) => input } });
 
 describe('sqlite store: scanSeals', () => {
   it('skips the steps and events of a job row deleted without them, and reads the next job whole', async () => {
-    const file = freshFile();
-    const runtime = new OperatorRuntime({ store: `sqlite:${file}` });
+    const option = await sqlite.freshStoreOption();
+    const file = option.slice('sqlite:'.length);
+    const runtime = new OperatorRuntime({ store: option });
     const ids: string[] = [];
     for (let index = 0; index < 3; index++) {
       const job = await runtime.executePlan({

@@ -11,7 +11,8 @@ import {
   UNSEALED_HEADS,
 } from '../../../src/stores/sqlite/sqlite-store.js';
 import { register } from '../../support/runtime-fixtures.js';
-import { runJobStoreContract, type StoreUnderTest } from '../contract.js';
+import { runJobStoreContract } from '../contract.js';
+import { sqliteUnderTest } from '../stores-under-test.js';
 import { runCheckpointContract } from '../checkpoint-contract.js';
 import { runVerifyContract } from '../verify-contract.js';
 
@@ -19,22 +20,7 @@ const directory = mkdtempSync(join(tmpdir(), 'warrant-sqlite-'));
 let files = 0;
 const freshFile = () => join(directory, `jobs-${++files}.db`);
 
-const sqlite: StoreUnderTest = {
-  name: 'sqlite',
-  freshStoreOption: () => `sqlite:${freshFile()}`,
-  reopen: (option) => new SqliteJobStore(option.slice('sqlite:'.length)),
-  sql: async (option, text, values = []) => {
-    const db = new Database(option.slice('sqlite:'.length));
-    try {
-      const statement = db.prepare(text.replace(/\{(\w+)\}/g, '$1'));
-      return statement.reader
-        ? (statement.all(...values) as Record<string, unknown>[])
-        : (statement.run(...values), []);
-    } finally {
-      db.close();
-    }
-  },
-};
+const sqlite = sqliteUnderTest('sqlite-contract');
 runJobStoreContract(sqlite);
 runVerifyContract(sqlite);
 runCheckpointContract(sqlite);
