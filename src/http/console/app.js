@@ -608,22 +608,16 @@
       const body = { decision, inputDigest: request.inputDigest };
       if (comment.value.trim() !== '') body.comment = comment.value.trim();
       if (edited?.value !== undefined) body.input = edited.value;
-      try {
-        const answer = await api(
-          `api/jobs/${encodeURIComponent(request.jobId)}/steps/${encodeURIComponent(request.stepId)}/approval`,
-          { method: 'POST', body },
-        );
-        if (answer.ok) {
-          outcome.textContent = `${decision === 'approve' ? (body.input === undefined ? 'Approved' : 'Approved with edits') : 'Rejected'}; the job is ${answer.body?.status}.`;
-          onDecided();
-          return;
-        }
-        outcome.className = 'outcome error';
-        outcome.textContent = `Refused: ${errorOf(answer)}`;
-      } catch (error) {
-        if (error instanceof NeedsToken) return;
-        outcome.className = 'outcome error';
-        outcome.textContent = `Request failed: ${error.message}`;
+      const sent = await postDecision(
+        `api/jobs/${encodeURIComponent(request.jobId)}/steps/${encodeURIComponent(request.stepId)}/approval`,
+        body,
+        outcome,
+      );
+      if (sent?.stopped) return;
+      if (sent !== undefined) {
+        outcome.textContent = `${decision === 'approve' ? (body.input === undefined ? 'Approved' : 'Approved with edits') : 'Rejected'}; the job is ${sent.status}.`;
+        onDecided();
+        return;
       }
       for (const button of buttons) button.disabled = false;
       showEdit();
@@ -656,6 +650,24 @@
   }
 
   /**
+   * Posts a decision: `{ status }` of the job once decided; `{ stopped }` when the token is asked
+   * for; otherwise undefined, with the refusal or the failure shown in `outcome`.
+   */
+  async function postDecision(path, body, outcome) {
+    try {
+      const answer = await api(path, { method: 'POST', body });
+      if (answer.ok) return { status: answer.body?.status };
+      outcome.className = 'outcome error';
+      outcome.textContent = `Refused: ${errorOf(answer)}`;
+    } catch (error) {
+      if (error instanceof NeedsToken) return { stopped: true };
+      outcome.className = 'outcome error';
+      outcome.textContent = `Request failed: ${error.message}`;
+    }
+    return undefined;
+  }
+
+  /**
    * A plan request (docs/api.md, "Plan warrants"): every step with its preview outcome, its input
    * (result references as written) and its bounds, and one approval for the whole plan, bound to
    * its planDigest.
@@ -675,22 +687,16 @@
       outcome.textContent = decision === 'approve' ? 'Approving the plan…' : 'Rejecting the plan…';
       const body = { decision, planDigest: request.planDigest };
       if (comment.value.trim() !== '') body.comment = comment.value.trim();
-      try {
-        const answer = await api(`api/jobs/${encodeURIComponent(request.jobId)}/plan-approval`, {
-          method: 'POST',
-          body,
-        });
-        if (answer.ok) {
-          outcome.textContent = `${decision === 'approve' ? 'Approved' : 'Rejected'}; the job is ${answer.body?.status}.`;
-          onDecided();
-          return;
-        }
-        outcome.className = 'outcome error';
-        outcome.textContent = `Refused: ${errorOf(answer)}`;
-      } catch (error) {
-        if (error instanceof NeedsToken) return;
-        outcome.className = 'outcome error';
-        outcome.textContent = `Request failed: ${error.message}`;
+      const sent = await postDecision(
+        `api/jobs/${encodeURIComponent(request.jobId)}/plan-approval`,
+        body,
+        outcome,
+      );
+      if (sent?.stopped) return;
+      if (sent !== undefined) {
+        outcome.textContent = `${decision === 'approve' ? 'Approved' : 'Rejected'}; the job is ${sent.status}.`;
+        onDecided();
+        return;
       }
       for (const button of buttons) button.disabled = false;
     };
