@@ -198,7 +198,10 @@ describe('warrant serve on PostgreSQL when its owner lock is lost', () => {
           return rows[0]?.open === 0;
         },
         {
-          timeoutMs: 30_000,
+          // A job whose record a claim could not read while its connection was terminated is
+          // left unread by that store's claims for 30 s (postgres-store.ts, REFUSED_MS), then
+          // taken: the bound covers one such wait and the next look.
+          timeoutMs: 60_000,
           intervalMs: 50,
           what: () => `no job queued or executing: ${stderr()}`,
         },
