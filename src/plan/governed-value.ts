@@ -85,6 +85,10 @@ class Walker {
   readonly #budget: GovernedBudget;
   readonly #freeze: boolean;
   readonly #path: (string | number)[] = [];
+  // The containers walked so far: the first in two fields, the rest in a map made for a second
+  // one (a value of one object, as most effects and inputs are, allocates no map).
+  #firstValue: object | undefined;
+  #first: Seen | undefined;
   #seen: Map<object, Seen> | undefined;
   /** The height of the container `#value` returned last (0 for a scalar). */
   #height = 0;
@@ -133,7 +137,7 @@ class Walker {
   #container(value: object, depth: number): Walked {
     // First: every later read of a proxy would run its traps.
     if (types.isProxy(value)) return this.#fail(ErrorCode.VALUE_NOT_PLAIN_DATA, 'a proxy');
-    const seen = this.#seen?.get(value);
+    const seen = this.#firstValue === value ? this.#first : this.#seen?.get(value);
     if (seen !== undefined) {
       if (seen.height < 0) return this.#fail(ErrorCode.VALUE_NOT_PLAIN_DATA, 'a cycle');
       if (depth + seen.height > GOVERNED_LIMITS.depth) return this.#tooDeep();
@@ -155,7 +159,10 @@ class Walker {
       return this.#fail(ErrorCode.VALUE_NOT_PLAIN_DATA, kindOf(value));
     const keys = Reflect.ownKeys(value);
     const entry: Seen = { copy: isArray ? [] : {}, height: -1 };
-    (this.#seen ??= new Map()).set(value, entry);
+    if (this.#first === undefined) {
+      this.#firstValue = value;
+      this.#first = entry;
+    } else (this.#seen ??= new Map()).set(value, entry);
     const walked = isArray
       ? this.#array(value as unknown[], keys, entry.copy as unknown[], depth)
       : this.#object(value, keys, entry.copy as Record<string, unknown>, depth);

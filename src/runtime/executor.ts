@@ -399,7 +399,7 @@ async function askFor(
   // The effect is prepared (and held to the approved one) before the authorizer is asked
   // (docs/api.md, "Prepared effects").
   if (capability.prepare !== undefined || approval !== undefined) {
-    const prepared = await prepareEffect(
+    let prepared = prepareEffect(
       running,
       step,
       asked,
@@ -410,6 +410,7 @@ async function askFor(
       // proposed one (docs/decisions.md, "An approval covers one effect").
       approval !== undefined && approval.grant.edited !== true,
     );
+    if (prepared instanceof Promise) prepared = await prepared;
     if ('status' in prepared) return prepared;
     recorded = prepared;
   }

@@ -52,7 +52,8 @@ export function checkEffect(value: unknown): Checked {
   } catch (error) {
     return { ok: false, problem: `the effect is not JSON data (${describeThrown(error)})` };
   }
-  const bytes = Buffer.byteLength(text);
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: a short text needs no count.
+  const bytes = text.length * 3 <= MAX_EFFECT_BYTES ? 0 : Buffer.byteLength(text);
   if (bytes > MAX_EFFECT_BYTES)
     return {
       ok: false,
@@ -75,13 +76,16 @@ const jobSignal = (control: CancelHolder): AbortSignal =>
 /** A context's `signal`: the job's, made when first read (src/values/lazy-field.ts). */
 const SIGNAL_FIELD = lazyField(jobSignal);
 
-/** Runs `prepare`, bounded by `timeoutMs` when the capability has one; never rejects. */
+/**
+ * Runs `prepare`, bounded by `timeoutMs` when the capability has one; never rejects. A `prepare`
+ * that returns a value (not a promise) is settled at once, without a promise or a timer.
+ */
 function runPrepare(
   step: AdmittedStep,
   asked: CapabilityAuthorizationContext,
   runtimeSignal: AbortSignal,
   control: CancelHolder | undefined,
-): Promise<Settled> {
+): Settled | Promise<Settled> {
   const { capability } = step;
   const prepare = capability.prepare as NonNullable<typeof capability.prepare>;
   const timeoutMs = capability.timeoutMs;
@@ -95,15 +99,20 @@ function runPrepare(
     context.signal = AbortSignal.any([outer, controller.signal]);
   } else if (control === undefined) context.signal = runtimeSignal;
   else setLazyField(context, 'signal', SIGNAL_FIELD, control);
-  let pending: Promise<unknown>;
+  let returned: unknown;
+  let then: unknown;
   try {
-    pending = Promise.resolve(
-      Reflect.apply(prepare, capability.target, [asked.input, context]) as unknown,
-    );
+    returned = Reflect.apply(prepare, capability.target, [asked.input, context]) as unknown;
+    // Read once, as a promise's resolution reads it (a getter that throws is a failure).
+    then = (returned as { then?: unknown } | null | undefined)?.then;
+    if (typeof then !== 'function') return { value: returned };
   } catch (error) {
-    return Promise.resolve({ thrown: error });
+    return { thrown: error };
   }
-  const settled = pending.then(
+  const adopted = new Promise<unknown>((resolve, reject) => {
+    Reflect.apply(then as (...args: unknown[]) => unknown, returned, [resolve, reject]);
+  });
+  const settled = adopted.then(
     (value): Settled => ({ value }),
     (thrown: unknown): Settled => ({ thrown }),
   );
@@ -176,7 +185,7 @@ const EFFECT_CHANGED = 'Effect changed since approval was requested';
  * one the request recorded, or the step fails (docs/decisions.md, "An approval covers one
  * effect"); a capability without `prepare` then must have had none.
  */
-export async function prepareEffect(
+export function prepareEffect(
   running: RunningJob,
   step: AdmittedStep,
   asked: CapabilityAuthorizationContext,
@@ -184,19 +193,43 @@ export async function prepareEffect(
   signal: AbortSignal,
   control: CancelHolder | undefined,
   approved: boolean,
-): Promise<RecordedAsk | StepEnd> {
-  let effect: RecordedValue | undefined;
-  if (step.capability.prepare !== undefined) {
-    const settled = await runPrepare(step, asked, signal, control);
-    if ('thrown' in settled) {
-      if (isIssuedError(settled.thrown, ErrorCode.EFFECT_REFUSED))
-        return refused(settled.thrown, step, asked.input, recorded);
-      return prepareFailed(describeThrown(settled.thrown));
-    }
-    const checked = checkEffect(settled.value);
-    if (!checked.ok) return prepareFailed(checked.problem);
-    effect = checked.effect;
+): RecordedAsk | StepEnd | Promise<RecordedAsk | StepEnd> {
+  if (step.capability.prepare === undefined)
+    return withEffect(running, step, asked, recorded, undefined, approved);
+  const settled = runPrepare(step, asked, signal, control);
+  return settled instanceof Promise
+    ? settled.then((outcome) => prepared(running, step, asked, recorded, outcome, approved))
+    : prepared(running, step, asked, recorded, settled, approved);
+}
+
+/** The effect a settled `prepare` gave, checked and put on `asked`; or the step's end. */
+function prepared(
+  running: RunningJob,
+  step: AdmittedStep,
+  asked: CapabilityAuthorizationContext,
+  recorded: RecordedValue,
+  settled: Settled,
+  approved: boolean,
+): RecordedAsk | StepEnd {
+  if ('thrown' in settled) {
+    if (isIssuedError(settled.thrown, ErrorCode.EFFECT_REFUSED))
+      return refused(settled.thrown, step, asked.input, recorded);
+    return prepareFailed(describeThrown(settled.thrown));
   }
+  const checked = checkEffect(settled.value);
+  if (!checked.ok) return prepareFailed(checked.problem);
+  return withEffect(running, step, asked, recorded, checked.effect, approved);
+}
+
+/** `recorded` joined by `effect` (held to the approved one when `approved`), on `asked` too. */
+function withEffect(
+  running: RunningJob,
+  step: AdmittedStep,
+  asked: CapabilityAuthorizationContext,
+  recorded: RecordedValue,
+  effect: RecordedValue | undefined,
+  approved: boolean,
+): RecordedAsk | StepEnd {
   if (approved) {
     const requested = (running.record.steps[step.index] as JobStep).decision?.effectDigest;
     if (requested !== effect?.digest) return { status: 'failed', error: EFFECT_CHANGED };

@@ -157,6 +157,34 @@ describe('prepared effects', () => {
           { prepare: () => ({ text: 'x'.repeat(MAX_EFFECT_BYTES) }), execute },
           /^EFFECT_PREPARE_FAILED: the effect is 65547 bytes of canonical JSON, over 65536$/,
         ],
+        [
+          'large, two bytes a character',
+          { prepare: () => ({ text: 'é'.repeat(MAX_EFFECT_BYTES / 2) }), execute },
+          /^EFFECT_PREPARE_FAILED: the effect is 65547 bytes of canonical JSON, over 65536$/,
+        ],
+        [
+          'a thenable that rejects',
+          {
+            prepare: () => ({
+              then: (_resolve: unknown, reject: (error: Error) => void) =>
+                reject(new Error('custom thenable')),
+            }),
+            execute,
+          },
+          /^EFFECT_PREPARE_FAILED: custom thenable$/,
+        ],
+        [
+          'a then that throws when read',
+          {
+            prepare: () => ({
+              get then(): unknown {
+                throw new Error('hostile then');
+              },
+            }),
+            execute,
+          },
+          /^EFFECT_PREPARE_FAILED: hostile then$/,
+        ],
       ];
       for (const [label, definition, error] of cases) {
         const [name] = register(runtime, definition);
@@ -170,6 +198,23 @@ describe('prepared effects', () => {
       assert.equal(invoked, 0);
       assert.equal(authorizer.calls.length, 0);
       assert.equal(timedOutSignal?.aborted, true);
+    });
+  });
+
+  it('takes the effect from a promise, a thenable or a plain return alike', async () => {
+    await withRuntime({}, async (runtime) => {
+      const returns: [string, () => unknown][] = [
+        ['value', () => ({ op: 'x' })],
+        ['promise', () => Promise.resolve({ op: 'x' })],
+        ['thenable', () => ({ then: (resolve: (value: unknown) => void) => resolve({ op: 'x' }) })],
+      ];
+      for (const [label, prepare] of returns) {
+        const [name] = register(runtime, { prepare, execute: () => 'ran' });
+        const job = await runtime.executePlan(planOf({ id: 's', capability: name as string }));
+        assert.equal(job.status, 'completed', `${label}: ${job.error}`);
+        assert.deepEqual(job.steps[0]?.effect, { op: 'x' }, label);
+        assert.equal(job.steps[0]?.decision?.effectDigest, digestJson({ op: 'x' }), label);
+      }
     });
   });
 
