@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { OperatorRuntime, type Job, type LimitDefinition } from '../../src/index.js';
 import type { ExecutionCaller } from '../../src/callers/execution-caller.js';
 import type { JobStore } from '../../src/jobs/job-store.js';

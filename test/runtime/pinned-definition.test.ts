@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import type Sqlite from 'better-sqlite3';
+import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import {
   OperatorRuntime,
   cedarAuthorizer,
@@ -68,7 +69,7 @@ function sqliteRuntime(options: ConstructorParameters<typeof OperatorRuntime>[0]
 }
 
 /** Runs `edit` on the SQLite file, its own connection. */
-function editDatabase(file: string, edit: (db: Database.Database) => void): void {
+function editDatabase(file: string, edit: (db: Sqlite.Database) => void): void {
   const db = new Database(file);
   try {
     edit(db);

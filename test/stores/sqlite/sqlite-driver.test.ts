@@ -5,17 +5,42 @@
 // test is that abort, run on whichever Node.js runs the suite (CI runs it on 20, 22 and 24).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SQLITE_DRIVER } from '../../../src/stores/sqlite/sqlite-driver.cjs';
 
 const major = Number(process.versions.node.split('.')[0]);
+const repo = join(import.meta.dirname, '../../..');
+
+/** The TypeScript files under `dir` (a folder of the repository), node_modules aside. */
+function sources(dir: string): string[] {
+  return readdirSync(join(repo, dir), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && /\.[cm]?ts$/.test(entry.name))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((path) => !path.includes('node_modules'));
+}
 
 describe('SQLite driver', () => {
   it('is better-sqlite3 on Node 20 and its Node-API build on Node 22 and later', () => {
     assert.equal(SQLITE_DRIVER, major >= 22 ? 'better-sqlite3-node22' : 'better-sqlite3');
+  });
+
+  it('is the only way tests, benches, examples and scripts open SQLite', () => {
+    // Two builds of SQLite in one process (12 through the package name, 13 through the driver on
+    // Node 22 and later) each keep their own locks and WAL index of a file: a store's connection
+    // then kept reading a snapshot taken before another connection's writes (Node 24 only).
+    const direct = ['src', 'test', 'bench', 'examples', 'scripts', 'tools']
+      .flatMap(sources)
+      .filter((path) => !path.endsWith('sqlite-driver.cts'))
+      .filter((path) =>
+        /^\s*import\s+(?!type\b)[^;]*from\s+'better-sqlite3(-node22)?'|require\('better-sqlite3/m.test(
+          readFileSync(path, 'utf8'),
+        ),
+      )
+      .map((path) => path.slice(repo.length + 1));
+    assert.deepEqual(direct, [], 'open SQLite with src/stores/sqlite/sqlite-driver.cts');
   });
 
   it('a process that prepares and drops statements, collects them and exits, exits 0', () => {
