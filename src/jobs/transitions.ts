@@ -33,6 +33,7 @@ import { toJsonSafe } from '../json/json-value.js';
 import {
   recordWithLazyDigest,
   sameRecordedValue,
+  setDigestField,
   setDigestOnRead,
   type RecordedValue,
 } from './recorded-value.js';
@@ -447,20 +448,23 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
 }
 
 /**
- * Records a decision on its step and returns its input digest for the decision's event. The
- * input as authorized is kept apart from the input as submitted when the step had references,
- * or when the submitted input was changed after it was recorded (by an earlier step that held
- * the same object, or by the caller): the digest always covers what the authorizer saw.
+ * Records a decision on its step. The input as authorized is kept apart from the input as
+ * submitted when the step had references, or when the submitted input was changed after it was
+ * recorded (by an earlier step that held the same object, or by the caller): the digest always
+ * covers what the authorizer saw. The decision's `inputDigest`, as its event's (set by each
+ * caller with setDigestField), is read from `decided.recorded`: computed on first read, of the
+ * encoding made before the authorizer was asked (docs/decisions.md, "The record nearly free").
  */
-function decide(running: RunningJob, index: number, decided: Decided): string {
+function decide(running: RunningJob, index: number, decided: Decided): void {
   const step = running.job.steps[index] as JobStep;
   const recorded = running.record.steps[index] as JobStep;
-  const decision: Mutable<StepDecision> = {
+  // `inputDigest` is added by setDigestField, after the literal.
+  const decision = {
     outcome: decided.outcome,
-    inputDigest: decided.recorded.digest,
     capabilityVersion: decided.capabilityVersion,
     decidedAt: decided.at,
-  };
+  } as Mutable<StepDecision>;
+  setDigestField(decision, 'inputDigest', decided.recorded);
   if (decided.reason !== undefined) decision.reason = decided.reason;
   if (decided.authorizer !== undefined) decision.authorizer = decided.authorizer;
   if (decided.policies !== undefined) decision.policies = decided.policies;
@@ -481,7 +485,6 @@ function decide(running: RunningJob, index: number, decided: Decided): string {
     step.resolvedInput = decided.input;
     recorded.resolvedInput = decided.recorded.value === undefined ? null : decided.recorded.value;
   }
-  return decision.inputDigest;
 }
 
 /** Sets a field on the step of both faces (a value JSON holds as it is). */
@@ -502,7 +505,7 @@ export function startStep(
   at: string,
   decided: Decided,
 ): JobChange {
-  const inputDigest = decide(running, index, decided);
+  decide(running, index, decided);
   setStatus(running, index, 'running');
   (running.job.steps[index] as JobStep).startedAt = at;
   (running.record.steps[index] as JobStep).startedAt = at;
@@ -512,9 +515,9 @@ export function startStep(
   const data: Record<string, unknown> = {
     stepId: step.id,
     capability: step.capability,
-    inputDigest,
     capabilityVersion: decided.capabilityVersion,
   };
+  setDigestField(data, 'inputDigest', decided.recorded);
   decisionData(data, decided, false);
   const event = append(running, 'capability.started', at, data);
   return { steps: onlyStep(index), decided: index, events: [event] };
@@ -547,10 +550,7 @@ export function endStep(
     const event = append(running, 'capability.completed', at, data);
     return { steps: onlyStep(index), events: [event] };
   }
-  const inputDigest =
-    end.decided === undefined
-      ? recorded.decision?.inputDigest
-      : decide(running, index, end.decided);
+  if (end.decided !== undefined) decide(running, index, end.decided);
   setStatus(running, index, 'failed');
   let event: JobEvent;
   if (end.status === 'denied') {
@@ -560,10 +560,10 @@ export function endStep(
       capability: step.capability,
       risk: end.risk,
       reason: end.reason,
-      inputDigest,
       outcome: end.decided.outcome,
       capabilityVersion: end.decided.capabilityVersion,
     };
+    setDigestField(data, 'inputDigest', end.decided.recorded);
     decisionData(data, end.decided, true);
     event = append(running, 'capability.denied', at, data);
   } else {
@@ -573,7 +573,9 @@ export function endStep(
       capability: step.capability,
       error: end.error,
     };
-    if (inputDigest !== undefined) data.inputDigest = inputDigest;
+    // The digest of the decision made now, or of the one made when the step started.
+    if (end.decided !== undefined) setDigestField(data, 'inputDigest', end.decided.recorded);
+    else if (recorded.decision !== undefined) data.inputDigest = recorded.decision.inputDigest;
     // The effect of the decision made when it started or was requested, as its input digest.
     const effectDigest = end.decided === undefined ? recorded.decision?.effectDigest : undefined;
     if (effectDigest !== undefined) data.effectDigest = effectDigest;
@@ -663,7 +665,7 @@ export function awaitApproval(
   end: Extract<StepEnd, { readonly status: 'awaiting_approval' }>,
 ): JobChange {
   const at = end.decided.at;
-  const inputDigest = decide(running, index, end.decided);
+  decide(running, index, end.decided);
   setStatus(running, index, 'awaiting_approval');
   running.job.status = running.record.status = 'awaiting_approval';
   touch(running, at);
@@ -673,7 +675,7 @@ export function awaitApproval(
     capability: step.capability,
     capabilityVersion: end.decided.capabilityVersion,
     risk: end.risk,
-    inputDigest,
+    inputDigest: end.decided.recorded.digest,
   };
   if (end.decided.reason !== undefined) data.reason = end.decided.reason;
   if (end.decided.authorizer !== undefined) data.authorizer = end.decided.authorizer;

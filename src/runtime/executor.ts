@@ -45,7 +45,7 @@ import {
   type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
-import { recordValue, type RecordedValue } from '../jobs/recorded-value.js';
+import { recordLazily, setDigestField, type RecordedValue } from '../jobs/recorded-value.js';
 import { lazyField, setLazyField } from '../values/lazy-field.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
@@ -346,7 +346,8 @@ async function stepInput(
   }
   // docs/api.md, "new OperatorRuntime": the authorizer sees the very object the capability will
   // receive. What it is asked about is recorded (encoded, digested) before it answers.
-  return { input, recorded: recordValue(input, 'input') };
+  // Its digest is computed when first read (docs/decisions.md, "The record nearly free").
+  return { input, recorded: recordLazily(input, 'input') };
 }
 
 /**
@@ -372,7 +373,6 @@ async function askFor(
     capability: capability.identity,
     input: ready.input,
     caller,
-    inputDigest: recorded.digest,
   };
   if (approval !== undefined) {
     if (capability.version !== approval.capabilityVersion) {
@@ -414,6 +414,8 @@ async function askFor(
     if ('status' in prepared) return prepared;
     recorded = prepared;
   }
+  // The authorizer gets the digest when it reads it (computed once, of the record made before).
+  setDigestField(asked, 'inputDigest', recorded);
   return { asked, recorded };
 }
 

@@ -16,7 +16,7 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError, isIssuedError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
 import type { JobStep } from '../jobs/job.js';
-import type { RecordedValue } from '../jobs/recorded-value.js';
+import { recordedWithEffect, type RecordedValue } from '../jobs/recorded-value.js';
 import type { RecordedAsk, RunningJob, StepEnd } from '../jobs/transitions.js';
 import { canonicalJson, sha256Digest } from '../json/canonical-json.js';
 import type { AdmittedStep } from '../plan/admission.js';
@@ -238,5 +238,5 @@ function withEffect(
   const context = asked as { effect?: unknown; effectDigest?: string };
   context.effect = effect.value;
   context.effectDigest = effect.digest;
-  return { value: recorded.value, digest: recorded.digest, effect };
+  return recordedWithEffect(recorded, effect);
 }

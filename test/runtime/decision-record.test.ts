@@ -53,6 +53,43 @@ describe('the decision record', () => {
     assert.equal('caller' in job, false);
   });
 
+  it('digests, when first read, exactly the input the authorizer was asked about, whatever changes it later', async () => {
+    // docs/decisions.md, "The record nearly free": the digest is computed on first read. An
+    // authorizer that never reads it and then changes the input, and a capability that changes
+    // it again, change neither the decision's digest nor its event's nor the authorizer's own.
+    let asked: { inputDigest?: string } | undefined;
+    const authorizer: ExecutionAuthorizer = {
+      authorize(context) {
+        asked = context;
+        (context.input as { n: number; added?: string }).n = 2;
+        return { decision: 'allow' };
+      },
+    };
+    const runtime = runtimeWith({ authorizer });
+    const [name] = register(runtime, {
+      execute: ({ input: given }: { input: unknown }) => {
+        const input = given as { n: number; added?: string; list?: number[] };
+        input.n = 3;
+        input.added = 'later';
+        input.list?.push(4);
+        return 'done';
+      },
+    });
+    const input = { n: 1, list: [1, 2, 3] };
+    const before = digestOf(input);
+    const job = await runtime.executePlan({
+      version: '1.0',
+      steps: [{ id: 's', capability: name as string, input }],
+    });
+    assert.equal(job.status, 'completed', job.error);
+    assert.deepEqual(input, { n: 3, added: 'later', list: [1, 2, 3, 4] }, 'the same object ran');
+    assert.equal(job.steps[0]?.decision?.inputDigest, before);
+    assert.equal(eventOf(job, 'capability.started', 's')?.data?.inputDigest, before);
+    assert.equal(asked?.inputDigest, before);
+    assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+    await runtime.close();
+  });
+
   it('leaves out the authorizer name when the authorizer has no own string name', async () => {
     const runtime = runtimeWith();
     const [name] = register(runtime, { execute: () => 1 });
