@@ -14,12 +14,13 @@ import { SQLITE_DRIVER } from '../../../src/stores/sqlite/sqlite-driver.cjs';
 const major = Number(process.versions.node.split('.')[0]);
 const repo = join(import.meta.dirname, '../../..');
 
-/** The TypeScript files under `dir` (a folder of the repository), node_modules aside. */
+/** The TypeScript files under `dir` (a folder of the repository), never inside node_modules. */
 function sources(dir: string): string[] {
-  return readdirSync(join(repo, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && /\.[cm]?ts$/.test(entry.name))
-    .map((entry) => join(entry.parentPath, entry.name))
-    .filter((path) => !path.includes('node_modules'));
+  return readdirSync(join(repo, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sources(path);
+    return /\.[cm]?ts$/.test(entry.name) ? [join(repo, path)] : [];
+  });
 }
 
 describe('SQLite driver', () => {
