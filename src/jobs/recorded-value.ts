@@ -93,7 +93,23 @@ export function recordedWithEffect(
   return { value: recorded.value, digest: recorded.digest, effect };
 }
 
+/**
+ * A value already in the record's encoding (plain JSON data, detached and frozen: a prepared
+ * effect, docs/api.md "Prepared effects"), its digest computed on first read.
+ */
+export function recordedAsIs(value: unknown): RecordedValue {
+  return new LazilyDigested(value);
+}
+
 const RECORDED_DIGEST = lazyField((recorded: RecordedValue) => recorded.digest);
+const EFFECT_DIGEST = lazyField(
+  (recorded: { readonly effect: RecordedValue }) => recorded.effect.digest,
+);
+
+/** True when reading `recorded.digest` would compute it. */
+function notDigested(recorded: RecordedValue): boolean {
+  return recorded instanceof LazilyDigested && !recorded.digested;
+}
 
 /**
  * Adds `target[key]`, the digest of `recorded`: a plain value when it is already known, else a
@@ -102,9 +118,21 @@ const RECORDED_DIGEST = lazyField((recorded: RecordedValue) => recorded.digest);
  * cost the object its fast properties (a 10-step plan took 108 against 82 µs, same run).
  */
 export function setDigestField(target: object, key: string, recorded: RecordedValue): void {
-  if (recorded instanceof LazilyDigested && !recorded.digested)
-    setLazyField(target, key, RECORDED_DIGEST, recorded);
+  if (notDigested(recorded)) setLazyField(target, key, RECORDED_DIGEST, recorded);
   else (target as Record<string, unknown>)[key] = recorded.digest;
+}
+
+/**
+ * Adds `target[key]`, the digest of `recorded.effect`, as setDigestField does; the object's lazy
+ * fields all read from `recorded` (its input digest's too).
+ */
+export function setEffectDigestField(
+  target: object,
+  key: string,
+  recorded: RecordedValue & { readonly effect: RecordedValue },
+): void {
+  if (notDigested(recorded.effect)) setLazyField(target, key, EFFECT_DIGEST, recorded);
+  else (target as Record<string, unknown>)[key] = recorded.effect.digest;
 }
 
 /**

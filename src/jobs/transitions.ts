@@ -35,6 +35,7 @@ import {
   sameRecordedValue,
   setDigestField,
   setDigestOnRead,
+  setEffectDigestField,
   type RecordedValue,
 } from './recorded-value.js';
 
@@ -443,8 +444,8 @@ function decisionData(data: Record<string, unknown>, decided: Decided, ended: bo
   if (decided.definitionDigest !== undefined) data.definitionDigest = decided.definitionDigest;
   if (decided.approval !== undefined) data.approval = decided.approval;
   if (ended) data.decidedAt = decided.at;
-  const effect = decided.recorded.effect;
-  if (effect !== undefined) data.effectDigest = effect.digest;
+  if (decided.recorded.effect !== undefined)
+    setEffectDigestField(data, 'effectDigest', decided.recorded as Required<RecordedAsk>);
 }
 
 /**
@@ -471,7 +472,7 @@ function decide(running: RunningJob, index: number, decided: Decided): void {
   if (decided.limit !== undefined) decision.limit = decided.limit;
   const effect = decided.recorded.effect;
   if (effect !== undefined) {
-    decision.effectDigest = effect.digest;
+    setEffectDigestField(decision, 'effectDigest', decided.recorded as Required<RecordedAsk>);
     step.effect = recorded.effect = effect.value;
   } else if (recorded.effect !== undefined) {
     // Decided again without an effect: the one of an earlier decision is not this one's.
@@ -682,8 +683,8 @@ export function awaitApproval(
   // A policy authorizer's determining policies, as the decision records them (verify proves them).
   if (end.decided.policies !== undefined) data.policies = end.decided.policies;
   // The effect the approver is asked about (docs/api.md, "Prepared effects").
-  const effect = end.decided.recorded.effect;
-  if (effect !== undefined) data.effectDigest = effect.digest;
+  if (end.decided.recorded.effect !== undefined)
+    setEffectDigestField(data, 'effectDigest', end.decided.recorded as Required<RecordedAsk>);
   if (end.decided.definitionDigest !== undefined)
     data.definitionDigest = end.decided.definitionDigest;
   data.expiresAt = end.expiresAt;

@@ -45,7 +45,12 @@ import {
   type RunningJob,
   type StepEnd,
 } from '../jobs/transitions.js';
-import { recordLazily, setDigestField, type RecordedValue } from '../jobs/recorded-value.js';
+import {
+  recordLazily,
+  setDigestField,
+  setEffectDigestField,
+  type RecordedValue,
+} from '../jobs/recorded-value.js';
 import { lazyField, setLazyField } from '../values/lazy-field.js';
 import type { AdmittedPlan, AdmittedStep } from '../plan/admission.js';
 import { resolveInput } from '../plan/references.js';
@@ -414,8 +419,10 @@ async function askFor(
     if ('status' in prepared) return prepared;
     recorded = prepared;
   }
-  // The authorizer gets the digest when it reads it (computed once, of the record made before).
+  // The authorizer gets the digests when it reads them (computed once, of the records made before).
   setDigestField(asked, 'inputDigest', recorded);
+  if (recorded.effect !== undefined)
+    setEffectDigestField(asked, 'effectDigest', recorded as Required<RecordedAsk>);
   return { asked, recorded };
 }
 

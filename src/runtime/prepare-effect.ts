@@ -16,11 +16,11 @@ import { ErrorCode } from '../errors/error-codes.js';
 import { createError, isIssuedError } from '../errors/warrant-error.js';
 import { isoNow } from '../jobs/clock.js';
 import type { JobStep } from '../jobs/job.js';
-import { recordedWithEffect, type RecordedValue } from '../jobs/recorded-value.js';
+import { recordedAsIs, recordedWithEffect, type RecordedValue } from '../jobs/recorded-value.js';
 import type { RecordedAsk, RunningJob, StepEnd } from '../jobs/transitions.js';
-import { canonicalJson, sha256Digest } from '../json/canonical-json.js';
+import { canonicalJson } from '../json/canonical-json.js';
 import type { AdmittedStep } from '../plan/admission.js';
-import { copyGoverned, type GovernedCopy } from '../plan/governed-value.js';
+import { copyGoverned, GovernedBudget, type GovernedCopy } from '../plan/governed-value.js';
 import { lazyField, setLazyField } from '../values/lazy-field.js';
 
 /** The largest effect: 64 KiB of canonical JSON (UTF-8). */
@@ -37,15 +37,28 @@ function effectField(path: readonly (string | number)[]): string {
 }
 
 /**
+ * The most bytes of canonical JSON a value walked with `budget` can take: at most 6 a character
+ * of its strings and keys (an escape), 26 an edge (a key's quotes and colon, a comma, a number's
+ * 24 characters), 2 a container, and 26 for a value that is not one.
+ */
+export function effectBytesAtMost(budget: GovernedBudget): number {
+  return 6 * budget.chars + 26 * budget.edges + 2 * budget.containers + 26;
+}
+
+/**
  * An effect as the record keeps it: a deep-frozen plain-data copy and the digest of its RFC 8785
  * JSON, or why it cannot be one. Never throws.
  */
 export function checkEffect(value: unknown): Checked {
-  const copied: GovernedCopy = copyGoverned(value);
+  const budget = new GovernedBudget();
+  const copied: GovernedCopy = copyGoverned(value, budget);
   if (!copied.ok) {
     const { path, what } = copied.problem;
     return { ok: false, problem: `${effectField(path)} is ${what}` };
   }
+  // An effect well within 64 KiB is not written out here, only when its digest is read.
+  if (effectBytesAtMost(budget) <= MAX_EFFECT_BYTES)
+    return { ok: true, effect: recordedAsIs(copied.value) };
   let text: string;
   try {
     text = canonicalJson(copied.value);
@@ -59,7 +72,9 @@ export function checkEffect(value: unknown): Checked {
       ok: false,
       problem: `the effect is ${bytes} bytes of canonical JSON, over ${MAX_EFFECT_BYTES}`,
     };
-  return { ok: true, effect: { value: copied.value, digest: sha256Digest(text) } };
+  // Digested when first read (docs/decisions.md, "The record nearly free"): of this very copy,
+  // frozen, so the digest is the one of the text just measured.
+  return { ok: true, effect: recordedAsIs(copied.value) };
 }
 
 /** What a settled `prepare` gave: its value, or what it threw. */
@@ -235,8 +250,7 @@ function withEffect(
     if (requested !== effect?.digest) return { status: 'failed', error: EFFECT_CHANGED };
   }
   if (effect === undefined) return recorded;
-  const context = asked as { effect?: unknown; effectDigest?: string };
-  context.effect = effect.value;
-  context.effectDigest = effect.digest;
+  // Its digest is added by the caller, with the input's (setEffectDigestField).
+  (asked as { effect?: unknown }).effect = effect.value;
   return recordedWithEffect(recorded, effect);
 }

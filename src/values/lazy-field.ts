@@ -27,6 +27,10 @@ class Sourced extends Stamped {
   static sourceOf(target: object): unknown {
     return (target as Sourced).#source;
   }
+
+  static isStamped(target: object): boolean {
+    return #source in target;
+  }
 }
 
 /** One kind of lazy field: how its value is read from its source. Made once, at module level. */
@@ -49,8 +53,14 @@ export function lazyField<S>(read: (source: S) => unknown): LazyField<S> {
   };
 }
 
-/** Defines `target[key]` as a field of `kind` read from `source`. One lazy field per object. */
+/**
+ * Defines `target[key]` as a field of `kind` read from `source`. An object holds one source: its
+ * lazy fields, of one kind or several, all read from it.
+ * @throws Error when `target` already holds another source.
+ */
 export function setLazyField<S>(target: object, key: string, kind: LazyField<S>, source: S): void {
-  new Sourced(target, source);
+  if (!Sourced.isStamped(target)) new Sourced(target, source);
+  else if (Sourced.sourceOf(target) !== source)
+    throw new Error(`lazy field ${key}: the object's fields already read from another source`);
   Object.defineProperty(target, key, kind.descriptor);
 }

@@ -201,6 +201,30 @@ describe('prepared effects', () => {
     });
   });
 
+  it('digests, when first read, the effect as prepared: the object prepare returned, changed later, changes nothing', async () => {
+    // The authorizer never reads the digest; the capability changes the very object prepare
+    // returned (which prepare kept): the digest is still of the effect as authorized.
+    await withRuntime({}, async (runtime) => {
+      let held: { op: string; to: string } | undefined;
+      const [name] = register(runtime, {
+        prepare: () => (held = { op: 'send', to: 'bob' }),
+        execute: () => {
+          (held as { to: string }).to = 'mallory';
+          return 'sent';
+        },
+      });
+      const job = await runtime.executePlan(planOf({ id: 's', capability: name as string }));
+      assert.equal(job.status, 'completed', job.error);
+      assert.equal(held?.to, 'mallory');
+      const digest = digestJson({ op: 'send', to: 'bob' });
+      assert.deepEqual(job.steps[0]?.effect, { op: 'send', to: 'bob' });
+      assert.equal(job.steps[0]?.decision?.effectDigest, digest);
+      const started = job.events.find((event) => event.type === 'capability.started');
+      assert.equal(started?.data?.effectDigest, digest);
+      assert.deepEqual(await runtime.verifyJob(job.id), { ok: true, events: job.events.length });
+    });
+  });
+
   it('takes the effect from a promise, a thenable or a plain return alike', async () => {
     await withRuntime({}, async (runtime) => {
       const returns: [string, () => unknown][] = [

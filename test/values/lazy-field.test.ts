@@ -40,11 +40,24 @@ describe('lazy fields', () => {
     assert.equal((target as { value: number }).value, 6);
   });
 
-  it('refuses a second lazy field on one object rather than losing the first source', () => {
+  it('refuses a second lazy field of another source on one object rather than losing the first', () => {
     const kind = lazyField((source: number) => source);
     const target = {};
     setLazyField(target, 'first', kind, 1);
-    assert.throws(() => setLazyField(target, 'second', kind, 2), TypeError);
+    assert.throws(() => setLazyField(target, 'second', kind, 2), /another source/);
     assert.equal((target as { first: number }).first, 1);
+    assert.equal('second' in target, false);
+  });
+
+  it('reads several fields, of several kinds, from the one source of an object', () => {
+    const source = { a: 1, b: 'two' };
+    const first = lazyField((from: typeof source) => from.a);
+    const second = lazyField((from: typeof source) => from.b);
+    const target = { kept: true };
+    setLazyField(target, 'a', first, source);
+    setLazyField(target, 'b', second, source);
+    Object.freeze(target);
+    assert.deepEqual(target, { kept: true, a: 1, b: 'two' });
+    assert.equal(JSON.stringify(target), '{"kept":true,"a":1,"b":"two"}');
   });
 });
