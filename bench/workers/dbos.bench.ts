@@ -1,9 +1,10 @@
 // Queued one-step jobs through workers (docs/api.md, "Workers"), against bare DBOS Transact
 // workflows doing the same step without Warrant, in the same run on one embedded PostgreSQL:
-// jobs per second with 1 and 2 worker processes (a backlog of JOBS queued at once, timed until
-// the last one ended, both read from the database every 20 ms), and the latency from submit to
-// completed at a steady offered rate, from the timestamps each engine records.
-// Run: npm run bench bench/workers/dbos.bench.ts (BENCH_JOBS, BENCH_ROUNDS).
+// jobs per second with 2 and 4 worker processes (BENCH_WORKERS; a backlog of JOBS queued at
+// once, timed until the last one ended, both read from the database every 20 ms), and the
+// latency from submit to completed at a steady offered rate, from the timestamps each engine
+// records.
+// Run: npm run bench bench/workers/dbos.bench.ts (BENCH_JOBS, BENCH_ROUNDS, BENCH_WORKERS).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
@@ -17,6 +18,8 @@ const JOBS = Number(process.env.BENCH_JOBS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RATE = 40; // offered jobs per second for the latency part
 const LATENCY_JOBS = 120;
+// Worker processes per row (BENCH_WORKERS, comma-separated; issue 52 asks 2 and 4).
+const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '2,4').split(',').map(Number);
 const WORKER = resolve(import.meta.dirname, '../fixtures/dbos-worker.ts');
 
 const postgres = await startTestPostgres();
@@ -191,7 +194,7 @@ async function latency(subject: Subject): Promise<number[]> {
 }
 
 const rows: string[] = [];
-for (const count of [1, 2]) {
+for (const count of WORKER_COUNTS) {
   const perSecond: Record<'bare' | 'warrant', number[]> = { bare: [], warrant: [] };
   const latencies: Record<'bare' | 'warrant', number[]> = { bare: [], warrant: [] };
   for (let round = 0; round < ROUNDS; round++) {
