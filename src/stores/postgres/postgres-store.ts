@@ -28,11 +28,11 @@
  */
 import { ErrorCode } from '../../errors/error-codes.js';
 import pg from 'pg';
-import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutOf } from './postgres-url.js';
+import { statementTimeoutOf } from './postgres-url.js';
 import { createLimitTables, limitCounters, takeLimits } from './postgres-limits.js';
 import { describeThrown } from '../../errors/describe-value.js';
 import { createError } from '../../errors/warrant-error.js';
-import type { Job, JobEvent, JobListFilter, JobStep } from '../../jobs/job.js';
+import type { Job, JobListFilter, JobStep } from '../../jobs/job.js';
 import type {
   ApprovalLedger,
   AvailabilityStore,
@@ -49,7 +49,6 @@ import type {
   IdempotencyStore,
   JobChange,
   JobStore,
-  LedgerEntry,
   LimitCounter,
   LimitStore,
   LimitTake,
@@ -67,870 +66,99 @@ import type {
 } from '../../jobs/job-store.js';
 import { isFinished } from '../../jobs/job.js';
 import { alreadyConsumed, checkStoredRequest, claimedRequest } from '../shared/approval-ledger.js';
-import {
-  ledgerLeaf,
-  MISSING_ENTRY,
-  nextCheckpoint,
-  originCheckpoint,
-} from '../../record/checkpoint.js';
+import { ledgerLeaf, MISSING_ENTRY, nextCheckpoint } from '../../record/checkpoint.js';
 import { ChainHeads } from '../shared/chain-heads.js';
 import { newOwnerId } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
-import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
+import { GroupCommit } from '../shared/group-commit.js';
 import { schemaStep } from '../shared/schema-version.js';
-import { outboxRows, PostgresOutbox } from './postgres-outbox.js';
+import { PostgresOutbox } from './postgres-outbox.js';
 import { postgresScan } from './postgres-scan.js';
 import {
   isTransientStoreError,
   retryTransient,
   StoreHealth,
   unwrittenOf,
-  type LastEvent,
   type StoreOutageListener,
   type WriteFault,
 } from '../shared/write-retry.js';
+import { encodeText, jobRow } from '../shared/record-columns.js';
+
+import type { LedgerRow, RefClient } from './postgres-schema.js';
 import {
-  decodeEvent,
-  decodeJob,
-  decodeStep,
-  encode,
-  encodeText,
-  jobRow,
-  jobState,
-  stepDecision,
-  stepFixed,
-  stepState,
-} from '../shared/record-columns.js';
+  POSTGRES_SCHEMA_VERSION,
+  APPROVAL_LEDGER,
+  MIGRATE_4_TO_5,
+  LEDGER_COLUMNS,
+  ledgerEntry,
+  REQUEST_EVENTS,
+  CONSUME_REQUEST,
+  CONSUMED_OF,
+  MIGRATE_1_TO_2,
+  MIGRATE_2_TO_3,
+  schemaIsCurrent,
+  insertCheckpoint,
+  markOrigin,
+  SCHEMA_LOCK,
+  LIFE_SCHEMA,
+  CLAIM_KEY,
+  OWNER_SCHEMA,
+  OWNERS_ELSEWHERE,
+  tryOwnerLock,
+  TAKE_JOBS,
+  TAKE_SOME,
+  OWNED_BY,
+  QUEUED_OWNER,
+  TAKE_QUEUED,
+  TAKE_UNOWNED,
+  lockKeyOf,
+  SCHEMA,
+  CHECKPOINT_SCHEMA,
+  CHECKPOINT_LOCK,
+  UNSEALED_HEADS,
+  CHECKPOINT_COLUMNS,
+  SEALED_APPROVAL_COLUMNS,
+} from './postgres-schema.js';
+import type { JobRow, StepColumns, EncodedChange, QueuedWrite } from './postgres-rows.js';
+import {
+  CREATE_JOB,
+  UPDATE_JOB,
+  WRITE_BATCH,
+  WRITE_BATCH_OUTBOX,
+  WRITTEN_EVENTS,
+  CLAIM_STEP,
+  JOB_COLUMNS,
+  SELECT_JOBS,
+  SELECT_CHAIN,
+  STATUS_FOR_UPDATE,
+  LAST_EVENT,
+  LAST_HASH,
+  lastEventOf,
+  stepColumns,
+  eventColumns,
+  encodedUpdate,
+  createValues,
+  updateValues,
+  batchValues,
+  isDataError,
+  isUniqueViolation,
+  toJob,
+  redactUrl,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  CLIENT_MARGIN_MS,
+  isTimeout,
+  storeError,
+  notFound,
+} from './postgres-rows.js';
 
 export { statementTimeoutOf } from './postgres-url.js';
-
-/**
- * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
- * step's capability as JSON text, like the goal (version 1 held it raw: U+0000 failed the write
- * and a lone surrogate came back as U+FFFD). Version 3 adds the decision record: each step's
- * decision and input as authorized, and each event's chain hash. Older databases are migrated
- * on first use: what they recorded stays readable, with no decisions and no hashes (NULL), and
- * such a job verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (stores/shared/approval-ledger.ts), empty at migration. Version 5 seals the ledger in the
- * checkpoints: each entry keeps the input digest decided on, and waits marked for the next
- * checkpoint (the entries of a version 4 database are marked at migration).
- */
-export const POSTGRES_SCHEMA_VERSION = 5;
-
-/**
- * The ledger of consumed approvals (stores/shared/approval-ledger.ts): created with the schema, or
- * by version 4.
- */
-const APPROVAL_LEDGER = `
-CREATE TABLE IF NOT EXISTS warrant_approval_ledger (
-  job_id TEXT NOT NULL,
-  request_position INTEGER NOT NULL,
-  step_id TEXT NOT NULL,
-  request_hash TEXT,
-  decision TEXT NOT NULL,
-  decided_at TEXT NOT NULL,
-  input_digest TEXT,
-  PRIMARY KEY (job_id, request_position)
-);
-CREATE TABLE IF NOT EXISTS warrant_approval_ledger_unsealed (
-  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  job_id TEXT NOT NULL,
-  request_position INTEGER NOT NULL
-);
-`;
-
-/** Version 4 kept no input digest in the ledger; its entries are sealed by the next checkpoint. */
-const MIGRATE_4_TO_5 = `
-ALTER TABLE warrant_approval_ledger ADD COLUMN input_digest TEXT;
-INSERT INTO warrant_approval_ledger_unsealed (job_id, request_position)
-  SELECT job_id, request_position FROM warrant_approval_ledger;
-`;
-
-const LEDGER_COLUMNS =
-  'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
-
-/** A ledger row as read: LEDGER_COLUMNS. */
-interface LedgerRow {
-  readonly job_id: string;
-  readonly request_position: number;
-  readonly step_id: string;
-  readonly input_digest: string | null;
-  readonly request_hash: string | null;
-  readonly decision: string;
-  readonly decided_at: string;
-}
-
-function ledgerEntry(row: LedgerRow): LedgerEntry {
-  return {
-    jobId: row.job_id,
-    position: row.request_position,
-    stepId: row.step_id,
-    inputDigest: row.input_digest,
-    requestHash: row.request_hash,
-    decision: row.decision,
-    at: row.decided_at,
-  };
-}
-
-/** A job's events with their hashes, in order: where the consuming write finds the request. */
-const REQUEST_EVENTS = `
-SELECT e.event, e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
-WHERE j.id = $1 ORDER BY e.position`;
-
-/**
- * Enters a consumed request in the ledger, and marks it for the next checkpoint; no row when it
- * is there already (the insert is the claim: one decision on a request gets in, ever).
- */
-const CONSUME_REQUEST = `
-WITH entered AS (
-  INSERT INTO warrant_approval_ledger (${LEDGER_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
-  RETURNING job_id, request_position)
-INSERT INTO warrant_approval_ledger_unsealed (job_id, request_position)
-SELECT job_id, request_position FROM entered`;
-
-/** The job's requests the ledger holds as consumed. */
-const CONSUMED_OF = `
-SELECT request_position, step_id, decision FROM warrant_approval_ledger
-WHERE job_id = $1 ORDER BY request_position`;
-
-/** to_json(text)::text writes the JSON text JSON.stringify writes for any text PostgreSQL holds. */
-const MIGRATE_1_TO_2 = 'UPDATE warrant_job_steps SET capability = to_json(capability)::text';
-
-/** Steps and events recorded before version 3 have no decision and no hash (NULL). */
-const MIGRATE_2_TO_3 = `
-ALTER TABLE warrant_job_steps ADD COLUMN IF NOT EXISTS decision TEXT;
-ALTER TABLE warrant_job_events ADD COLUMN IF NOT EXISTS hash TEXT;
-`;
-
-/** True when the database has the schema of this version already (nothing to create or migrate). */
-async function schemaIsCurrent(client: pg.PoolClient): Promise<boolean> {
-  const { rows } = await client.query<{ present: boolean }>(
-    "SELECT to_regclass('warrant_schema_version') IS NOT NULL AS present",
-  );
-  if (rows[0]?.present !== true) return false;
-  const owners = await client.query<{ present: boolean }>(
-    "SELECT to_regclass('warrant_owners') IS NOT NULL AS present",
-  );
-  if (owners.rows[0]?.present !== true) return false;
-  // The store's chain origin is written with this table (markOrigin).
-  const origin = await client.query<{ present: boolean }>(
-    "SELECT to_regclass('warrant_chain_origin') IS NOT NULL AS present",
-  );
-  if (origin.rows[0]?.present !== true) return false;
-  const version = await client.query<{ version: number }>(
-    'SELECT version FROM warrant_schema_version',
-  );
-  return version.rows[0]?.version === POSTGRES_SCHEMA_VERSION;
-}
-
-/** Writes a checkpoint and its entries (one statement each) on `client`, inside its transaction. */
-async function insertCheckpoint(
-  client: pg.ClientBase,
-  checkpoint: Checkpoint,
-  entries: readonly CheckpointEntry[],
-): Promise<void> {
-  await client.query(
-    `INSERT INTO warrant_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
-      checkpoint.seq,
-      checkpoint.previous,
-      checkpoint.root,
-      checkpoint.events,
-      checkpoint.at,
-      checkpoint.hash,
-    ],
-  );
-  await client.query(
-    `INSERT INTO warrant_checkpoint_entries (checkpoint, job_id, events, hash)
-     SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])`,
-    [
-      checkpoint.seq,
-      entries.map((entry) => entry.jobId),
-      entries.map((entry) => entry.events),
-      entries.map((entry) => entry.hash),
-    ],
-  );
-}
-
-/**
- * Writes the store's chain origin (record/checkpoint.ts) once: the jobs recorded before the event
- * chain, sealed as such, none in a store created with chains (docs/decisions.md, "Jobs without a
- * chain"). Run in the schema's transaction, under the checkpoint lock.
- */
-async function markOrigin(client: pg.PoolClient, auditKey: string | undefined): Promise<void> {
-  const marked = await client.query('SELECT 1 FROM warrant_chain_origin LIMIT 1');
-  if (marked.rows.length > 0) return;
-  const unchained = await client.query<{ id: string; events: number }>(UNCHAINED_JOBS);
-  const head = await client.query<{ seq: number; hash: string }>(
-    'SELECT seq, hash FROM warrant_checkpoints ORDER BY seq DESC LIMIT 1',
-  );
-  const { checkpoint, entries } = originCheckpoint(
-    head.rows[0],
-    unchained.rows.map((row) => ({ jobId: row.id, events: row.events })),
-    new Date().toISOString(),
-    auditKey,
-  );
-  await insertCheckpoint(client, checkpoint, entries);
-  await client.query('INSERT INTO warrant_chain_origin (checkpoint) VALUES ($1)', [checkpoint.seq]);
-}
-
-/** Arbitrary constant key of the advisory lock that serializes schema creation. */
-const SCHEMA_LOCK = 0x77617272; // "warr"
-
-/**
- * Cancel requests and idempotency claims (docs/api.md, "Queued jobs and cancellation",
- * "Idempotency"): tables of their own, created when missing, with no schema version step.
- */
-const LIFE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS warrant_job_cancels (
-  job_id TEXT PRIMARY KEY,
-  request TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS warrant_idempotency (
-  scope TEXT NOT NULL,
-  key TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  digest TEXT NOT NULL,
-  expires_at BIGINT NOT NULL,
-  PRIMARY KEY (scope, key)
-);
-`;
-
-/**
- * Claims a key unless a live claim holds it: the conditional upsert takes the row lock, so of
- * concurrent claims exactly one returns its row.
- */
-const CLAIM_KEY = `INSERT INTO warrant_idempotency (scope, key, job_id, digest, expires_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (scope, key) DO UPDATE SET job_id = excluded.job_id, digest = excluded.digest,
-  expires_at = excluded.expires_at
-WHERE warrant_idempotency.expires_at <= $6
-RETURNING job_id`;
-
-/**
- * Job owners (docs/api.md, "Recovery"): the owner (one per store opened) of each queued or
- * executing job, and each live owner's advisory lock key. A job's owner is set by a trigger in
- * the very statement that makes it queued or executing (its creation, or the decision that
- * resumes it after an approval), from the connection's `warrant.owner` setting, which this
- * store's pool sets on every connection it opens.
- */
-const OWNER_SCHEMA = `
-CREATE TABLE IF NOT EXISTS warrant_job_owners (
-  job_id TEXT PRIMARY KEY,
-  owner TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS warrant_job_owners_by_owner ON warrant_job_owners (owner);
-CREATE TABLE IF NOT EXISTS warrant_owners (
-  owner TEXT PRIMARY KEY,
-  lock_key BIGINT NOT NULL,
-  at TEXT NOT NULL
-);
-CREATE OR REPLACE FUNCTION warrant_take_owner() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  me TEXT := current_setting('warrant.owner', true);
-BEGIN
-  IF me IS NOT NULL AND me <> '' AND NEW.status IN ('queued', 'executing')
-      AND (TG_OP = 'INSERT' OR OLD.status NOT IN ('queued', 'executing')) THEN
-    INSERT INTO warrant_job_owners (job_id, owner) VALUES (NEW.id, me)
-      ON CONFLICT (job_id) DO UPDATE SET owner = excluded.owner;
-  END IF;
-  RETURN NULL;
-END $$;
-DO $$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'warrant_jobs_owner'
-      AND tgrelid = 'warrant_jobs'::regclass) THEN
-    CREATE TRIGGER warrant_jobs_owner AFTER INSERT OR UPDATE OF status ON warrant_jobs
-      FOR EACH ROW EXECUTE FUNCTION warrant_take_owner();
-  END IF;
-END $$;
-`;
-
-/** The other owners of queued and executing jobs, with their lock keys (NULL: owner record gone). */
-const OWNERS_ELSEWHERE = `
-SELECT DISTINCT o.owner, w.lock_key::text AS lock_key FROM warrant_job_owners o
-  JOIN warrant_jobs j ON j.id = o.job_id
-  LEFT JOIN warrant_owners w ON w.owner = o.owner
-WHERE j.status IN ('queued', 'executing') AND o.owner <> $1`;
-
-/**
- * Whether this session takes an owner's lock: then no live session holds it, and the owner is
- * gone (docs/api.md, "Recovery"). The caller gives it back.
- */
-async function tryOwnerLock(client: pg.PoolClient | pg.Client, key: string): Promise<boolean> {
-  const tried = await client.query<{ locked: boolean }>(
-    'SELECT pg_try_advisory_lock($1::bigint) AS locked',
-    [key],
-  );
-  return tried.rows[0]?.locked === true;
-}
-
-/** Takes a gone owner's queued and executing jobs (conditional: still that owner's); oldest first. */
-const TAKE_JOBS = `
-WITH taken AS (
-  UPDATE warrant_job_owners SET owner = $1
-  WHERE owner = $2 AND job_id IN (
-    SELECT id FROM warrant_jobs WHERE status IN ('queued', 'executing'))
-  RETURNING job_id
-)
-SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
-
-/**
- * Takes those of a gone owner's jobs ($3) that are still its own and queued or executing (the
- * jobs a recovering runtime can admit, docs/api.md "Recovery"); oldest first.
- */
-const TAKE_SOME = `
-WITH taken AS (
-  UPDATE warrant_job_owners SET owner = $1
-  WHERE owner = $2 AND job_id = ANY($3::text[]) AND job_id IN (
-    SELECT id FROM warrant_jobs WHERE status IN ('queued', 'executing'))
-  RETURNING job_id
-)
-SELECT j.id FROM taken JOIN warrant_jobs j ON j.id = taken.job_id ORDER BY j.created_at, j.seq`;
-
-/** The queued and executing jobs of an owner. */
-const OWNED_BY = `
-SELECT o.job_id AS id FROM warrant_job_owners o JOIN warrant_jobs j ON j.id = o.job_id
-WHERE o.owner = $1 AND j.status IN ('queued', 'executing')`;
-
-/** The owner of a queued job (none for a job recorded before owners existed). */
-const QUEUED_OWNER = `
-SELECT o.owner FROM warrant_jobs j LEFT JOIN warrant_job_owners o ON o.job_id = j.id
-WHERE j.id = $1 AND j.status = 'queued'`;
-
-/** A queued job taken from the owner read before (compare-and-swap); $1 the new owner. */
-const TAKE_QUEUED = `
-UPDATE warrant_job_owners o SET owner = $1 FROM warrant_jobs j
-WHERE o.job_id = $2 AND o.owner = $3 AND j.id = o.job_id AND j.status = 'queued'`;
-
-/** A queued job without an owner row, taken (the row's key refuses a second taker). */
-const TAKE_UNOWNED = `
-INSERT INTO warrant_job_owners (job_id, owner)
-SELECT id, $1 FROM warrant_jobs WHERE id = $2 AND status = 'queued'
-ON CONFLICT (job_id) DO NOTHING`;
-
-/** pg's Client has ref() and unref() (its pool uses them); its types do not declare them. */
-type RefClient = pg.Client & { ref(): void; unref(): void };
-
-/** The advisory lock key of an owner: the first 64 bits of its random id, as a signed bigint. */
-function lockKeyOf(owner: string): string {
-  const hex = owner
-    .replace(/^owner-/, '')
-    .slice(0, 16)
-    .padEnd(16, '0');
-  return BigInt.asIntN(64, BigInt(`0x${hex}`)).toString();
-}
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS warrant_schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS warrant_jobs (
-  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  id TEXT NOT NULL UNIQUE,
-  status TEXT NOT NULL,
-  goal TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  fixed TEXT NOT NULL,
-  state TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS warrant_jobs_by_creation ON warrant_jobs (created_at, seq);
-CREATE INDEX IF NOT EXISTS warrant_jobs_by_status ON warrant_jobs (status, created_at, seq);
-CREATE INDEX IF NOT EXISTS warrant_jobs_by_goal ON warrant_jobs (goal, created_at, seq);
-CREATE TABLE IF NOT EXISTS warrant_job_steps (
-  job_seq BIGINT NOT NULL REFERENCES warrant_jobs (seq),
-  position INTEGER NOT NULL,
-  capability TEXT NOT NULL,
-  status TEXT NOT NULL,
-  fixed TEXT NOT NULL,
-  state TEXT NOT NULL,
-  decision TEXT,
-  PRIMARY KEY (job_seq, position)
-);
-CREATE INDEX IF NOT EXISTS warrant_job_steps_by_capability ON warrant_job_steps (capability, job_seq);
-CREATE TABLE IF NOT EXISTS warrant_job_events (
-  job_seq BIGINT NOT NULL REFERENCES warrant_jobs (seq),
-  position INTEGER NOT NULL,
-  event TEXT NOT NULL,
-  hash TEXT,
-  PRIMARY KEY (job_seq, position)
-);
-`;
-
-/**
- * Store checkpoints (record/checkpoint.ts), created on first use in any schema version: a database
- * written before them gains checkpoints from then on. A statement-level trigger marks the jobs
- * whose events grow, in the writing statement (one insert per statement, not per event), so a
- * crash between a commit and its checkpoint loses no mark; the next seal takes the marks.
- */
-const CHECKPOINT_SCHEMA = `
-CREATE TABLE IF NOT EXISTS warrant_checkpoints (
-  seq INTEGER PRIMARY KEY,
-  previous TEXT NOT NULL,
-  root TEXT NOT NULL,
-  events INTEGER NOT NULL,
-  at TEXT NOT NULL,
-  hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS warrant_checkpoint_entries (
-  checkpoint INTEGER NOT NULL REFERENCES warrant_checkpoints (seq),
-  job_id TEXT NOT NULL,
-  events INTEGER NOT NULL,
-  hash TEXT NOT NULL,
-  PRIMARY KEY (checkpoint, job_id)
-);
-CREATE INDEX IF NOT EXISTS warrant_checkpoint_entries_by_job
-  ON warrant_checkpoint_entries (job_id, checkpoint);
-CREATE TABLE IF NOT EXISTS warrant_checkpoint_approvals (
-  checkpoint INTEGER NOT NULL REFERENCES warrant_checkpoints (seq),
-  job_id TEXT NOT NULL,
-  request_position INTEGER NOT NULL,
-  hash TEXT NOT NULL,
-  PRIMARY KEY (job_id, request_position)
-);
-CREATE TABLE IF NOT EXISTS warrant_checkpoint_unsealed (
-  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  job_seq BIGINT NOT NULL
-);
-CREATE OR REPLACE FUNCTION warrant_mark_unsealed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO warrant_checkpoint_unsealed (job_seq) SELECT DISTINCT job_seq FROM warrant_added_events;
-  RETURN NULL;
-END $$;
-DO $$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'warrant_job_events_unsealed'
-      AND tgrelid = 'warrant_job_events'::regclass) THEN
-    CREATE TRIGGER warrant_job_events_unsealed AFTER INSERT ON warrant_job_events
-      REFERENCING NEW TABLE AS warrant_added_events
-      FOR EACH STATEMENT EXECUTE FUNCTION warrant_mark_unsealed();
-  END IF;
-END $$;
-CREATE TABLE IF NOT EXISTS warrant_chain_origin (checkpoint INTEGER NOT NULL);
-`;
-
-/**
- * The jobs recorded before the event chain (schema version 1 or 2), with their numbers of events,
- * for the store's chain origin (record/checkpoint.ts): no event with a hash, and created before the
- * first job whose first event has one (a database migrated from version 2 chains every job it
- * creates after). A store created with chains has none.
- */
-const UNCHAINED_JOBS = `
-SELECT j.id, count(*)::int AS events FROM warrant_jobs j
-JOIN warrant_job_events e ON e.job_seq = j.seq
-WHERE j.seq > 0 AND j.seq < coalesce((SELECT f.job_seq FROM warrant_job_events f
-  WHERE f.position = 0 AND f.hash IS NOT NULL ORDER BY f.job_seq LIMIT 1), 9223372036854775807)
-GROUP BY j.seq, j.id HAVING count(e.hash) = 0 ORDER BY j.seq`;
-
-/** Arbitrary constant key of the advisory lock that serializes sealing across processes. */
-const CHECKPOINT_LOCK = 0x7365616c; // "seal"
-
-/**
- * The marked jobs (by the marks' ids): each one's id, and the position and hash of its last event
- * (NULL when it has none: sealed as such, record/checkpoint.ts).
- */
-const UNSEALED_HEADS = `
-SELECT j.id, e.position, e.hash
-FROM (SELECT DISTINCT job_seq FROM warrant_checkpoint_unsealed WHERE id = ANY($1::bigint[])) u
-JOIN warrant_jobs j ON j.seq = u.job_seq
-JOIN LATERAL (SELECT position, hash FROM warrant_job_events WHERE job_seq = u.job_seq
-  ORDER BY position DESC LIMIT 1) e ON true`;
-
-const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
-
-const SEALED_APPROVAL_COLUMNS = 'checkpoint, job_id AS "jobId", request_position AS position, hash';
-
-// Exported for the raw pg baseline of bench/stores.ts, which issues the same statements.
-export const CREATE_JOB = `
-WITH job AS (
-  INSERT INTO warrant_jobs (id, status, goal, created_at, updated_at, fixed, state)
-  VALUES ($1, $2, $3, $4, $5, $6, $7)
-  RETURNING seq
-), steps AS (
-  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state)
-  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state
-  FROM job, unnest($8::int[], $9::text[], $10::text[], $11::text[], $12::text[])
-    AS s (position, capability, status, fixed, state)
-), events AS (
-  INSERT INTO warrant_job_events (job_seq, position, event, hash)
-  SELECT job.seq, e.position, e.event, e.hash
-  FROM job, unnest($13::int[], $14::text[], $15::text[]) AS e (position, event, hash)
-)
-SELECT seq FROM job`;
-
-export const UPDATE_JOB = `
-WITH job AS (
-  UPDATE warrant_jobs SET status = $2, updated_at = $3, state = $4
-  WHERE id = $1
-  RETURNING seq
-), steps AS (
-  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state, decision)
-  SELECT job.seq, s.position, s.capability, s.status, s.fixed, s.state, s.decision
-  FROM job, unnest($5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-    AS s (position, capability, status, fixed, state, decision)
-  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state,
-    decision = COALESCE(excluded.decision, warrant_job_steps.decision)
-), events AS (
-  INSERT INTO warrant_job_events (job_seq, position, event, hash)
-  SELECT job.seq, e.position, e.event, e.hash
-  FROM job, unnest($11::int[], $12::text[], $13::text[]) AS e (position, event, hash)
-)
-SELECT seq FROM job`;
-
-/**
- * The changes of several jobs (at most one change per job) in one statement: the new jobs'
- * rows, the changed jobs' rows, then the steps and events of both, each array holding the job
- * id of its row. Returns the id of every changed job found (a missing one is JOB_NOT_FOUND).
- */
-const WRITE_BATCH = `
-WITH created AS (
-  INSERT INTO warrant_jobs (id, status, goal, created_at, updated_at, fixed, state)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-  RETURNING seq, id
-), changed AS (
-  UPDATE warrant_jobs j SET status = c.status, updated_at = c.updated_at, state = c.state
-  FROM unnest($8::text[], $9::text[], $10::text[], $11::text[]) AS c (id, status, updated_at, state)
-  WHERE j.id = c.id
-  RETURNING j.seq, j.id
-), written AS (
-  SELECT seq, id FROM created UNION ALL SELECT seq, id FROM changed
-), steps AS (
-  INSERT INTO warrant_job_steps (job_seq, position, capability, status, fixed, state, decision)
-  SELECT w.seq, s.position, s.capability, s.status, s.fixed, s.state, s.decision
-  FROM unnest($12::text[], $13::int[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
-    AS s (id, position, capability, status, fixed, state, decision)
-  JOIN written w ON w.id = s.id
-  ON CONFLICT (job_seq, position) DO UPDATE SET status = excluded.status, state = excluded.state,
-    decision = COALESCE(excluded.decision, warrant_job_steps.decision)
-), events AS (
-  INSERT INTO warrant_job_events (job_seq, position, event, hash)
-  SELECT w.seq, e.position, e.event, e.hash
-  FROM unnest($19::text[], $20::int[], $21::text[], $22::text[]) AS e (id, position, event, hash)
-  JOIN written w ON w.id = e.id
-)
-SELECT id FROM changed`;
-
-/**
- * WRITE_BATCH with the notification outbox rows of its changes (postgres-outbox.ts), in the
- * same statement: written with their change or not at all. Used only for batches with such rows.
- */
-const WRITE_BATCH_OUTBOX = WRITE_BATCH.replace(
-  '\nSELECT id FROM changed',
-  `, ${outboxRows(23)}\nSELECT id FROM changed`,
-);
-
-/** Of changes' last events (job id, position), those stored, with their chain hashes. */
-const WRITTEN_EVENTS = `
-SELECT j.id, e.position, e.hash FROM unnest($1::text[], $2::int[]) AS k (id, position)
-JOIN warrant_jobs j ON j.id = k.id
-JOIN warrant_job_events e ON e.job_seq = j.seq AND e.position = k.position`;
-
-/**
- * The check-and-set of a decision on an approval request. Under READ COMMITTED a concurrent
- * claim waits for the row lock, then finds the step no longer waiting: exactly one claim of any
- * number of processes on the database updates a row.
- */
-const CLAIM_STEP = `
-UPDATE warrant_job_steps SET status = $3
-WHERE job_seq = (SELECT seq FROM warrant_jobs WHERE id = $1) AND position = $2
-  AND status = 'awaiting_approval'`;
-
-/** A job row with its steps and events, read in one statement (one snapshot). */
-const JOB_COLUMNS = `
-SELECT j.id, j.status, j.goal, j.created_at, j.updated_at, j.fixed, j.state,
-  ARRAY(SELECT s.capability FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_capabilities,
-  ARRAY(SELECT s.status FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_statuses,
-  ARRAY(SELECT s.fixed FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_fixed,
-  ARRAY(SELECT s.state FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_states,
-  ARRAY(SELECT s.decision FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_decisions,
-  ARRAY(SELECT e.event FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS events`;
-const SELECT_JOBS = `${JOB_COLUMNS}
-FROM warrant_jobs j`;
-
-/** A job with the chain hash of each event, in the same statement (one snapshot). */
-const SELECT_CHAIN = `${JOB_COLUMNS},
-  ARRAY(SELECT e.hash FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS hashes
-FROM warrant_jobs j`;
-
-/** The last chain hash of a job (for a job this store did not create). */
-/** A job's status, its row locked for the transaction (the conditional writes of a queued job). */
-const STATUS_FOR_UPDATE = 'SELECT status FROM warrant_jobs WHERE id = $1 FOR UPDATE';
-
-/** The position and chain hash of a job's last event. */
-const LAST_EVENT = `
-SELECT e.position, e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
-WHERE j.id = $1 ORDER BY e.position DESC LIMIT 1`;
-
-const LAST_HASH = `
-SELECT e.hash FROM warrant_job_events e JOIN warrant_jobs j ON j.seq = e.job_seq
-WHERE j.id = $1 ORDER BY e.position DESC LIMIT 1`;
-
-interface JobRow {
-  id: string;
-  status: Job['status'];
-  goal: string;
-  created_at: string;
-  updated_at: string;
-  fixed: string;
-  state: string;
-  step_capabilities: string[];
-  step_statuses: JobStep['status'][];
-  step_fixed: string[];
-  step_states: string[];
-  step_decisions: (string | null)[];
-  events: string[];
-}
-
-/** The step rows a change writes, as columns. */
-interface StepColumns {
-  readonly positions: number[];
-  readonly capabilities: string[];
-  readonly statuses: string[];
-  readonly fixed: string[];
-  readonly states: string[];
-  /** The decision only for the step whose decision the change recorded (NULL keeps the column). */
-  readonly decisions: (string | null)[];
-}
-
-/** The events a change appends, as columns. */
-interface EventColumns {
-  readonly positions: number[];
-  readonly events: string[];
-  readonly hashes: string[];
-}
-
-/** One change of a job, its values already encoded (when it happened). */
-interface EncodedChange {
-  readonly id: string;
-  /** The row of a new job (jobRow); undefined for a change of a job already created. */
-  readonly row: readonly string[] | undefined;
-  readonly status: string;
-  readonly updatedAt: string;
-  readonly state: string;
-  readonly steps: StepColumns;
-  readonly events: EventColumns;
-  /** The notifications the change's events cause (docs/api.md, "Notifications"). */
-  readonly outbox: readonly OutboxEntry[] | undefined;
-  /** A change of a job already created: the owner generation its record writes under. */
-  readonly generation: number | undefined;
-  /** A new job: its record, which writes under the owner generation that created it. */
-  readonly job: Job | undefined;
-}
-
-/**
- * Where a change's last event goes (lost-commit detection, stores/shared/write-retry.ts); none
- * without events.
- */
-function lastEventOf(change: EncodedChange): LastEvent | undefined {
-  const { positions, hashes } = change.events;
-  const last = positions.length - 1;
-  if (last < 0) return undefined;
-  return { id: change.id, position: positions[last] as number, hash: hashes[last] };
-}
-
-function stepColumns(job: Job, positions: Iterable<number>, decided?: number): StepColumns {
-  const columns: StepColumns = {
-    positions: [],
-    capabilities: [],
-    statuses: [],
-    fixed: [],
-    states: [],
-    decisions: [],
-  };
-  for (const position of positions) {
-    const step = job.steps[position] as JobStep;
-    columns.positions.push(position);
-    columns.capabilities.push(encodeText(step.capability));
-    columns.statuses.push(step.status);
-    columns.fixed.push(stepFixed(step));
-    columns.states.push(stepState(step));
-    columns.decisions.push(position === decided ? stepDecision(step) : null);
-  }
-  return columns;
-}
-
-function eventColumns(events: readonly JobEvent[], first: number, hashes: string[]): EventColumns {
-  return {
-    positions: events.map((_, offset) => first + offset),
-    events: events.map((event) => encode(event)),
-    hashes,
-  };
-}
-
-/**
- * A change of a job already created. `first` (the position of the change's first event) is
- * taken by the caller before it awaits anything, as the job may grow meanwhile.
- */
-function encodedUpdate(
-  job: Job,
-  steps: StepColumns,
-  events: readonly JobEvent[],
-  first: number,
-  hashes: string[],
-  outbox: readonly OutboxEntry[] | undefined,
-  generation: number | undefined,
-): EncodedChange {
-  return {
-    id: job.id,
-    row: undefined,
-    status: job.status,
-    updatedAt: job.updatedAt,
-    state: jobState(job),
-    steps,
-    events: eventColumns(events, first, hashes),
-    outbox,
-    generation,
-    job: undefined,
-  };
-}
-
-/** CREATE_JOB's parameters for a new job (none of its steps is decided yet). */
-function createValues(change: EncodedChange, row: readonly string[]): unknown[] {
-  const { steps, events } = change;
-  return [
-    ...row,
-    steps.positions,
-    steps.capabilities,
-    steps.statuses,
-    steps.fixed,
-    steps.states,
-    events.positions,
-    events.events,
-    events.hashes,
-  ];
-}
-
-/** UPDATE_JOB's parameters for a change of a job already created. */
-function updateValues(change: EncodedChange): unknown[] {
-  const { steps, events } = change;
-  return [
-    change.id,
-    change.status,
-    change.updatedAt,
-    change.state,
-    steps.positions,
-    steps.capabilities,
-    steps.statuses,
-    steps.fixed,
-    steps.states,
-    steps.decisions,
-    events.positions,
-    events.events,
-    events.hashes,
-  ];
-}
-
-/** WRITE_BATCH's parameters for changes of distinct jobs. */
-function batchValues(changes: readonly EncodedChange[]): unknown[] {
-  const created: string[][] = [[], [], [], [], [], [], []];
-  const changed: string[][] = [[], [], [], []];
-  const steps: unknown[][] = [[], [], [], [], [], [], []];
-  const events: unknown[][] = [[], [], [], []];
-  for (const change of changes) {
-    const { id, row } = change;
-    if (row === undefined) {
-      changed[0]?.push(id);
-      changed[1]?.push(change.status);
-      changed[2]?.push(change.updatedAt);
-      changed[3]?.push(change.state);
-    } else {
-      row.forEach((value, column) => created[column]?.push(value));
-    }
-    const s = change.steps;
-    s.positions.forEach((position, index) => {
-      steps[0]?.push(id);
-      steps[1]?.push(position);
-      steps[2]?.push(s.capabilities[index]);
-      steps[3]?.push(s.statuses[index]);
-      steps[4]?.push(s.fixed[index]);
-      steps[5]?.push(s.states[index]);
-      steps[6]?.push(s.decisions[index]);
-    });
-    const e = change.events;
-    e.positions.forEach((position, index) => {
-      events[0]?.push(id);
-      events[1]?.push(position);
-      events[2]?.push(e.events[index]);
-      events[3]?.push(e.hashes[index]);
-    });
-  }
-  return [...created, ...changed, ...steps, ...events];
-}
-
-/** A change waiting for the next group commit, and how to settle its promise. */
-type QueuedWrite = QueuedChange<EncodedChange>;
-
-/**
- * True for an error about the data of a statement (SQLSTATE classes 22 and 23): in a batch it
- * may come from one change alone, so the changes are then written one by one. Any other error
- * (connection, time-out, server) fails every change of the batch.
- */
-function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
-}
-
-/** True for a unique violation (SQLSTATE 23505). */
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '23505';
-}
-
-function toJob(row: JobRow): Job {
-  const steps = row.step_capabilities.map((capability, position) =>
-    decodeStep(
-      capability,
-      row.step_statuses[position] as string,
-      row.step_fixed[position] as string,
-      row.step_states[position] as string,
-      row.step_decisions[position] ?? null,
-    ),
-  );
-  return decodeJob(
-    row.id,
-    row.status,
-    row.goal,
-    row.created_at,
-    row.updated_at,
-    row.fixed,
-    row.state,
-    steps,
-    row.events.map(decodeEvent),
-  );
-}
-
-/** The URL without its password, for messages (never log secrets). */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://<unparseable url>';
-  }
-}
-
-/** Statement time-out when the URL sets none (docs/decisions.md "Stores"). */
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
-
-/** How much longer than the server's time-out the client waits for an answer or a connection. */
-const CLIENT_MARGIN_MS = 1_000;
-
-function isTimeout(value: unknown): value is number {
-  return (
-    Number.isSafeInteger(value) &&
-    (value as number) >= 0 &&
-    (value as number) <= MAX_STATEMENT_TIMEOUT_MS
-  );
-}
-
-function storeError(code: ErrorCode, message: string, cause?: unknown): Error {
-  return createError(Error, code, message, cause);
-}
-
-function notFound(id: string): Error {
-  return storeError(
-    ErrorCode.JOB_NOT_FOUND,
-    `No job ${JSON.stringify(id)} in the PostgreSQL store`,
-  );
-}
+export {
+  CREATE_JOB,
+  UPDATE_JOB,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  redactUrl,
+} from './postgres-rows.js';
+export { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 
 /**
  * One owner identity of the store (docs/api.md, "Recovery"): its owner id, whose advisory lock
