@@ -31,12 +31,10 @@ import type {
   IdempotencyStore,
   JobChange,
   JobStore,
-  LedgerEntry,
   LimitCounter,
   LimitStore,
   LimitTake,
   LimitVerdict,
-  OutboxEntry,
   OutboxStore,
   OwnedStore,
   RecordedChain,
@@ -68,7 +66,7 @@ import {
   type OwnerProcess,
 } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
-import { GroupCommit, type QueuedChange } from '../shared/group-commit.js';
+import { GroupCommit } from '../shared/group-commit.js';
 import { schemaStep } from '../shared/schema-version.js';
 import { SqliteLimits } from './sqlite-limits.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
@@ -89,363 +87,50 @@ import {
   encodeText,
   jobRow,
   jobState,
-  stepDecision,
-  stepFixed,
-  stepState,
 } from '../shared/record-columns.js';
 
-/**
- * Schema version this code writes; a database with a newer one is refused. Version 2 holds the
- * goal and capability columns as JSON text (version 1 held them raw, which turned lone
- * surrogates into U+FFFD). Version 3 adds the decision record: each step's decision and input
- * as authorized, and each event's chain hash. Older files are migrated when they are opened:
- * what they recorded stays readable, with no decisions and no hashes (NULL), and such a job
- * verifies as having no chain. Version 4 adds the ledger of consumed approvals
- * (stores/shared/approval-ledger.ts), empty at migration. Version 5 seals the ledger in the
- * checkpoints: each entry keeps the input digest decided on, and waits marked for the next
- * checkpoint (the entries of a version 4 file are marked at migration). Version 6 keeps each queued
- * or executing job's owner in its row (version 5 wrote a job_owners row per job): stop processes of
- * an older version before one of this version opens the file, their owner rows are no longer read.
- */
-export const SQLITE_SCHEMA_VERSION = 6;
+import type { SealStatements, LedgerRow } from './sqlite-schema.js';
+import {
+  SQLITE_SCHEMA_VERSION,
+  APPROVAL_LEDGER,
+  MIGRATE_4_TO_5,
+  MIGRATE_OWNERS,
+  LEDGER_COLUMNS,
+  MIGRATE_1_TO_2,
+  MIGRATE_2_TO_3,
+  SCHEMA,
+  CHECKPOINT_SCHEMA,
+  UNCHAINED_JOBS,
+  UNSEALED_HEADS,
+  CHECKPOINT_COLUMNS,
+  ledgerEntry,
+  CANCEL_SCHEMA,
+  OWNER_SCHEMA,
+} from './sqlite-schema.js';
+import type {
+  JobRow,
+  StepRow,
+  EventRow,
+  EncodedChange,
+  LedgerStatements,
+  PendingWrite,
+} from './sqlite-rows.js';
+import {
+  INSERT_JOB,
+  UPDATE_JOB,
+  isActive,
+  OWNED_ELSEWHERE,
+  JOB_COLUMNS,
+  STEP_COLUMNS,
+  IN_SEQS,
+  STEP_VALUES,
+  EVENT_VALUES,
+  ROWS_PER_STATEMENT,
+  placeholders,
+  pushStep,
+} from './sqlite-rows.js';
 
-/**
- * The ledger of consumed approvals (stores/shared/approval-ledger.ts): created with the schema, or
- * by version 4.
- */
-const APPROVAL_LEDGER = `
-CREATE TABLE IF NOT EXISTS approval_ledger (
-  job_id TEXT NOT NULL,
-  request_position INTEGER NOT NULL,
-  step_id TEXT NOT NULL,
-  request_hash TEXT,
-  decision TEXT NOT NULL,
-  decided_at TEXT NOT NULL,
-  input_digest TEXT,
-  PRIMARY KEY (job_id, request_position)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS approval_ledger_unsealed (
-  job_id TEXT NOT NULL,
-  request_position INTEGER NOT NULL,
-  PRIMARY KEY (job_id, request_position)
-) WITHOUT ROWID;
-`;
-
-/** Version 4 kept no input digest in the ledger; its entries are sealed by the next checkpoint. */
-const MIGRATE_4_TO_5 = `
-ALTER TABLE approval_ledger ADD COLUMN input_digest TEXT;
-INSERT INTO approval_ledger_unsealed (job_id, request_position)
-  SELECT job_id, request_position FROM approval_ledger;
-`;
-
-/** Version 6: the owner of each queued or executing job, from the job_owners of version 5. */
-const MIGRATE_OWNERS = `
-UPDATE jobs SET owner = (SELECT o.owner FROM job_owners o WHERE o.job_id = jobs.id)
-  WHERE status IN ('queued', 'executing');
-`;
-
-const LEDGER_COLUMNS =
-  'job_id, request_position, step_id, input_digest, request_hash, decision, decided_at';
-
-/** Rewrites the raw text columns of version 1 as JSON text (json_quote = JSON.stringify here). */
-const MIGRATE_1_TO_2 = `
-UPDATE jobs SET goal = json_quote(goal);
-UPDATE job_steps SET capability = json_quote(capability);
-`;
-
-/** Steps and events recorded before version 3 have no decision and no hash (NULL). */
-const MIGRATE_2_TO_3 = `
-ALTER TABLE job_steps ADD COLUMN decision TEXT;
-ALTER TABLE job_events ADD COLUMN hash TEXT;
-`;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  status TEXT NOT NULL,
-  goal TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  fixed TEXT NOT NULL,
-  state TEXT NOT NULL,
-  owner TEXT
-);
-CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, seq);
-CREATE INDEX IF NOT EXISTS jobs_by_goal ON jobs (goal, seq);
-CREATE TABLE IF NOT EXISTS job_steps (
-  job_seq INTEGER NOT NULL REFERENCES jobs (seq),
-  position INTEGER NOT NULL,
-  capability TEXT NOT NULL,
-  status TEXT NOT NULL,
-  fixed TEXT NOT NULL,
-  state TEXT NOT NULL,
-  decision TEXT,
-  PRIMARY KEY (job_seq, position)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS job_steps_by_capability ON job_steps (capability, job_seq);
-CREATE TABLE IF NOT EXISTS job_events (
-  job_seq INTEGER NOT NULL REFERENCES jobs (seq),
-  position INTEGER NOT NULL,
-  event TEXT NOT NULL,
-  hash TEXT,
-  PRIMARY KEY (job_seq, position)
-) WITHOUT ROWID;
-`;
-
-/**
- * Store checkpoints (record/checkpoint.ts), created on open in any schema version: a database
- * written before them gains checkpoints from then on. A trigger marks each job whose events grow,
- * in the writing transaction (so a crash between a commit and its checkpoint loses no mark); the
- * next seal takes the marks.
- */
-const CHECKPOINT_SCHEMA = `
-CREATE TABLE IF NOT EXISTS checkpoints (
-  seq INTEGER PRIMARY KEY,
-  previous TEXT NOT NULL,
-  root TEXT NOT NULL,
-  events INTEGER NOT NULL,
-  at TEXT NOT NULL,
-  hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS checkpoint_entries (
-  checkpoint INTEGER NOT NULL REFERENCES checkpoints (seq),
-  job_id TEXT NOT NULL,
-  events INTEGER NOT NULL,
-  hash TEXT NOT NULL,
-  PRIMARY KEY (checkpoint, job_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS checkpoint_entries_by_job ON checkpoint_entries (job_id, checkpoint);
-CREATE TABLE IF NOT EXISTS checkpoint_unsealed (job_seq INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS checkpoint_approvals (
-  checkpoint INTEGER NOT NULL REFERENCES checkpoints (seq),
-  job_id TEXT NOT NULL,
-  request_position INTEGER NOT NULL,
-  hash TEXT NOT NULL,
-  PRIMARY KEY (job_id, request_position)
-) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS job_events_unsealed AFTER INSERT ON job_events
-BEGIN
-  INSERT OR IGNORE INTO checkpoint_unsealed (job_seq) VALUES (NEW.job_seq);
-END;
-CREATE TABLE IF NOT EXISTS chain_origin (checkpoint INTEGER NOT NULL);
-`;
-
-/**
- * The jobs recorded before the event chain (schema version 1 or 2), with their numbers of events,
- * for the store's chain origin (record/checkpoint.ts): no event with a hash, and created before the
- * first job whose first event has one (a store migrated from version 2 chains every job it creates
- * after). A store created with chains has none.
- */
-const UNCHAINED_JOBS = `
-SELECT j.id, count(*) FROM jobs j JOIN job_events e ON e.job_seq = j.seq
-WHERE j.seq > 0 AND j.seq < coalesce((SELECT f.job_seq FROM job_events f
-  WHERE f.position = 0 AND f.hash IS NOT NULL ORDER BY f.job_seq LIMIT 1), 9223372036854775807)
-GROUP BY j.seq HAVING count(e.hash) = 0 ORDER BY j.seq`;
-
-/**
- * Each marked job's id, the position and hash of its last event (NULL when it has none: sealed as
- * such, record/checkpoint.ts), and the events and hash of its last checkpoint entry (NULL for a job
- * no checkpoint holds yet). CROSS JOIN fixes the order: from the marks to each job's last event by
- * key. Left to the planner (the file has no statistics) it scanned every row of job_events on
- * each seal, a cost growing with the store. The last entry is found by key in the same
- * statement: asked for apart, with the ids as a JSON array, it was an eighth of a seal's time.
- */
-export const UNSEALED_HEADS = `
-SELECT j.id, e.position, e.hash, c.events, c.hash FROM checkpoint_unsealed u
-CROSS JOIN jobs j ON j.seq = u.job_seq
-CROSS JOIN job_events e ON e.job_seq = u.job_seq
-  AND e.position = (SELECT max(position) FROM job_events WHERE job_seq = u.job_seq)
-LEFT JOIN checkpoint_entries c ON c.job_id = j.id
-  AND c.checkpoint = (SELECT max(checkpoint) FROM checkpoint_entries WHERE job_id = j.id)`;
-
-const CHECKPOINT_COLUMNS = 'seq, previous, root, events, at, hash';
-
-/** The statements of a seal (prepared on the first). */
-interface SealStatements {
-  readonly unsealed: Sqlite.Statement;
-  readonly head: Sqlite.Statement;
-  readonly insertCheckpoint: Sqlite.Statement;
-  readonly insertEntry: Sqlite.Statement;
-  readonly clear: Sqlite.Statement;
-  readonly unsealedApprovals: Sqlite.Statement;
-  readonly insertApprovals: Sqlite.Statement;
-  readonly clearApprovals: Sqlite.Statement;
-}
-
-type LedgerRow = [
-  jobId: string,
-  position: number,
-  stepId: string,
-  inputDigest: string | null,
-  requestHash: string | null,
-  decision: string,
-  at: string,
-];
-
-function ledgerEntry(row: LedgerRow): LedgerEntry {
-  const [jobId, position, stepId, inputDigest, requestHash, decision, at] = row;
-  return { jobId, position, stepId, inputDigest, requestHash, decision, at };
-}
-
-/**
- * Cancel requests (docs/api.md, "runtime.cancelJob"): one row per cancelled job, written by any
- * process on the file and polled by the one running the job; idempotency claims, one row per
- * caller scope and key. Tables of their own, created when missing, so files of earlier versions
- * gain them without a schema version step.
- */
-const CANCEL_SCHEMA = `
-CREATE TABLE IF NOT EXISTS job_cancels (
-  job_id TEXT PRIMARY KEY,
-  request TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS job_idempotency (
-  scope TEXT NOT NULL,
-  key TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  digest TEXT NOT NULL,
-  expires_at INTEGER NOT NULL,
-  PRIMARY KEY (scope, key)
-) WITHOUT ROWID;
-`;
-
-/**
- * Job owners (docs/api.md, "Recovery"): which owner (one per store opened,
- * stores/shared/owner-identity.ts) has each queued or executing job (the `owner` column of its row,
- * schema version 6), and the process each owner lives in (a table of its own, created when
- * missing). A job's owner is written by the very statement that makes it queued or executing: its
- * creation, or the decision that resumes it after an approval (INSERT_JOB, UPDATE_JOB); and cleared
- * by the one that makes it neither (it ends, or waits for an approval).
- */
-const OWNER_SCHEMA = `
-CREATE TABLE IF NOT EXISTS runtime_owners (
-  owner TEXT PRIMARY KEY,
-  process TEXT NOT NULL,
-  at TEXT NOT NULL
-) WITHOUT ROWID;
-`;
-
-/** A job row; the last value is its owner (this store's, or NULL unless queued or executing). */
-const INSERT_JOB =
-  'INSERT INTO jobs (id, status, goal, created_at, updated_at, fixed, state, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-
-/**
- * The change of a job row: status, time, state, then the status again and this store's owner, the
- * job's seq last. In SET, `status` is the value before the update: a job made queued or executing
- * from neither is taken by this owner, one that stays so keeps its owner, any other has none.
- */
-const UPDATE_JOB = `UPDATE jobs SET status = ?, updated_at = ?, state = ?,
-  owner = CASE WHEN ? IN ('queued', 'executing')
-    THEN CASE WHEN status IN ('queued', 'executing') THEN owner ELSE ? END END
-  WHERE seq = ?`;
-
-const isActive = (status: string): boolean => status === 'queued' || status === 'executing';
-
-/** The queued and executing jobs of other owners, oldest first, with their owner's process. */
-const OWNED_ELSEWHERE = `
-SELECT j.id, j.owner, r.process FROM jobs j
-  LEFT JOIN runtime_owners r ON r.owner = j.owner
-WHERE j.status IN ('queued', 'executing') AND j.owner <> ?
-ORDER BY j.seq`;
-
-// Reads return rows as arrays (better-sqlite3 raw mode): building one object per row cost more
-// than the query itself in a 50-job list (issue 8, bench/jobs/sqlite-history.bench.ts).
-const JOB_COLUMNS =
-  'jobs.seq, jobs.id, jobs.status, jobs.goal, jobs.created_at, jobs.updated_at, jobs.fixed, jobs.state';
-type JobRow = [
-  seq: number,
-  id: string,
-  status: Job['status'],
-  goal: string,
-  createdAt: string,
-  updatedAt: string,
-  fixed: string,
-  state: string,
-];
-type StepRow = [
-  jobSeq: number,
-  capability: string,
-  status: JobStep['status'],
-  fixed: string,
-  state: string,
-  decision: string | null,
-];
-type EventRow = [jobSeq: number, event: string];
-const STEP_COLUMNS = 'job_seq, capability, status, fixed, state, decision';
-/** The seqs of a list, bound as one JSON array parameter. */
-const IN_SEQS = 'job_seq IN (SELECT value FROM json_each(?))';
-
-/** Values of one step row: position, capability, status, fixed, state, decision. */
-const STEP_VALUES = 6;
-
-/** Values of one event row: job_seq, position, event, hash. */
-const EVENT_VALUES = 4;
-
-/** Rows written by one multi-row statement at most (7 x 32 parameters for steps). */
-const ROWS_PER_STATEMENT = 32;
-
-/** `(?, ?), (?, ?)` for `rows` rows of `width` values. */
-function placeholders(rows: number, width: number): string {
-  const row = `(${Array.from({ length: width }, () => '?').join(', ')})`;
-  return Array.from({ length: rows }, () => row).join(', ');
-}
-
-/**
- * Appends a step row's values to `into`; the decision column only when this change recorded it
- * (NULL leaves the column as it is).
- */
-function pushStep(
-  into: (string | number | null)[],
-  position: number,
-  step: JobStep,
-  decided: boolean,
-): void {
-  into.push(
-    position,
-    encodeText(step.capability),
-    step.status,
-    stepFixed(step),
-    stepState(step),
-    decided ? stepDecision(step) : null,
-  );
-}
-
-/** One change of a job, its values already encoded. */
-interface EncodedChange {
-  readonly id: string;
-  /** The job row of a creation; undefined for a change of a job already created. */
-  readonly job: readonly string[] | undefined;
-  readonly status: string;
-  readonly updatedAt: string;
-  readonly state: string;
-  /** The job ended with this change. */
-  readonly finished: boolean;
-  /** Step rows, STEP_VALUES values each. */
-  readonly steps: readonly (string | number | null)[];
-  /** Position of the first event of `events` in the job. */
-  readonly firstEvent: number;
-  readonly events: readonly string[];
-  /** The chain hash of each of `events`. */
-  readonly hashes: readonly string[];
-  /** The change consumes the approval request of the step at this position (JobChange). */
-  readonly claims:
-    | { readonly position: number; readonly status: string; readonly request: ClaimedRequest }
-    | undefined;
-  /** The notifications the change's events cause (docs/api.md, "Notifications"). */
-  readonly outbox: readonly OutboxEntry[] | undefined;
-}
-
-/** The statements of the ledger of consumed approvals. */
-interface LedgerStatements {
-  readonly events: Sqlite.Statement;
-  readonly consume: Sqlite.Statement;
-  readonly mark: Sqlite.Statement;
-  readonly consumedOf: Sqlite.Statement;
-}
-
-/** A change waiting for the next group commit, and how to settle its promise. */
-type PendingWrite = QueuedChange<EncodedChange>;
+export { SQLITE_SCHEMA_VERSION, UNSEALED_HEADS } from './sqlite-schema.js';
 
 export interface SqliteStoreOptions {
   /** Key of the event chain's HMAC (record/event-chain.ts); plain SHA-256 without one. */
