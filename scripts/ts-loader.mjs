@@ -4,7 +4,8 @@
 // resolve a relative `.js`/`.cjs`/`.mjs` import to the `.ts`/`.cts`/`.mts` file beside it, the
 // bare `warrant` to src/index.ts (tsconfig.json's `paths`), and compile each TypeScript file with
 // esbuild once: the output is kept in a cache under the temporary directory, keyed by the file's
-// path and content. Child processes the tests start still use tsx, as users do.
+// path and content. Fixture children that run src/ load it the same way (test/support/ts-loader.ts);
+// the programs a user runs through tsx (the examples, `--module` files) still use tsx.
 import { register } from 'node:module';
 
 // Stack traces name the TypeScript file and line, as under tsx.
