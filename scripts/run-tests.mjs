@@ -42,6 +42,15 @@ const EVERY_SHARD = {
   'test/cli/cli.test.ts': 'the built program started by this Node',
 };
 
+/** The files that take longest on their own (`WARRANT_TEST_TIMES`), longest first. */
+const LONGEST = [
+  'test/cli/serve-auth.test.ts',
+  'test/workers/worker-crash.test.ts',
+  'test/stores/postgres/postgres-store.test.ts',
+  'test/workers/queued-cancel.test.ts',
+  'test/approvals/multi-process.test.ts',
+];
+
 function findTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -94,6 +103,10 @@ if (files.length === 0) {
   console.error('run-tests: no test files found under test/');
   process.exit(1);
 }
+// The longest files start first, so that none of them is left running alone at the end while
+// the other cores are idle (test/workers/ sorts last).
+const first = files.filter((file) => LONGEST.includes(file.split('\\').join('/')));
+files = [...first, ...files.filter((file) => !first.includes(file))];
 const concurrency = positiveInteger('WARRANT_TEST_CONCURRENCY', 2 * availableParallelism());
 // TypeScript through the tests' own loader (scripts/ts-loader.mjs), lighter than tsx per process
 // and per module; WARRANT_TEST_LOADER=tsx runs the files through tsx instead.
