@@ -1,4 +1,4 @@
-// Runs every test/**/*.test.ts file with node:test through tsx. Node 20's runner finds nothing
+// Runs every test/**/*.test.ts file with node:test through a TypeScript loader. Node 20's runner finds nothing
 // when given a directory, so the files are listed explicitly. Extra arguments are passed on
 // (for example a single file: `npm test -- test/plan/admission.test.ts`).
 //
@@ -13,9 +13,14 @@
 // WARRANT_TEST_SHARD=<k>/<n> (1 <= k <= n) runs the k-th of n shares of the files: every n-th
 // file of the sorted list from the k-th on, plus the files of EVERY_SHARD. CI runs the suite on
 // its first Node and splits it between the others (docs/decisions.md, "Test runs").
-import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+//
+// WARRANT_TEST_TIMES=<file> measures instead: each file runs as its own `node --test` process
+// under /usr/bin/time (Linux), the same number at a time, and <file> gets one line per file
+// (wall, user and sys seconds, exit status, tests counted, path), slowest CPU first. Only the
+// output of failing files is printed; the totals (files, tests, CPU seconds) end the run.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Files whose outcome does not depend on the Node version that runs them, and why. */
@@ -36,6 +41,15 @@ const EVERY_SHARD = {
   'test/contract/engines.test.ts': 'the engines of what an install brings',
   'test/cli/cli.test.ts': 'the built program started by this Node',
 };
+
+/** The files that take longest on their own (`WARRANT_TEST_TIMES`), longest first. */
+const LONGEST = [
+  'test/cli/serve-auth.test.ts',
+  'test/workers/worker-crash.test.ts',
+  'test/stores/postgres/postgres-store.test.ts',
+  'test/workers/queued-cancel.test.ts',
+  'test/approvals/multi-process.test.ts',
+];
 
 function findTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -89,14 +103,23 @@ if (files.length === 0) {
   console.error('run-tests: no test files found under test/');
   process.exit(1);
 }
+// The longest files start first, so that none of them is left running alone at the end while
+// the other cores are idle (test/workers/ sorts last).
+const first = files.filter((file) => LONGEST.includes(file.split('\\').join('/')));
+files = [...first, ...files.filter((file) => !first.includes(file))];
 const concurrency = positiveInteger('WARRANT_TEST_CONCURRENCY', 2 * availableParallelism());
+// TypeScript through the tests' own loader (scripts/ts-loader.mjs), lighter than tsx per process
+// and per module; WARRANT_TEST_LOADER=tsx runs the files through tsx instead.
+const loader = process.env.WARRANT_TEST_LOADER === 'tsx' ? 'tsx' : './scripts/ts-loader.mjs';
+const loaders = ['--import', loader, '--import', './test/support/unhandled-rejection-guard.ts'];
+const times = process.env.WARRANT_TEST_TIMES;
+if (times !== undefined && times !== '') {
+  process.exit(await measure(times));
+}
 const result = spawnSync(
   process.execPath,
   [
-    '--import',
-    'tsx',
-    '--import',
-    './test/support/unhandled-rejection-guard.ts',
+    ...loaders,
     '--test',
     `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',
@@ -106,3 +129,61 @@ const result = spawnSync(
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
+
+/** Runs each file alone under /usr/bin/time, `concurrency` at a time; returns the exit code. */
+async function measure(out) {
+  const scratch = mkdtempSync(join(tmpdir(), 'warrant-test-times-'));
+  const rows = [];
+  const started = Date.now();
+  const runOne = (file, index) =>
+    new Promise((resolve) => {
+      const timing = join(scratch, `${index}.time`);
+      const child = spawn(
+        '/usr/bin/time',
+        [
+          '-f',
+          '%e %U %S',
+          '-o',
+          timing,
+          process.execPath,
+          ...loaders,
+          '--test',
+          '--test-reporter=spec',
+          ...flags,
+          file,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      child.on('close', (code) => {
+        const [wall, user, sys] = readFileSync(timing, 'utf8').trim().split('\n').at(-1).split(' ');
+        const tests = /ℹ tests (\d+)/.exec(output)?.[1] ?? '?';
+        rows.push({ wall: +wall, user: +user, sys: +sys, code: code ?? 1, tests, file });
+        if (code !== 0) console.log(output);
+        console.log(`${wall}s ${user}u ${sys}s exit ${code} tests ${tests} ${file}`);
+        resolve();
+      });
+    });
+  let next = 0;
+  const lane = async () => {
+    while (next < files.length) {
+      const index = next++;
+      await runOne(files[index], index);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  rmSync(scratch, { recursive: true, force: true });
+  rows.sort((a, b) => b.user + b.sys - (a.user + a.sys));
+  const line = (r) => `${r.wall} ${r.user} ${r.sys} ${r.code} ${r.tests} ${r.file}`;
+  writeFileSync(out, rows.map(line).join('\n') + '\n');
+  const sum = (key) => rows.reduce((total, r) => total + (Number(r[key]) || 0), 0);
+  const failed = rows.filter((r) => r.code !== 0);
+  console.log(
+    `run-tests: ${rows.length} files, ${sum('tests')} tests, ${failed.length} failed files, ` +
+      `${(sum('user') + sum('sys')).toFixed(1)} s CPU, ${((Date.now() - started) / 1000).toFixed(1)} s wall`,
+  );
+  for (const r of failed) console.log(`run-tests: failed ${r.file}`);
+  return failed.length === 0 ? 0 : 1;
+}

@@ -15,6 +15,7 @@ import { OperatorRuntime } from '../../src/index.js';
 import { Database } from '../../src/stores/sqlite/sqlite-driver.cjs';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { READ, WRITE, approvalModule } from './fixtures/approval-capabilities.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 const CHILD = resolve(import.meta.dirname, 'fixtures/decide-child.ts');
 const directory = mkdtempSync(join(tmpdir(), 'warrant-approvals-mp-'));
@@ -35,7 +36,7 @@ interface Child {
 
 /** A child that opened the store (`ready`), decides on `go()`; killed after 60 s. */
 function decideIn(args: string[]): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+  const child = spawn(process.execPath, [...TS_LOADER, CHILD, ...args], {
     env: { ...process.env, WARRANT_TEST_INVOKED: invokedFile },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

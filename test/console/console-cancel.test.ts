@@ -71,6 +71,10 @@ describe('the audit console: cancelling a job', { timeout: 240_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** The awaiting badge in the heading of the job page with this goal. */
+  const pageOf = (goal: string) =>
+    page.locator('h1', { hasText: goal }).locator('.badge-awaiting_approval');
+
   const statusOf = async (id: string) => {
     const answer = await call(address, 'GET', `/api/jobs/${id}`, { token: TOKEN });
     return answer.json.status;
@@ -78,7 +82,7 @@ describe('the audit console: cancelling a job', { timeout: 240_000 }, () => {
 
   it("shows the server's refusal as a message and leaves the job awaiting", async () => {
     await page.goto(`${address}/#/jobs/${others}`);
-    await page.locator('h1 .badge-awaiting_approval').waitFor();
+    await pageOf("Pay ada's invoice").waitFor();
     await page.click('button.cancel');
     const outcome = page.locator('.cancel-panel .outcome.error');
     await outcome.waitFor();
@@ -88,7 +92,9 @@ describe('the audit console: cancelling a job', { timeout: 240_000 }, () => {
 
   it("cancels the caller's own job: the cancelled badge on its page and in the list, no button", async () => {
     await page.goto(`${address}/#/jobs/${own}`);
-    await page.locator('h1 .badge-awaiting_approval').waitFor();
+    // Only a hash changes: until this job's page replaces the previous one, that one's heading,
+    // badge and button are still there to be clicked.
+    await pageOf('Pay my own invoice').waitFor();
     await page.click('button.cancel');
     await page.locator('h1 .badge-cancelled').waitFor();
     assert.equal(await page.locator('button.cancel').count(), 0);

@@ -1,6 +1,7 @@
-// `warrant mcp` as a real child process (src/cli/main.ts through tsx) driven by a real MCP client
-// over stdio (StdioClientTransport), plus its usage errors (the built program, dist/esm/cli/main.js,
-// built by `npm test`'s pretest: it starts without compiling src/ through tsx again).
+// `warrant mcp` as a real child process driven by a real MCP client over stdio
+// (StdioClientTransport), plus its usage errors: the built program, dist/esm/cli/main.js, built by
+// `npm test`'s pretest, which starts without compiling src/ through tsx again (docs/decisions.md,
+// "Test runs").
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,8 +16,8 @@ import { BUILTIN_CAPABILITIES } from '../../src/mcp/program-tools.js';
 import { assertMalformedPlanIssues, runPlanToolFlow } from '../support/plan-tool-flow.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MAIN = ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'mcp'];
 const BUILT = resolve(ROOT, 'dist/esm/cli/main.js');
+const MAIN = [BUILT, 'mcp'];
 const MODULE = resolve(ROOT, 'test/mcp/fixtures/stdio-capabilities.ts');
 const AUTHORIZER = resolve(ROOT, 'test/mcp/fixtures/stderr-authorizer.ts');
 const COLLIDING = resolve(ROOT, 'test/mcp/fixtures/colliding-capabilities.ts');
@@ -33,6 +34,7 @@ interface Served {
 }
 
 async function serve(args: string[]): Promise<Served> {
+  assert.ok(existsSync(BUILT), `${BUILT} is missing: run \`npm run build\` first`);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...MAIN, '--store', 'memory', ...args],

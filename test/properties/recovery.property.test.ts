@@ -21,6 +21,7 @@ import { OperatorRuntime, type ExecutionAuthorizer, type Job } from '../../src/i
 import recoveryModule from '../runtime/fixtures/recovery-capabilities.js';
 import { settings } from './support.js';
 import { waitFor } from '../support/wait.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 const MAX_RUNS = 6;
 const numRuns = Math.min(settings.numRuns, MAX_RUNS);
@@ -67,14 +68,10 @@ async function killAndRecover(
       })),
     },
   }));
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, store, JSON.stringify(submitted)],
-    {
-      cwd: ROOT,
-      env: { ...process.env, WARRANT_TEST_LEDGER: ledger },
-    },
-  );
+  const child = spawn(process.execPath, [...TS_LOADER, CHILD, store, JSON.stringify(submitted)], {
+    cwd: ROOT,
+    env: { ...process.env, WARRANT_TEST_LEDGER: ledger },
+  });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 import { OperatorRuntime } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -30,7 +31,7 @@ async function fourProcesses(store: string, name: string) {
   await opener.close();
   const answers = await Promise.all(
     Array.from({ length: 4 }, () =>
-      run(process.execPath, ['--import', 'tsx', CHILD, store, counter, '25'], {
+      run(process.execPath, [...TS_LOADER, CHILD, store, counter, '25'], {
         cwd: ROOT,
         timeout: 120_000,
       }),

@@ -11,6 +11,7 @@ import { after, describe, it } from 'node:test';
 import { OperatorRuntime } from '../../src/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { Changes } from '../support/wait.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CHILD = resolve(import.meta.dirname, 'fixtures/job-life-child.ts');
@@ -23,7 +24,7 @@ after(async () => {
 
 /** Another process runs a job on `store`; this one cancels it there and watches it stop. */
 async function cancelFromAnotherProcess(store: string): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, store], {
+  const child = spawn(process.execPath, [...TS_LOADER, CHILD, store], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

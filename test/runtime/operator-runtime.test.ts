@@ -11,6 +11,7 @@ import { SqliteJobStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runtimeOnStore } from '../../src/runtime/operator-runtime.js';
 import { register, runtimeWith } from '../support/runtime-fixtures.js';
 import { within } from '../support/wait.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 describe('new OperatorRuntime(options)', () => {
   it('exports an inert default instance', async () => {
@@ -373,8 +374,7 @@ describe('the unhandled-rejection guard of the test suite', () => {
     const child = spawnSync(
       process.execPath,
       [
-        '--import',
-        'tsx',
+        ...TS_LOADER,
         '--import',
         './test/support/unhandled-rejection-guard.ts',
         '--input-type=module',

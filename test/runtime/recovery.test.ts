@@ -21,6 +21,7 @@ import { runAndKill } from '../support/killed-child.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { stepRequests } from '../support/step-requests.js';
 import recoveryModule from './fixtures/recovery-capabilities.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CHILD = resolve(import.meta.dirname, 'fixtures/recovery-child.ts');
@@ -367,8 +368,7 @@ function scenarios(storeOf: () => Promise<string>): void {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
+        ...TS_LOADER,
         CHILD,
         store,
         JSON.stringify([{ plan: plan(step('l1', 'recovery.append', { hang: true })) }]),
@@ -436,8 +436,7 @@ describe('recovery on PostgreSQL', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
+        ...TS_LOADER,
         CHILD,
         store,
         JSON.stringify(

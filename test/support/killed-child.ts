@@ -7,6 +7,7 @@ import { after } from 'node:test';
 import pg from 'pg';
 import type { ExecutionPlan } from '../../src/index.js';
 import { waitFor } from './wait.js';
+import { TS_LOADER } from './ts-loader.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CHILD = resolve(ROOT, 'test/runtime/fixtures/recovery-child.ts');
@@ -29,7 +30,7 @@ export async function runAndKill(
   mode?: string,
   env: Record<string, string> = {},
 ): Promise<Killed> {
-  const args = ['--import', 'tsx', CHILD, store, JSON.stringify(plans.map((plan) => ({ plan })))];
+  const args = [...TS_LOADER, CHILD, store, JSON.stringify(plans.map((plan) => ({ plan })))];
   if (mode !== undefined) args.push(mode);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

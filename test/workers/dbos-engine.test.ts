@@ -18,6 +18,7 @@ import {
   type DbosSubmitter,
   type DbosWorker,
 } from '../../src/workers/dbos-engine.js';
+import { TS_LOADER } from '../support/ts-loader.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CHILD = resolve(ROOT, 'test/workers/fixtures/dbos-worker-child.ts');
@@ -46,7 +47,7 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
     url = await postgres.createDatabase();
     submitter = await createDbosSubmitter({ url });
     // A peer worker in its own process takes the first job and blocks on it.
-    peer = spawn(process.execPath, ['--import', 'tsx', CHILD, url, 'peer', OLD_VERSION], {
+    peer = spawn(process.execPath, [...TS_LOADER, CHILD, url, 'peer', OLD_VERSION], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -155,7 +156,7 @@ describe('DBOS workers', { timeout: 120_000 }, () => {
   });
 
   it('refuses a second worker with an id that is alive', async () => {
-    const second = spawn(process.execPath, ['--import', 'tsx', CHILD, url, 'local-test', VERSION], {
+    const second = spawn(process.execPath, [...TS_LOADER, CHILD, url, 'local-test', VERSION], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -10,6 +10,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import type { AuthResult } from '../../../src/http/auth/index.js';
 import { CHALLENGE_INVALID_TOKEN } from '../../../src/http/auth/index.js';
 import { selfSignedCertificate, signToken, tempDir } from './fixtures/helpers.js';
+import { TS_LOADER } from '../../support/ts-loader.js';
 
 const CLIENT = fileURLToPath(new URL('./fixtures/jwks-client.ts', import.meta.url));
 const dir = tempDir();
@@ -26,7 +27,7 @@ function runClient(scenarios: unknown[], trustCertificate: boolean): Promise<Aut
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', CLIENT, JSON.stringify(scenarios)],
+      [...TS_LOADER, CLIENT, JSON.stringify(scenarios)],
       { env, timeout: 60_000 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`client failed: ${error.message}\n${stderr}`));

@@ -22,6 +22,7 @@ import { runJobStoreContract } from '../contract.js';
 import { postgresQuery as query, postgresUnderTest } from '../stores-under-test.js';
 import { runCheckpointContract } from '../checkpoint-contract.js';
 import { runVerifyContract } from '../verify-contract.js';
+import { TS_LOADER } from '../../support/ts-loader.js';
 
 let server: TestPostgres | undefined;
 const postgres = async (): Promise<TestPostgres> => {
@@ -466,7 +467,7 @@ describe('PostgreSQL store shared by three processes', () => {
     const workers = ['a', 'b', 'c'].map((worker) =>
       spawn(
         process.execPath,
-        ['--import', 'tsx', 'test/stores/fixtures/postgres-worker.ts', url, worker, '200'],
+        [...TS_LOADER, 'test/stores/fixtures/postgres-worker.ts', url, worker, '200'],
         { stdio: ['ignore', 'inherit', 'inherit'] },
       ),
     );

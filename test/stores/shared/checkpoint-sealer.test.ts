@@ -13,6 +13,7 @@ import {
 } from '../../../src/stores/shared/checkpoint-sealer.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { within } from '../../support/wait.js';
+import { TS_LOADER } from '../../support/ts-loader.js';
 
 /** A sealer whose seals are counted; `sealed` resolves at the next seal. */
 function countingSealer(fail = false) {
@@ -83,7 +84,7 @@ const workers = (store: string) =>
   ['a', 'b'].map((worker) =>
     spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/stores/fixtures/checkpoint-worker.ts', store, worker, '60'],
+      [...TS_LOADER, 'test/stores/fixtures/checkpoint-worker.ts', store, worker, '60'],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     ),
   );

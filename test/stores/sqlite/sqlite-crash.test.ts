@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Database } from '../../../src/stores/sqlite/sqlite-driver.cjs';
 import { SqliteJobStore } from '../../../src/stores/sqlite/sqlite-store.js';
+import { TS_LOADER } from '../../support/ts-loader.js';
 
 describe('SQLite store after SIGKILL', () => {
   it('keeps every created job with its last recorded step states, and passes integrity_check', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'warrant-crash-')), 'jobs.db');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/stores/fixtures/crash-child.ts', file],
+      [...TS_LOADER, 'test/stores/fixtures/crash-child.ts', file],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const created: string[] = [];

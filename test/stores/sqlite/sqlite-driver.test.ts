@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SQLITE_DRIVER } from '../../../src/stores/sqlite/sqlite-driver.cjs';
+import { TS_LOADER } from '../../support/ts-loader.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 const repo = join(import.meta.dirname, '../../..');
@@ -74,7 +75,7 @@ describe('SQLite driver', () => {
       `;
       const child = spawnSync(
         process.execPath,
-        ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script],
+        ['--expose-gc', ...TS_LOADER, '--input-type=module', '-e', script],
         { cwd: join(import.meta.dirname, '../../..'), encoding: 'utf8', timeout: 60_000 },
       );
       assert.equal(child.error, undefined);
