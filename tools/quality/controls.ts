@@ -26,6 +26,9 @@ export const CONTROL_FILES = [
   'src/index.ts',
   // The test runner behind `npm test` and `npm run test:quality`: it chooses what runs.
   'scripts/run-tests.mjs',
+  // The tests' TypeScript loader: how every test file, and the fixtures they start, are loaded.
+  'scripts/ts-loader.mjs',
+  'scripts/ts-loader-hooks.mjs',
 ] as const;
 
 export interface ControlChange {
