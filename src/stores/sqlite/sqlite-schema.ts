@@ -1,5 +1,5 @@
 /**
- * The SQLite store's schema (docs/guide/stores.md, "SQLite"): its tables, their migrations and
+ * The SQLite store's schema (docs/guide/stores.md, "Which store"): its tables, their migrations and
  * version, applied when a file is opened; the statements of the ledger of consumed approvals and
  * of the checkpoints (sqlite-store.ts uses them).
  */
