@@ -37,3 +37,9 @@ const loaded = load();
 export const Database: typeof BetterSqlite3 = loaded.Database;
 /** The name of the package `Database` came from. */
 export const SQLITE_DRIVER: string = loaded.driver;
+/**
+ * The file `Database` was loaded from: a worker thread that opens the same database loads this
+ * very file, so that both threads share one SQLite library and its locks
+ * (wal-checkpointer.ts).
+ */
+export const SQLITE_DRIVER_FILE: string = require.resolve(loaded.driver);

@@ -66,6 +66,7 @@ import {
   type OwnerProcess,
 } from '../shared/owner-identity.js';
 import { CheckpointSealer } from '../shared/checkpoint-sealer.js';
+import { WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { schemaStep } from '../shared/schema-version.js';
 import { SqliteLimits } from './sqlite-limits.js';
@@ -142,6 +143,8 @@ export interface SqliteStoreOptions {
    * (stores/shared/write-retry.ts).
    */
   readonly faults?: WriteFault | undefined;
+  /** Test seam: when SQLite's WAL checkpoints move to a worker thread (wal-checkpointer.ts). */
+  readonly walCheckpoints?: WalCheckpointerOptions | undefined;
 }
 
 /** An owner's recorded process; anything unreadable is a process that cannot be alive. */
@@ -244,6 +247,8 @@ export class SqliteJobStore
 
   /** Writes the next checkpoint (docs/api.md, "Store checkpoints"), off the path of a step. */
   readonly #sealer = new CheckpointSealer(() => this.#sealNow());
+  /** SQLite's own WAL checkpoints, moved off the event loop once the store is busy. */
+  readonly #wal: WalCheckpointer;
   readonly #health: StoreHealth;
   readonly #faults: WriteFault | undefined;
   /** The chain hash of an event, by job id and position (a lost commit is looked for), on first use. */
@@ -280,6 +285,7 @@ export class SqliteJobStore
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
+    this.#wal = new WalCheckpointer(db, options.walCheckpoints);
     this.#migrate(db.name);
     db.exec(CHECKPOINT_SCHEMA);
     this.#markOrigin();
@@ -441,6 +447,7 @@ export class SqliteJobStore
     let events = 0;
     for (const pending of writes) events += pending.change.events.length;
     this.#sealer.committed(events);
+    this.#wal.committed();
   }
 
   /** Commits several changes: together, or each in its own savepoint once one has failed. */
@@ -970,6 +977,7 @@ export class SqliteJobStore
         // Still marked: the next process that writes this store seals it.
       }
     }
+    this.#wal.close();
     this.#db.close();
   }
 

@@ -1,0 +1,175 @@
+// SQLite's WAL checkpoints off the event loop (src/stores/sqlite/wal-checkpointer.ts,
+// docs/decisions.md "SQLite's WAL checkpoints off the event loop"): a worker thread checkpoints
+// once the store is busy, the WAL is started over under a steady flow of commits, the store
+// checkpoints by itself again when the worker cannot run, and closing leaves no WAL behind.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Database } from '../../../src/stores/sqlite/sqlite-driver.cjs';
+import {
+  WalCheckpointer,
+  type WalCheckpointerOptions,
+  type WalPass,
+} from '../../../src/stores/sqlite/wal-checkpointer.js';
+import { OperatorRuntime } from '../../../src/index.js';
+import { planOf, register } from '../../support/runtime-fixtures.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'warrant-wal-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+let files = 0;
+
+/** A WAL database with one table, written a commit at a time by `commit`. */
+function walDatabase(options: WalCheckpointerOptions) {
+  const file = join(directory, `wal-${++files}.db`);
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE rows (text TEXT NOT NULL)');
+  const checkpointer = new WalCheckpointer(db, options);
+  const insert = db.prepare('INSERT INTO rows (text) VALUES (?)');
+  const text = 'x'.repeat(1_000);
+  /** One transaction of `rows` rows of 1,000 characters (a page each, about). */
+  const commit = db.transaction((rows: number) => {
+    for (let row = 0; row < rows; row++) insert.run(text);
+  });
+  return {
+    file,
+    db,
+    checkpointer,
+    commit(rows = 4) {
+      commit(rows);
+      checkpointer.committed();
+    },
+  };
+}
+
+/** Lets the event loop turn (the worker's answers arrive between commits, as in a store). */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('WAL checkpoints off the event loop', () => {
+  it('move to a worker once the store is busy; its connection stops running them', async () => {
+    let firstPass!: (pass: WalPass) => void;
+    const passed = new Promise<WalPass>((resolve) => (firstPass = resolve));
+    const store = walDatabase({ startsAfter: 3, onPass: (pass) => firstPass(pass) });
+    try {
+      for (let index = 0; index < 3; index++) store.commit();
+      assert.equal(store.db.pragma('wal_autocheckpoint', { simple: true }), 1000);
+      store.commit(); // the fourth starts the worker
+      const pass = await passed;
+      assert.equal(store.db.pragma('wal_autocheckpoint', { simple: true }), 0);
+      assert.ok(pass.log > 0, 'the WAL had frames');
+      assert.equal(pass.checkpointed, pass.log, 'a quiet WAL is copied to its end');
+    } finally {
+      store.checkpointer.close();
+      store.db.close();
+    }
+  });
+
+  it('starts the WAL over under a steady flow of commits', async () => {
+    const passes: WalPass[] = [];
+    const restartFrames = 256;
+    const store = walDatabase({
+      startsAfter: 0,
+      restartFrames,
+      onPass: (pass) => passes.push(pass),
+    });
+    try {
+      // About 8,000 frames (32 MB) in all: without starting over, the WAL would hold them all.
+      for (let index = 0; index < 2_000; index++) {
+        store.commit();
+        if (index % 8 === 0) await turn();
+      }
+      assert.ok(passes.length > 0, 'the worker checkpointed');
+      const restarts = passes.filter(
+        (pass, index) => index > 0 && pass.log < (passes[index - 1]?.log ?? 0),
+      ).length;
+      assert.ok(restarts >= 3, `the WAL was started over ${restarts} times`);
+      const bytes = statSync(`${store.file}-wal`).size;
+      assert.ok(bytes < 16 * 1024 * 1024, `the WAL file grew to ${bytes} bytes`);
+    } finally {
+      store.checkpointer.close();
+      store.db.close();
+    }
+  });
+
+  it('falls back to SQLite checkpointing on commit when the worker cannot run', async () => {
+    let fellBack!: (error: Error) => void;
+    const failed = new Promise<Error>((resolve) => (fellBack = resolve));
+    const store = walDatabase({
+      startsAfter: 0,
+      driverFile: join(directory, 'no-such-driver.js'),
+      onFallback: (error) => fellBack(error),
+    });
+    try {
+      store.commit();
+      const error = await failed;
+      assert.match(error.message, /no-such-driver/);
+      assert.equal(store.db.pragma('wal_autocheckpoint', { simple: true }), 1000);
+      for (let index = 0; index < 10; index++) store.commit();
+      assert.equal(store.db.pragma('wal_autocheckpoint', { simple: true }), 1000);
+    } finally {
+      store.checkpointer.close();
+      store.db.close();
+    }
+  });
+
+  it('closes its connection first: closing the store removes the WAL, every row kept', async () => {
+    let firstPass!: () => void;
+    const passed = new Promise<void>((resolve) => (firstPass = resolve));
+    const store = walDatabase({ startsAfter: 0, onPass: () => firstPass() });
+    store.commit();
+    await passed;
+    for (let index = 0; index < 99; index++) store.commit();
+    store.checkpointer.close();
+    store.db.close();
+    assert.equal(existsSync(`${store.file}-wal`), false, 'the WAL is removed');
+    const reader = new Database(store.file, { readonly: true });
+    try {
+      assert.equal(reader.prepare('SELECT count(*) FROM rows').pluck().get(), 400);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('leaves a database in memory alone', () => {
+    const db = new Database(':memory:');
+    const checkpointer = new WalCheckpointer(db, {
+      startsAfter: 0,
+      onFallback: () => assert.fail('no worker to fail'),
+    });
+    for (let index = 0; index < 10; index++) checkpointer.committed();
+    checkpointer.close();
+    db.close();
+  });
+
+  it('a busy SQLite store keeps every job and verifies, its WAL removed at close', async () => {
+    const file = join(directory, 'busy.db');
+    const runtime = new OperatorRuntime({ store: `sqlite:${file}` });
+    const [echo = ''] = register(runtime, { execute: ({ input }) => input });
+    // Three commits a job, 16 jobs in flight: well past the worker's start (256 commits).
+    const ids: string[] = [];
+    for (let round = 0; round < 25; round++) {
+      const jobs = await Promise.all(
+        Array.from({ length: 16 }, () =>
+          runtime.executePlan(planOf({ id: 'echo', capability: echo })),
+        ),
+      );
+      for (const job of jobs) {
+        assert.equal(job.status, 'completed');
+        ids.push(job.id);
+      }
+    }
+    const report = await runtime.verifyStore();
+    assert.equal(report.ok, true);
+    await runtime.close();
+    assert.equal(existsSync(`${file}-wal`), false, 'the WAL is removed');
+    const reader = new Database(file, { readonly: true });
+    try {
+      assert.equal(reader.prepare('SELECT count(*) FROM jobs').pluck().get(), ids.length);
+    } finally {
+      reader.close();
+    }
+  });
+});
