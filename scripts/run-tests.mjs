@@ -36,6 +36,7 @@ const NODE_INDEPENDENT = {
 const EVERY_SHARD = {
   'test/stores/sqlite/sqlite-driver.test.ts': "the native SQLite driver's build for this Node",
   'test/stores/sqlite/sqlite-store.test.ts': 'the SQLite store on that driver',
+  'test/stores/sqlite/wal-checkpointer.test.ts': 'that driver loaded again in a worker thread',
   'test/contract/exports.test.ts': 'the package loaded as ESM and CommonJS by this Node',
   'test/contract/light-import.test.ts': "this Node's module loaders, ESM and CommonJS",
   'test/contract/engines.test.ts': 'the engines of what an install brings',

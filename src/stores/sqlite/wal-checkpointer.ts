@@ -18,6 +18,7 @@
  * If the worker cannot run (it fails to start, to open the file, or exits), the store's
  * connection checkpoints by itself again, as SQLite does by default.
  */
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type Sqlite from 'better-sqlite3';
 import { SQLITE_DRIVER_FILE } from './sqlite-driver.cjs';
@@ -126,7 +127,8 @@ export class WalCheckpointer {
         execArgv: [],
         workerData: {
           driverFile: this.#options.driverFile ?? SQLITE_DRIVER_FILE,
-          file: this.#db.name,
+          // Absolute: the process may change its directory after the store opened the file.
+          file: resolve(this.#db.name),
           closed,
         },
       });
