@@ -96,6 +96,8 @@ export class WalCheckpointer {
   #closed: Int32Array | undefined;
   /** The worker cannot run (or the store is closing): the store checkpoints by itself. */
   #off = false;
+  /** The worker has opened its connection and checkpoints from now on. */
+  #ready = false;
 
   constructor(db: Sqlite.Database, options: WalCheckpointerOptions = {}) {
     this.#db = db;
@@ -142,6 +144,7 @@ export class WalCheckpointer {
     worker.on('message', (message: unknown) => {
       if (message === 'ready') {
         // From here on the worker checkpoints; until now SQLite still did, on commit.
+        this.#ready = true;
         if (!this.#off && this.#db.open) this.#db.pragma('wal_autocheckpoint = 0');
         worker.postMessage('pass');
       } else if (typeof message === 'object' && message !== null) {
@@ -181,7 +184,7 @@ export class WalCheckpointer {
   /**
    * Before the store closes its connection: the worker closes its own first (waited for, at most
    * CLOSE_WAIT_MS), so the store's is the last one and SQLite checkpoints and removes the WAL as
-   * it closes.
+   * it closes. A worker still starting has checkpointed nothing: it is stopped, not waited for.
    */
   close(): void {
     this.#off = true;
@@ -189,6 +192,10 @@ export class WalCheckpointer {
     const closed = this.#closed;
     this.#worker = undefined;
     if (worker === undefined || closed === undefined) return;
+    if (!this.#ready) {
+      void worker.terminate();
+      return;
+    }
     worker.postMessage('close');
     Atomics.wait(closed, 0, 0, CLOSE_WAIT_MS);
     if (Atomics.load(closed, 0) !== 1) void worker.terminate();

@@ -133,6 +133,19 @@ describe('WAL checkpoints off the event loop', () => {
     }
   });
 
+  it('stops a worker still starting at close, every row kept', () => {
+    const store = walDatabase({ startsAfter: 0, onFallback: () => assert.fail('no fallback') });
+    for (let index = 0; index < 10; index++) store.commit();
+    store.checkpointer.close(); // before the worker said it is ready
+    store.db.close();
+    const reader = new Database(store.file, { readonly: true });
+    try {
+      assert.equal(reader.prepare('SELECT count(*) FROM rows').pluck().get(), 40);
+    } finally {
+      reader.close();
+    }
+  });
+
   it('leaves a database in memory alone', () => {
     const db = new Database(':memory:');
     const checkpointer = new WalCheckpointer(db, {
