@@ -16,6 +16,7 @@ import { MemoryJobStore } from '../../src/stores/memory/memory-store.js';
 import { countingStore } from '../support/counting-store.js';
 import { registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
+import { keepJobRows } from './restored-copy.js';
 import { stepRequests } from '../support/step-requests.js';
 
 const anyone: ApproverPolicy = { canApprove: () => true };
@@ -164,43 +165,17 @@ export function runApprovalContract(store: StoreUnderTest): void {
 
     if (store.sql !== undefined) {
       const sql = store.sql;
-      const seq = '(SELECT seq FROM {jobs} WHERE id = ?)';
       it('a restored copy of a decided request cannot be approved again, and verify reports it', async () => {
         const option = await store.freshStoreOption();
         const runtime = runtimeOn(option);
         const job = await runtime.executePlan(plan('replay'), { caller: { id: 'alice' } });
         // Someone with access to the database keeps the waiting job's rows...
-        const [jobRow] = await sql(
-          option,
-          'SELECT status, updated_at, state FROM {jobs} WHERE id = ?',
-          [job.id],
-        );
-        const stepRows = await sql(
-          option,
-          `SELECT position, status, state, decision FROM {job_steps} WHERE job_seq = ${seq} ORDER BY position`,
-          [job.id],
-        );
+        const restore = await keepJobRows(sql, option, job);
         const done = await approve(runtime, job);
         assert.equal(done.status, 'completed');
         assert.equal(timesInvoked('replay'), 1);
         // ...and puts them back once the write ran.
-        await sql(option, `DELETE FROM {job_events} WHERE job_seq = ${seq} AND position >= ?`, [
-          job.id,
-          job.events.length,
-        ]);
-        for (const row of stepRows) {
-          await sql(
-            option,
-            `UPDATE {job_steps} SET status = ?, state = ?, decision = ? WHERE job_seq = ${seq} AND position = ?`,
-            [row.status, row.state, row.decision, job.id, Number(row.position)],
-          );
-        }
-        await sql(option, 'UPDATE {jobs} SET status = ?, updated_at = ?, state = ? WHERE id = ?', [
-          jobRow?.status,
-          jobRow?.updated_at,
-          jobRow?.state,
-          job.id,
-        ]);
+        await restore();
         assert.equal((await runtime.getJob(job.id))?.status, 'awaiting_approval');
         const verification = await runtime.verifyJob(job.id);
         assert.equal(verification?.ok, false);

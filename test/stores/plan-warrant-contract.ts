@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { registerShared, suiteRuntimes } from '../support/store-fixtures.js';
 import type { StoreUnderTest } from './contract.js';
+import { keepJobRows } from './restored-copy.js';
 
 const anyone: ApproverPolicy = { canApprove: () => true };
 const ALICE = { id: 'alice' };
@@ -363,36 +364,11 @@ export function runPlanWarrantContract(store: StoreUnderTest): void {
         });
         const { planDigest } = await planRequest(runtime, job);
         // Someone with access to the database keeps the waiting job's rows...
-        const [jobRow] = await sql(
-          option,
-          'SELECT status, updated_at, state FROM {jobs} WHERE id = ?',
-          [job.id],
-        );
-        const stepRows = await sql(
-          option,
-          `SELECT position, status, state, decision FROM {job_steps} WHERE job_seq = ${seq} ORDER BY position`,
-          [job.id],
-        );
+        const restore = await keepJobRows(sql, option, job);
         const done = await decidePlan(runtime, job, planDigest);
         assert.equal(done.status, 'completed');
         // ...and puts them back once the plan ran.
-        await sql(option, `DELETE FROM {job_events} WHERE job_seq = ${seq} AND position >= ?`, [
-          job.id,
-          job.events.length,
-        ]);
-        for (const row of stepRows) {
-          await sql(
-            option,
-            `UPDATE {job_steps} SET status = ?, state = ?, decision = ? WHERE job_seq = ${seq} AND position = ?`,
-            [row.status, row.state, row.decision, job.id, Number(row.position)],
-          );
-        }
-        await sql(option, 'UPDATE {jobs} SET status = ?, updated_at = ?, state = ? WHERE id = ?', [
-          jobRow?.status,
-          jobRow?.updated_at,
-          jobRow?.state,
-          job.id,
-        ]);
+        await restore();
         assert.equal((await runtime.getJob(job.id))?.status, 'awaiting_approval');
         const verification = await runtime.verifyJob(job.id);
         assert.equal(verification?.ok, false);
