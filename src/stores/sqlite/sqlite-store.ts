@@ -641,28 +641,15 @@ export class SqliteJobStore
       const unchained = (db.prepare(UNCHAINED_JOBS).raw().all() as [string, number][]).map(
         ([jobId, events]) => ({ jobId, events }),
       );
-      const head = db
-        .prepare('SELECT seq, hash FROM checkpoints ORDER BY seq DESC LIMIT 1')
-        .get() as { seq: number; hash: string } | undefined;
+      const statements = this.#sealStatements();
+      const head = statements.head.get() as { seq: number; hash: string } | undefined;
       const { checkpoint, entries } = originCheckpoint(
         head,
         unchained,
         new Date().toISOString(),
         this.#auditKey,
       );
-      db.prepare(`INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`).run(
-        checkpoint.seq,
-        checkpoint.previous,
-        checkpoint.root,
-        checkpoint.events,
-        checkpoint.at,
-        checkpoint.hash,
-      );
-      const insertEntry = db.prepare(
-        'INSERT INTO checkpoint_entries (checkpoint, job_id, events, hash) VALUES (?, ?, ?, ?)',
-      );
-      for (const entry of entries)
-        insertEntry.run(checkpoint.seq, entry.jobId, entry.events, entry.hash);
+      this.#writeCheckpoint(statements, checkpoint, entries);
       db.prepare('INSERT INTO chain_origin (checkpoint) VALUES (?)').run(checkpoint.seq);
     }).immediate();
   }
@@ -1024,16 +1011,7 @@ export class SqliteJobStore
         );
         if (next !== undefined) {
           const { checkpoint, entries } = next;
-          statements.insertCheckpoint.run(
-            checkpoint.seq,
-            checkpoint.previous,
-            checkpoint.root,
-            checkpoint.events,
-            checkpoint.at,
-            checkpoint.hash,
-          );
-          for (const entry of entries)
-            statements.insertEntry.run(checkpoint.seq, entry.jobId, entry.events, entry.hash);
+          this.#writeCheckpoint(statements, checkpoint, entries);
           if (approvals.length > 0) {
             statements.insertApprovals.run(
               checkpoint.seq,
@@ -1046,6 +1024,24 @@ export class SqliteJobStore
         return next?.checkpoint;
       })
       .immediate();
+  }
+
+  /** Inserts a checkpoint and its entries (inside the seal's or the origin's transaction). */
+  #writeCheckpoint(
+    statements: SealStatements,
+    checkpoint: Checkpoint,
+    entries: readonly CheckpointEntry[],
+  ): void {
+    statements.insertCheckpoint.run(
+      checkpoint.seq,
+      checkpoint.previous,
+      checkpoint.root,
+      checkpoint.events,
+      checkpoint.at,
+      checkpoint.hash,
+    );
+    for (const entry of entries)
+      statements.insertEntry.run(checkpoint.seq, entry.jobId, entry.events, entry.hash);
   }
 
   #sealing: SealStatements | undefined;
