@@ -49,6 +49,8 @@ export interface WalCheckpointerOptions {
   readonly restartFrames?: number | undefined;
   /** Test seam: told after every pass of the worker. */
   readonly onPass?: ((pass: WalPass) => void) | undefined;
+  /** Test seam: told when the store copies the worker's leftovers itself. */
+  readonly onCopy?: (() => void) | undefined;
   /** Test seam: told when the worker cannot run and the store checkpoints by itself again. */
   readonly onFallback?: ((error: Error) => void) | undefined;
   /** Test seam: the driver file the worker loads (SQLITE_DRIVER_FILE). */
@@ -96,6 +98,8 @@ export class WalCheckpointer {
   #closed: Int32Array | undefined;
   /** The worker cannot run (or the store is closing): the store checkpoints by itself. */
   #off = false;
+  /** The WAL's frames when the store last copied the worker's leftovers (0: none since a restart). */
+  #copiedAt = 0;
   /** The worker has opened its connection and checkpoints from now on. */
   #ready = false;
 
@@ -158,14 +162,29 @@ export class WalCheckpointer {
     });
   }
 
-  /** After a pass of the worker: past its bound, the store copies what is left itself. */
+  /**
+   * After a pass of the worker: each time the WAL has grown by the bound since the store's last
+   * copy, the store copies what is left itself. Once per bound, not after every pass: while
+   * another connection reads an old snapshot nothing can be copied past it nor started over, and
+   * a copy after every pass would sync the files every ASK_EVERY_COMMITS commits for nothing.
+   */
   #passed(pass: WalPass): void {
-    if (!this.#off && pass.log >= this.#restartFrames && this.#db.open && !this.#db.inTransaction) {
+    if (pass.log < this.#copiedAt) this.#copiedAt = 0; // started over
+    if (
+      !this.#off &&
+      pass.log >= this.#copiedAt + this.#restartFrames &&
+      this.#db.open &&
+      !this.#db.inTransaction
+    ) {
       try {
-        this.#db.pragma('wal_checkpoint(PASSIVE)');
+        const [result] = this.#db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[];
+        // Busy: the worker was checkpointing at that moment; the next pass tries again.
+        if (result?.busy === 0) this.#copiedAt = pass.log;
       } catch {
-        // Busy or failing: the worker's next pass, then this, try again.
+        // Failing: tried again once the WAL has grown by the bound once more.
+        this.#copiedAt = pass.log;
       }
+      this.#options.onCopy?.();
     }
     this.#options.onPass?.(pass);
   }

@@ -45,6 +45,33 @@ function walDatabase(options: WalCheckpointerOptions) {
   };
 }
 
+/** The rows stored in `file`, read by a new connection. */
+function storedRows(file: string, table = 'rows'): unknown {
+  const reader = new Database(file, { readonly: true });
+  try {
+    return reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+  } finally {
+    reader.close();
+  }
+}
+
+/** A database whose worker has started: its first pass is reported. */
+async function startedStore(options: WalCheckpointerOptions) {
+  let passed!: () => void;
+  const ready = new Promise<void>((resolve) => (passed = resolve));
+  const store = walDatabase({
+    ...options,
+    startsAfter: 0,
+    onPass: (pass) => {
+      passed();
+      options.onPass?.(pass);
+    },
+  });
+  store.commit();
+  await ready;
+  return store;
+}
+
 /** Lets the event loop turn (the worker's answers arrive between commits, as in a store). */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -70,8 +97,7 @@ describe('WAL checkpoints off the event loop', () => {
   it('starts the WAL over under a steady flow of commits', async () => {
     const passes: WalPass[] = [];
     const restartFrames = 256;
-    const store = walDatabase({
-      startsAfter: 0,
+    const store = await startedStore({
       restartFrames,
       onPass: (pass) => passes.push(pass),
     });
@@ -89,6 +115,40 @@ describe('WAL checkpoints off the event loop', () => {
       const bytes = statSync(`${store.file}-wal`).size;
       assert.ok(bytes < 16 * 1024 * 1024, `the WAL file grew to ${bytes} bytes`);
     } finally {
+      store.checkpointer.close();
+      store.db.close();
+    }
+  });
+
+  it('copies once per bound of growth while a reader holds the WAL, not after every pass', async () => {
+    const passes: WalPass[] = [];
+    let copies = 0;
+    const restartFrames = 256;
+    const store = await startedStore({
+      restartFrames,
+      onPass: (pass) => passes.push(pass),
+      onCopy: () => (copies += 1),
+    });
+    // A reader on an old snapshot: nothing past it can be copied, nor the WAL started over.
+    const reader = new Database(store.file, { readonly: true });
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM rows').pluck().get();
+    try {
+      for (let index = 0; index < 1_000; index++) {
+        store.commit();
+        if (index % 8 === 0) await turn();
+      }
+      const log = Math.max(...passes.map((pass) => pass.log));
+      const crossed = passes.filter((pass) => pass.log >= restartFrames).length;
+      assert.ok(copies >= 1, 'the store copied');
+      // After every pass past the bound, it would be about twice as many.
+      assert.ok(
+        copies <= Math.floor(log / restartFrames),
+        `${copies} copies for ${log} frames (${crossed} passes past the bound)`,
+      );
+    } finally {
+      reader.exec('COMMIT');
+      reader.close();
       store.checkpointer.close();
       store.db.close();
     }
@@ -125,12 +185,7 @@ describe('WAL checkpoints off the event loop', () => {
     store.checkpointer.close();
     store.db.close();
     assert.equal(existsSync(`${store.file}-wal`), false, 'the WAL is removed');
-    const reader = new Database(store.file, { readonly: true });
-    try {
-      assert.equal(reader.prepare('SELECT count(*) FROM rows').pluck().get(), 400);
-    } finally {
-      reader.close();
-    }
+    assert.equal(storedRows(store.file), 400);
   });
 
   it('stops a worker still starting at close, every row kept', () => {
@@ -138,12 +193,7 @@ describe('WAL checkpoints off the event loop', () => {
     for (let index = 0; index < 10; index++) store.commit();
     store.checkpointer.close(); // before the worker said it is ready
     store.db.close();
-    const reader = new Database(store.file, { readonly: true });
-    try {
-      assert.equal(reader.prepare('SELECT count(*) FROM rows').pluck().get(), 40);
-    } finally {
-      reader.close();
-    }
+    assert.equal(storedRows(store.file), 40);
   });
 
   it('leaves a database in memory alone', () => {
@@ -178,11 +228,6 @@ describe('WAL checkpoints off the event loop', () => {
     assert.equal(report.ok, true);
     await runtime.close();
     assert.equal(existsSync(`${file}-wal`), false, 'the WAL is removed');
-    const reader = new Database(file, { readonly: true });
-    try {
-      assert.equal(reader.prepare('SELECT count(*) FROM jobs').pluck().get(), ids.length);
-    } finally {
-      reader.close();
-    }
+    assert.equal(storedRows(file, 'jobs'), ids.length);
   });
 });
