@@ -25,7 +25,7 @@ import { SQLITE_DRIVER_FILE } from './sqlite-driver.cjs';
 
 /** Commits of a store after which its checkpoints move to a worker thread. */
 export const STARTS_AFTER_COMMITS = 256;
-/** The worker is asked to checkpoint after every so many commits. */
+/** The worker is asked to checkpoint after every so many commits (one pass at a time). */
 export const ASK_EVERY_COMMITS = 32;
 /** WAL frames (pages) after which the store's connection copies the worker's leftovers. */
 export const RESTART_FRAMES = 8_192;
@@ -102,6 +102,10 @@ export class WalCheckpointer {
   #copiedAt = 0;
   /** The worker has opened its connection and checkpoints from now on. */
   #ready = false;
+  /** A pass was asked for and has not answered yet: no other is asked meanwhile. */
+  #asked = false;
+  /** Commits when the worker was last asked for a pass. */
+  #askedAt = 0;
 
   constructor(db: Sqlite.Database, options: WalCheckpointerOptions = {}) {
     this.#db = db;
@@ -118,9 +122,19 @@ export class WalCheckpointer {
     this.#commits += 1;
     if (this.#worker === undefined) {
       if (this.#commits > this.#startsAfter) this.#start();
-    } else if (this.#commits % ASK_EVERY_COMMITS === 0) {
-      this.#worker.postMessage('pass');
+    } else if (this.#ready && !this.#asked && this.#commits - this.#askedAt >= ASK_EVERY_COMMITS) {
+      this.#ask(this.#worker);
     }
+  }
+
+  /**
+   * One pass at a time: asks queued behind a slow pass (a loaded disk) would keep the worker
+   * checkpointing back to back, and the store's own copy would find it busy every time.
+   */
+  #ask(worker: Worker): void {
+    this.#asked = true;
+    this.#askedAt = this.#commits;
+    worker.postMessage('pass');
   }
 
   #start(): void {
@@ -150,8 +164,9 @@ export class WalCheckpointer {
         // From here on the worker checkpoints; until now SQLite still did, on commit.
         this.#ready = true;
         if (!this.#off && this.#db.open) this.#db.pragma('wal_autocheckpoint = 0');
-        worker.postMessage('pass');
+        this.#ask(worker);
       } else if (typeof message === 'object' && message !== null) {
+        this.#asked = false;
         this.#passed(message as WalPass);
       }
     });
@@ -164,7 +179,8 @@ export class WalCheckpointer {
 
   /**
    * After a pass of the worker: each time the WAL has grown by the bound since the store's last
-   * copy, the store copies what is left itself. Once per bound, not after every pass: while
+   * copy, the store copies what is left itself (the worker is idle now: no pass is asked while
+   * one runs, so the copy does not find it busy). Once per bound, not after every pass: while
    * another connection reads an old snapshot nothing can be copied past it nor started over, and
    * a copy after every pass would sync the files every ASK_EVERY_COMMITS commits for nothing.
    */
@@ -178,7 +194,7 @@ export class WalCheckpointer {
     ) {
       try {
         const [result] = this.#db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[];
-        // Busy: the worker was checkpointing at that moment; the next pass tries again.
+        // Busy: another connection was checkpointing at that moment; the next pass tries again.
         if (result?.busy === 0) this.#copiedAt = pass.log;
       } catch {
         // Failing: tried again once the WAL has grown by the bound once more.
