@@ -18,14 +18,19 @@ export type CapabilityLookup = (name: string) => RegisteredCapability | undefine
 
 /**
  * A stored job as a running job: the record as stored, and a detached copy as the job face.
+ * `stored` is a record the caller has just read from the store (a worker's dequeued job), used
+ * instead of reading it again; whatever changed it since is refused by the conditional write
+ * that starts it (JobStore.updateWhileQueued).
  */
 export async function loadRunningJob(
   deps: ExecutorDependencies,
   jobId: string,
+  stored?: Job,
 ): Promise<RunningJob | undefined> {
   // The memory store hands out frozen snapshots; the record to change is the one it holds.
   const { store } = deps;
-  const record = (heldRecord(store, jobId) ?? { record: await store.get(jobId) }).record;
+  const record = (heldRecord(store, jobId) ?? { record: stored ?? (await store.get(jobId)) })
+    .record;
   if (record === undefined) return undefined;
   return { record, job: structuredClone(record) };
 }

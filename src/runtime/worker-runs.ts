@@ -112,7 +112,8 @@ export async function runDequeued(
   // Taken by a compare-and-swap on its owner: another worker, or a recovering runtime, that
   // took it first runs it (invariant "one owner at a time", docs/decisions.md).
   if (hasQueue(store) && !(await store.takeQueued(jobId))) return 'queued';
-  const running = await loadRunningJob(deps, jobId);
+  // The record read above: a change since (a cancel) fails the conditional write that starts it.
+  const running = await loadRunningJob(deps, jobId, stored);
   if (running === undefined) return 'unknown';
   if (running.record.status !== 'queued') return running.record.status;
   let plan: AdmittedPlan;
