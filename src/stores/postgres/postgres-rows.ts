@@ -60,6 +60,24 @@ WITH job AS (
 SELECT seq FROM job`;
 
 /**
+ * UPDATE_JOB written only while the job is stored `queued` and its last event is the one the
+ * change follows ($14 its position, $15 its chain hash): the condition, the job's row, its steps
+ * and events in one statement (JobStore.updateWhileQueued). Under READ COMMITTED a writer holding
+ * the row makes this statement wait, then the row is checked again as that writer left it; every
+ * writer of a queued job changes its status, and the events' key refuses a second writer at the
+ * same positions.
+ */
+export const UPDATE_WHILE_QUEUED = UPDATE_JOB.replace(
+  '  WHERE id = $1\n',
+  `  WHERE id = $1 AND status = 'queued'
+    AND EXISTS (SELECT 1 FROM warrant_job_events e WHERE e.job_seq = warrant_jobs.seq
+      AND e.position = $14 AND COALESCE(e.hash, '') = $15)
+    AND NOT EXISTS (SELECT 1 FROM warrant_job_events e WHERE e.job_seq = warrant_jobs.seq
+      AND e.position > $14)
+`,
+);
+
+/**
  * The changes of several jobs (at most one change per job) in one statement: the new jobs'
  * rows, the changed jobs' rows, then the steps and events of both, each array holding the job
  * id of its row. Returns the id of every changed job found (a missing one is JOB_NOT_FOUND).
@@ -127,6 +145,15 @@ SELECT j.id, j.status, j.goal, j.created_at, j.updated_at, j.fixed, j.state,
   ARRAY(SELECT s.decision FROM warrant_job_steps s WHERE s.job_seq = j.seq ORDER BY s.position) AS step_decisions,
   ARRAY(SELECT e.event FROM warrant_job_events e WHERE e.job_seq = j.seq ORDER BY e.position) AS events`;
 export const SELECT_JOBS = `${JOB_COLUMNS}
+FROM warrant_jobs j`;
+
+/**
+ * A job with the chain hash of its last event, read in the same statement: what a conditional
+ * write of the record read starts its events from (JobStore.updateWhileQueued).
+ */
+export const SELECT_JOB_HEAD = `${JOB_COLUMNS},
+  (SELECT COALESCE(e.hash, '') FROM warrant_job_events e WHERE e.job_seq = j.seq
+    ORDER BY e.position DESC LIMIT 1) AS head
 FROM warrant_jobs j`;
 
 /** A job with the chain hash of each event, in the same statement (one snapshot). */

@@ -129,8 +129,10 @@ import {
   CLAIM_STEP,
   JOB_COLUMNS,
   SELECT_JOBS,
+  SELECT_JOB_HEAD,
   SELECT_CHAIN,
   STATUS_FOR_UPDATE,
+  UPDATE_WHILE_QUEUED,
   LAST_EVENT,
   LAST_HASH,
   lastEventOf,
@@ -246,6 +248,11 @@ export class PostgresJobStore
   #between: Error | undefined;
   /** The generation each record being written writes under (the owner that created or took it). */
   readonly #tracked = new WeakMap<Job, number>();
+  /**
+   * A record `get` returned, with the chain hash of its last event read in the same statement
+   * and its number of events then: what a conditional write of that record continues from.
+   */
+  readonly #readHeads = new WeakMap<Job, { readonly events: number; readonly head: string }>();
   /**
    * The generation the next record read of a job writes under: the owner that took it
    * (claimOrphans, takeQueued), or under which one of its changes failed (a stranded job).
@@ -1160,6 +1167,9 @@ export class PostgresJobStore
     // A job started here becomes this owner's (the current one: the write is conditional, so a
     // record read under a lost owner cannot write past what the store holds).
     const identity = await this.#whenOwner();
+    const read = this.#readHeads.get(job);
+    if (outbox === undefined && read?.events === first)
+      return this.#writeWhileQueued(job, change, steps, read.head, identity);
     if (outbox !== undefined) await this.outbox.ready();
     const client = await this.#pool.connect();
     try {
@@ -1191,6 +1201,53 @@ export class PostgresJobStore
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * updateWhileQueued of a record `get` read, with no outbox rows: one statement
+   * (UPDATE_WHILE_QUEUED) checks that the job is still queued with the last event the record
+   * had, and writes the change chained from that event's hash, read with the record. A second
+   * writer at the same positions (refused by the events' key) lost, as the condition would say.
+   */
+  async #writeWhileQueued(
+    job: Job,
+    change: JobChange,
+    steps: StepColumns,
+    head: string,
+    identity: OwnerIdentity,
+  ): Promise<boolean> {
+    const first = job.events.length - change.events.length;
+    this.#heads.forget(job.id);
+    const hashes = this.#heads.append(job.id, head, change.events, isFinished(job));
+    const values = updateValues(
+      encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
+    );
+    const client = await this.#pool.connect();
+    let written: boolean;
+    try {
+      await this.#asOwner(client, identity);
+      const { rowCount } = await client.query({
+        name: 'warrant_update_while_queued',
+        text: UPDATE_WHILE_QUEUED,
+        values: [...values, first - 1, head],
+      });
+      written = rowCount === 1;
+    } catch (error) {
+      this.#heads.forget(job.id);
+      client.release(error instanceof Error ? error : true);
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+    client.release();
+    if (!written) {
+      this.#heads.forget(job.id);
+      return false;
+    }
+    this.#readHeads.delete(job);
+    this.#tracked.set(job, identity.generation);
+    this.#nextGeneration.delete(job.id);
+    this.#sealer.committed(change.events.length);
+    return true;
   }
 
   async claimIdempotency(claim: IdempotencyClaim): Promise<IdempotencyHolder | undefined> {
@@ -1269,13 +1326,16 @@ export class PostgresJobStore
 
   async get(id: string): Promise<Job | undefined> {
     await this.#whenReady();
-    const { rows } = await this.#read<JobRow>({
+    const { rows } = await this.#read<JobRow & { head: string | null }>({
       name: 'warrant_get_job',
-      text: `${SELECT_JOBS} WHERE j.id = $1`,
+      text: `${SELECT_JOB_HEAD} WHERE j.id = $1`,
       values: [id],
     });
     const row = rows[0];
-    return row === undefined ? undefined : toJob(row);
+    if (row === undefined) return undefined;
+    const job = toJob(row);
+    if (row.head !== null) this.#readHeads.set(job, { events: job.events.length, head: row.head });
+    return job;
   }
 
   /** The job with the chain hash of each of its events, read in one statement. */

@@ -2,6 +2,7 @@
 // writing one database at once. PostgreSQL comes from test/support/postgres.ts: an embedded
 // server started here, or WARRANT_TEST_POSTGRES_URL. These tests never skip.
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -16,6 +17,8 @@ import {
   redactUrl,
   statementTimeoutOf,
 } from '../../../src/stores/postgres/postgres-store.js';
+import { isoNow } from '../../../src/jobs/clock.js';
+import { createJob, startQueuedJob } from '../../../src/jobs/transitions.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 import { uniqueName } from '../../support/runtime-fixtures.js';
 import { runJobStoreContract } from '../contract.js';
@@ -221,6 +224,107 @@ describe('PostgresJobStore specifics', () => {
     } finally {
       await writer.close();
       await reader.close();
+    }
+  });
+});
+
+describe('PostgreSQL conditional start of a queued job', () => {
+  /** A queued one-step job, created through `store`. */
+  async function queuedJob(store: PostgresJobStore): Promise<string> {
+    const id = randomUUID();
+    const { running } = createJob(
+      {
+        id: undefined,
+        goal: 'queued',
+        metadata: undefined,
+        idempotencyKey: undefined,
+        steps: [
+          {
+            id: 'only',
+            capability: { name: echo },
+            capabilityVersion: undefined,
+            input: { n: 1 },
+            reason: undefined,
+            idempotencyKey: undefined,
+          },
+        ],
+      },
+      undefined,
+      id,
+      isoNow(),
+      undefined,
+      true,
+    );
+    await store.create(running.record);
+    return id;
+  }
+
+  /**
+   * Starts `record` as `store` read it; resolves whether it was written, and the statements the
+   * start sent (counted in its own async context: the store's sealer, on a timer set before,
+   * is not counted).
+   */
+  async function startAsRead(store: PostgresJobStore, record: Job): Promise<[boolean, number]> {
+    const running = { record, job: structuredClone(record) };
+    const change = startQueuedJob(running, isoNow());
+    const original = pg.Client.prototype.query;
+    const context = new AsyncLocalStorage<true>();
+    let statements = 0;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      if (context.getStore() === true) statements++;
+      return (original as (...rest: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      return [await context.run(true, () => store.updateWhileQueued(record, change)), statements];
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+  }
+
+  it('starts a job it read by one statement, only while the job is still as read', async () => {
+    const url = await (await postgres()).createDatabase();
+    const store = new PostgresJobStore(url);
+    const runtime = new OperatorRuntime({ store: url });
+    try {
+      // Read twice, started from the first read: the second read's start loses.
+      const id = await queuedJob(store);
+      const [first, second] = [(await store.get(id)) as Job, (await store.get(id)) as Job];
+      assert.deepEqual(await startAsRead(store, first), [true, 1]);
+      assert.deepEqual(await startAsRead(store, second), [false, 1]);
+      const started = (await store.get(id)) as Job;
+      assert.equal(started.status, 'executing');
+      assert.deepEqual(
+        started.events.map((event) => event.type),
+        ['job.created', 'execution.started'],
+      );
+      assert.equal((await runtime.verifyJob(id))?.ok, true);
+
+      // An event written behind the read's back, the job still queued: the start loses.
+      const appended = await queuedJob(store);
+      const behind = (await store.get(appended)) as Job;
+      await query(
+        url,
+        `INSERT INTO warrant_job_events (job_seq, position, event, hash)
+         SELECT seq, 1, '{}', 'other' FROM warrant_jobs WHERE id = $1`,
+        [appended],
+      );
+      assert.equal((await startAsRead(store, behind))[0], false);
+
+      // The last event's chain hash is not the one read with the record: the start loses.
+      const forged = await queuedJob(store);
+      const read = (await store.get(forged)) as Job;
+      await query(
+        url,
+        `UPDATE warrant_job_events SET hash = 'forged'
+         WHERE job_seq = (SELECT seq FROM warrant_jobs WHERE id = $1)`,
+        [forged],
+      );
+      assert.equal((await startAsRead(store, read))[0], false);
+      for (const unchanged of [appended, forged])
+        assert.equal((await store.get(unchanged))?.status, 'queued');
+    } finally {
+      await runtime.close();
+      await store.close();
     }
   });
 });
