@@ -302,21 +302,31 @@ export const OWNED_BY = `
 SELECT o.job_id AS id FROM warrant_job_owners o JOIN warrant_jobs j ON j.id = o.job_id
 WHERE o.owner = $1 AND j.status IN ('queued', 'executing')`;
 
-/** The owner of a queued job (none for a job recorded before owners existed). */
-export const QUEUED_OWNER = `
-SELECT o.owner FROM warrant_jobs j LEFT JOIN warrant_job_owners o ON o.job_id = j.id
-WHERE j.id = $1 AND j.status = 'queued'`;
-
-/** A queued job taken from the owner read before (compare-and-swap); $1 the new owner. */
+/**
+ * Takes a queued job for owner $1, in one statement: its owner as read ($2 the job), then a
+ * compare-and-swap from that owner (a job recorded before owners existed has no owner row: one
+ * is inserted, and the row's key refuses a second taker). Under READ COMMITTED a taker that
+ * waited for another's row lock finds the owner changed and takes nothing: of workers and
+ * recoverers racing exactly one takes it. `owner` is the owner read (null: none, or the job is not
+ * queued), `taken` whether this statement took it.
+ */
 export const TAKE_QUEUED = `
-UPDATE warrant_job_owners o SET owner = $1 FROM warrant_jobs j
-WHERE o.job_id = $2 AND o.owner = $3 AND j.id = o.job_id AND j.status = 'queued'`;
-
-/** A queued job without an owner row, taken (the row's key refuses a second taker). */
-export const TAKE_UNOWNED = `
-INSERT INTO warrant_job_owners (job_id, owner)
-SELECT id, $1 FROM warrant_jobs WHERE id = $2 AND status = 'queued'
-ON CONFLICT (job_id) DO NOTHING`;
+WITH current AS (
+  SELECT j.id, o.owner FROM warrant_jobs j LEFT JOIN warrant_job_owners o ON o.job_id = j.id
+  WHERE j.id = $2 AND j.status = 'queued'
+), inserted AS (
+  INSERT INTO warrant_job_owners (job_id, owner)
+  SELECT id, $1 FROM current WHERE owner IS NULL
+  ON CONFLICT (job_id) DO NOTHING
+  RETURNING job_id
+), updated AS (
+  UPDATE warrant_job_owners o SET owner = $1 FROM current c, warrant_jobs j
+  WHERE o.job_id = c.id AND o.owner = c.owner AND c.owner <> $1
+    AND j.id = o.job_id AND j.status = 'queued'
+  RETURNING o.job_id
+)
+SELECT (SELECT owner FROM current) AS owner, EXISTS (SELECT 1 FROM current) AS queued,
+  EXISTS (SELECT 1 FROM inserted UNION ALL SELECT 1 FROM updated) AS taken`;
 
 /** pg's Client has ref() and unref() (its pool uses them); its types do not declare them. */
 export type RefClient = pg.Client & { ref(): void; unref(): void };

@@ -108,9 +108,7 @@ import {
   TAKE_JOBS,
   TAKE_SOME,
   OWNED_BY,
-  QUEUED_OWNER,
   TAKE_QUEUED,
-  TAKE_UNOWNED,
   lockKeyOf,
   SCHEMA,
   CHECKPOINT_SCHEMA,
@@ -598,15 +596,13 @@ export class PostgresJobStore
    */
   async takeQueued(jobId: string): Promise<boolean> {
     const identity = await this.#whenOwner();
-    const { rows } = await this.#pool.query<{ owner: string | null }>(QUEUED_OWNER, [jobId]);
-    if (rows.length === 0) return false;
-    const current = rows[0]?.owner ?? null;
-    const taken =
-      current === identity.owner ||
-      (current === null
-        ? await this.#pool.query(TAKE_UNOWNED, [identity.owner, jobId])
-        : await this.#pool.query(TAKE_QUEUED, [identity.owner, jobId, current])
-      ).rowCount === 1;
+    const { rows } = await this.#pool.query<{
+      owner: string | null;
+      queued: boolean;
+      taken: boolean;
+    }>({ name: 'warrant_take_queued', text: TAKE_QUEUED, values: [identity.owner, jobId] });
+    const row = rows[0];
+    const taken = row?.queued === true && (row.taken || row.owner === identity.owner);
     if (taken) this.#rememberGeneration(jobId, identity.generation);
     return taken;
   }

@@ -19,7 +19,9 @@ import {
 } from '../../../src/stores/postgres/postgres-store.js';
 import { isoNow } from '../../../src/jobs/clock.js';
 import { createJob, startQueuedJob } from '../../../src/jobs/transitions.js';
+import { TAKE_QUEUED } from '../../../src/stores/postgres/postgres-schema.js';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
+import { waitFor } from '../../support/wait.js';
 import { uniqueName } from '../../support/runtime-fixtures.js';
 import { runJobStoreContract } from '../contract.js';
 import { postgresQuery as query, postgresUnderTest } from '../stores-under-test.js';
@@ -228,7 +230,7 @@ describe('PostgresJobStore specifics', () => {
   });
 });
 
-describe('PostgreSQL conditional start of a queued job', () => {
+describe('PostgreSQL queued jobs taken and started', () => {
   /** A queued one-step job, created through `store`. */
   async function queuedJob(store: PostgresJobStore): Promise<string> {
     const id = randomUUID();
@@ -260,13 +262,10 @@ describe('PostgreSQL conditional start of a queued job', () => {
   }
 
   /**
-   * Starts `record` as `store` read it; resolves whether it was written, and the statements the
-   * start sent (counted in its own async context: the store's sealer, on a timer set before,
-   * is not counted).
+   * Runs `work`, counting the statements it sends (in its own async context: the stores'
+   * sealers, on timers set before, are not counted).
    */
-  async function startAsRead(store: PostgresJobStore, record: Job): Promise<[boolean, number]> {
-    const running = { record, job: structuredClone(record) };
-    const change = startQueuedJob(running, isoNow());
+  async function counted<T>(work: () => Promise<T>): Promise<[T, number]> {
     const original = pg.Client.prototype.query;
     const context = new AsyncLocalStorage<true>();
     let statements = 0;
@@ -275,11 +274,102 @@ describe('PostgreSQL conditional start of a queued job', () => {
       return (original as (...rest: unknown[]) => unknown).apply(this, args);
     } as typeof original;
     try {
-      return [await context.run(true, () => store.updateWhileQueued(record, change)), statements];
+      return [await context.run(true, work), statements];
     } finally {
       pg.Client.prototype.query = original;
     }
   }
+
+  /** Starts `record` as `store` read it: whether it was written, and the statements sent. */
+  async function startAsRead(store: PostgresJobStore, record: Job): Promise<[boolean, number]> {
+    const running = { record, job: structuredClone(record) };
+    const change = startQueuedJob(running, isoNow());
+    return counted(() => store.updateWhileQueued(record, change));
+  }
+
+  it('takes a queued job by one statement, from whichever owner holds it, never once it started', async () => {
+    const url = await (await postgres()).createDatabase();
+    const stores = Array.from({ length: 4 }, () => new PostgresJobStore(url));
+    const [submitter] = stores as [PostgresJobStore];
+    const ownerOf = async (id: string) =>
+      (
+        (await query(url, 'SELECT owner FROM warrant_job_owners WHERE job_id = $1', [id])) as {
+          owner: string;
+        }[]
+      )[0]?.owner;
+    try {
+      // Each store takes its owner lock on first use: counted from then on.
+      for (const store of stores) assert.equal(await store.takeQueued('no-such-job'), false);
+      for (const ownerless of [false, true]) {
+        const id = await queuedJob(submitter);
+        // A job recorded before owners existed has no owner row: one is written.
+        if (ownerless) await query(url, 'DELETE FROM warrant_job_owners WHERE job_id = $1', [id]);
+        // One after another: each takes it from the one before (a compare-and-swap on the owner
+        // it read; the conditional start decides which of them runs it).
+        for (const store of stores.slice(1)) {
+          assert.deepEqual(await counted(() => store.takeQueued(id)), [true, 1]);
+          assert.equal(await ownerOf(id), store.owner);
+        }
+        // Its own already: taken again.
+        assert.equal(await (stores[3] as PostgresJobStore).takeQueued(id), true);
+        // At once: it ends with one that said it took it.
+        const taken = await Promise.all(stores.map((store) => store.takeQueued(id)));
+        const takers = stores.filter((_, index) => taken[index]).map((store) => store.owner);
+        assert.ok(takers.includes((await ownerOf(id)) as string), `${taken.join(', ')}`);
+      }
+      // A job that is not queued is taken by none.
+      const started = await queuedJob(submitter);
+      assert.equal((await startAsRead(submitter, (await submitter.get(started)) as Job))[0], true);
+      assert.deepEqual(await Promise.all(stores.map((store) => store.takeQueued(started))), [
+        false,
+        false,
+        false,
+        false,
+      ]);
+      assert.equal(await submitter.takeQueued('no-such-job'), false);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('two takers that read the same owner: the one that waited for the other takes nothing', async () => {
+    const url = await (await postgres()).createDatabase();
+    const store = new PostgresJobStore(url);
+    const [first, second] = [new pg.Client({ connectionString: url }), new pg.Client(url)];
+    await Promise.all([first.connect(), second.connect()]);
+    try {
+      for (const ownerless of [false, true]) {
+        const id = await queuedJob(store);
+        if (ownerless) await query(url, 'DELETE FROM warrant_job_owners WHERE job_id = $1', [id]);
+        // The first takes it in a transaction left open: the second reads the same owner, then
+        // waits for the first's row (or key) and checks again once the first commits.
+        await first.query('BEGIN');
+        const took = await first.query<{ taken: boolean }>(TAKE_QUEUED, ['owner-first', id]);
+        assert.equal(took.rows[0]?.taken, true);
+        const secondPid = (await second.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
+          .rows[0]?.pid;
+        const waiting = second.query<{ taken: boolean }>(TAKE_QUEUED, ['owner-second', id]);
+        await waitFor(
+          async () =>
+            (
+              await query(url, 'SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [
+                secondPid,
+              ])
+            )[0]?.wait_event_type === 'Lock',
+          { what: `the second taker of ${id} waiting for the first` },
+        );
+        await first.query('COMMIT');
+        assert.equal((await waiting).rows[0]?.taken, false, ownerless ? 'ownerless' : 'owned');
+        assert.deepEqual(
+          await query(url, 'SELECT owner FROM warrant_job_owners WHERE job_id = $1', [id]),
+          [{ owner: 'owner-first' }],
+        );
+      }
+    } finally {
+      await Promise.all([first.end(), second.end()]);
+      await store.close();
+    }
+  });
 
   it('starts a job it read by one statement, only while the job is still as read', async () => {
     const url = await (await postgres()).createDatabase();
