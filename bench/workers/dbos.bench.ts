@@ -3,9 +3,12 @@
 // jobs per second with 2 and 4 worker processes (BENCH_WORKERS; a backlog of JOBS queued at
 // once, timed until the last one ended, both read from the database every 20 ms), and the
 // latency from submit to completed at a steady offered rate, from the timestamps each engine
-// records.
+// records. Beside them, the CPU each side spends a job during the backlog (Linux: from /proc),
+// PostgreSQL's processes, the workers and this submitting process: on a shared 2-core machine
+// jobs a second move by 10-30 % between runs, CPU a job much less.
 // Run: npm run bench bench/workers/dbos.bench.ts (BENCH_JOBS, BENCH_ROUNDS, BENCH_WORKERS).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
@@ -29,6 +32,68 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Clock ticks a second of /proc's CPU times. */
+const TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** Fields 4 on of /proc/<pid>/stat (after the command in parentheses), or undefined. */
+function statOf(pid: number): string[] | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return line.slice(line.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds of `pid` (user and system), with those of its children it reaped when `reaped`. */
+function cpuOf(pid: number, reaped = false): number {
+  const fields = statOf(pid);
+  if (fields === undefined) return 0;
+  // Fields 14-17: utime, stime, cutime, cstime (rest[11] to rest[14]).
+  const own = Number(fields[11]) + Number(fields[12]);
+  return (own + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / TICKS;
+}
+
+/** CPU seconds so far of the embedded PostgreSQL (a child of this process) and its processes. */
+function postgresCpu(): number {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return Number.NaN;
+  }
+  const parents = new Map<number, number>();
+  for (const entry of entries) {
+    const fields = statOf(Number(entry));
+    if (fields !== undefined) parents.set(Number(entry), Number(fields[1]));
+  }
+  const server = [...parents].find(
+    ([pid, parent]) =>
+      parent === process.pid &&
+      readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres'),
+  )?.[0];
+  if (server === undefined) return Number.NaN; // an external server (WARRANT_TEST_POSTGRES_URL)
+  let total = cpuOf(server, true);
+  for (const [pid, parent] of parents) if (parent === server) total += cpuOf(pid);
+  return total;
+}
+
+/** CPU seconds so far of PostgreSQL, the workers and this process. */
+function cpuNow(): { postgres: number; workers: number; submitter: number } {
+  const usage = process.cpuUsage();
+  return {
+    postgres: postgresCpu(),
+    workers: children.reduce((sum, child) => sum + cpuOf(child.pid ?? 0), 0),
+    submitter: (usage.user + usage.system) / 1e6,
+  };
+}
 
 async function workers(mode: 'bare' | 'warrant', url: string, count: number): Promise<void> {
   for (let index = 0; index < count; index++) {
@@ -173,13 +238,31 @@ async function allEnded(subject: Subject, ids: readonly string[]): Promise<void>
   }
 }
 
-/** Jobs per second: JOBS queued at once, until the last ended. */
-async function throughput(subject: Subject): Promise<number> {
+/** CPU milliseconds a job, by side, of one throughput round. */
+interface CpuPerJob {
+  readonly postgres: number;
+  readonly workers: number;
+  readonly submitter: number;
+}
+
+/** Jobs per second: JOBS queued at once, until the last ended; and the CPU each side spent. */
+async function throughput(subject: Subject): Promise<{ perSecond: number; cpu: CpuPerJob }> {
+  const before = cpuNow();
   const start = performance.now();
   const ids: string[] = [];
   for (let n = 0; n < JOBS; n++) ids.push(await subject.submit(n));
   await allEnded(subject, ids);
-  return JOBS / ((performance.now() - start) / 1000);
+  const perSecond = JOBS / ((performance.now() - start) / 1000);
+  const after = cpuNow();
+  const perJob = (side: keyof CpuPerJob) => ((after[side] - before[side]) * 1000) / JOBS;
+  return {
+    perSecond,
+    cpu: {
+      postgres: perJob('postgres'),
+      workers: perJob('workers'),
+      submitter: perJob('submitter'),
+    },
+  };
 }
 
 /** Submit-to-ended milliseconds at RATE jobs per second. */
@@ -194,9 +277,11 @@ async function latency(subject: Subject): Promise<number[]> {
 }
 
 const rows: string[] = [];
+const cpuRows: string[] = [];
 for (const count of WORKER_COUNTS) {
   const perSecond: Record<'bare' | 'warrant', number[]> = { bare: [], warrant: [] };
   const latencies: Record<'bare' | 'warrant', number[]> = { bare: [], warrant: [] };
+  const cpu: Record<'bare' | 'warrant', CpuPerJob[]> = { bare: [], warrant: [] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of round % 2 === 0
       ? (['bare', 'warrant'] as const)
@@ -205,7 +290,9 @@ for (const count of WORKER_COUNTS) {
       await workers(mode, url, count);
       const subject = mode === 'bare' ? await bareSubject(url) : await warrantSubject(url);
       await throughput(subject); // warm-up: the first jobs pay for connections and caches
-      perSecond[mode].push(await throughput(subject));
+      const measured = await throughput(subject);
+      perSecond[mode].push(measured.perSecond);
+      cpu[mode].push(measured.cpu);
       latencies[mode].push(...(await latency(subject)));
       await subject.close();
       stopWorkers();
@@ -216,6 +303,13 @@ for (const count of WORKER_COUNTS) {
     `| ${count} | ${fmt(median(perSecond.bare), 0)} | ${fmt(median(perSecond.warrant), 0)} | ${fmt(ratio)}x | ` +
       `${fmt(percentile(latencies.bare, 50), 0)} / ${fmt(percentile(latencies.bare, 99), 0)} | ` +
       `${fmt(percentile(latencies.warrant, 50), 0)} / ${fmt(percentile(latencies.warrant, 99), 0)} |`,
+  );
+  const side = (mode: 'bare' | 'warrant', key: keyof CpuPerJob) =>
+    fmt(median(cpu[mode].map((round) => round[key])), 1);
+  cpuRows.push(
+    `| ${count} | ${side('bare', 'postgres')} / ${side('warrant', 'postgres')} | ` +
+      `${side('bare', 'workers')} / ${side('warrant', 'workers')} | ` +
+      `${side('bare', 'submitter')} / ${side('warrant', 'submitter')} |`,
   );
 }
 await postgres.stop();
@@ -231,4 +325,8 @@ console.log(
   '| ------- | ---------------- | -------------- | ----- | -------------- | ----------------- |',
 );
 for (const row of rows) console.log(row);
+console.log('\nCPU ms a job during the backlog (medians of the rounds), bare DBOS / Warrant:\n');
+console.log('| workers | PostgreSQL | workers | submitter |');
+console.log('| ------- | ---------- | ------- | --------- |');
+for (const row of cpuRows) console.log(row);
 process.exit(0);
