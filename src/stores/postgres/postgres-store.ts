@@ -1135,19 +1135,29 @@ export class PostgresJobStore
     outbox: readonly OutboxEntry[] | undefined,
     identity: OwnerIdentity,
   ): Promise<void> {
-    const first = job.events.length - change.events.length;
-    this.#heads.forget(job.id);
-    const hashes = this.#heads.append(job.id, head, change.events, isFinished(job));
-    const values = updateValues(
-      encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
-    );
+    const values = this.#chainedFrom(job, change, steps, head);
     await client.query({ name: 'warrant_update_job', text: UPDATE_JOB, values });
     if (outbox !== undefined) await this.outbox.writeIn(client, job.id, outbox);
     await client.query('COMMIT');
+    this.#committedAs(job, change, identity);
+    if (outbox !== undefined) this.outbox.written();
+  }
+
+  /** UPDATE_JOB's values for a conditional write: the change's events chained from `head`. */
+  #chainedFrom(job: Job, change: JobChange, steps: StepColumns, head: string): unknown[] {
+    const first = job.events.length - change.events.length;
+    this.#heads.forget(job.id);
+    const hashes = this.#heads.append(job.id, head, change.events, isFinished(job));
+    return updateValues(
+      encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
+    );
+  }
+
+  /** After a conditional write committed: the record writes as `identity`'s owner from then on. */
+  #committedAs(job: Job, change: JobChange, identity: OwnerIdentity): void {
     this.#tracked.set(job, identity.generation);
     this.#nextGeneration.delete(job.id);
     this.#sealer.committed(change.events.length);
-    if (outbox !== undefined) this.outbox.written();
   }
 
   /**
@@ -1212,12 +1222,8 @@ export class PostgresJobStore
     head: string,
     identity: OwnerIdentity,
   ): Promise<boolean> {
-    const first = job.events.length - change.events.length;
-    this.#heads.forget(job.id);
-    const hashes = this.#heads.append(job.id, head, change.events, isFinished(job));
-    const values = updateValues(
-      encodedUpdate(job, steps, change.events, first, hashes, undefined, undefined),
-    );
+    const values = this.#chainedFrom(job, change, steps, head);
+    const position = job.events.length - change.events.length - 1;
     const client = await this.#pool.connect();
     let written: boolean;
     try {
@@ -1225,24 +1231,25 @@ export class PostgresJobStore
       const { rowCount } = await client.query({
         name: 'warrant_update_while_queued',
         text: UPDATE_WHILE_QUEUED,
-        values: [...values, first - 1, head],
+        values: [...values, position, head],
       });
       written = rowCount === 1;
+      client.release();
     } catch (error) {
-      this.#heads.forget(job.id);
       client.release(error instanceof Error ? error : true);
-      if (isUniqueViolation(error)) return false;
-      throw error;
+      // Another writer at the same positions: it won.
+      if (!isUniqueViolation(error)) {
+        this.#heads.forget(job.id);
+        throw error;
+      }
+      written = false;
     }
-    client.release();
     if (!written) {
       this.#heads.forget(job.id);
       return false;
     }
     this.#readHeads.delete(job);
-    this.#tracked.set(job, identity.generation);
-    this.#nextGeneration.delete(job.id);
-    this.#sealer.committed(change.events.length);
+    this.#committedAs(job, change, identity);
     return true;
   }
 
